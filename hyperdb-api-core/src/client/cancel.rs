@@ -1,0 +1,71 @@
+//! Cancelling a running query from anywhere: a `CancelRequest` on a new
+//! socket, as the protocol requires.
+
+use std::io::Write;
+use std::time::Duration;
+
+use bytes::BytesMut;
+
+use crate::client::config::{Endpoint, SocketOptions};
+use crate::client::socket::Socket;
+use crate::error::{Error, Result};
+use crate::protocol::frontend;
+
+/// Cancels whatever the connection it came from is running. `Send + Sync`
+/// and cheap to clone: hand it to another thread or task.
+#[derive(Clone, Debug)]
+pub struct CancelHandle {
+    endpoint: Endpoint,
+    socket: SocketOptions,
+    connect_timeout: Option<Duration>,
+    process_id: i32,
+    secret_key: i32,
+}
+
+impl CancelHandle {
+    pub(crate) fn new(
+        endpoint: Endpoint,
+        socket: SocketOptions,
+        connect_timeout: Option<Duration>,
+        key: Option<(i32, i32)>,
+    ) -> CancelHandle {
+        let (process_id, secret_key) = key.unwrap_or((0, 0));
+        CancelHandle {
+            endpoint,
+            socket,
+            connect_timeout,
+            process_id,
+            secret_key,
+        }
+    }
+
+    fn request(&self) -> BytesMut {
+        let mut buf = BytesMut::with_capacity(16);
+        frontend::cancel_request(&mut buf, self.process_id, self.secret_key);
+        buf
+    }
+
+    /// Asks the server to cancel the running statement. Returns once the
+    /// request is sent; the statement then fails with SQLSTATE 57014. Harmless
+    /// when nothing runs.
+    pub fn cancel(&self) -> Result<()> {
+        let mut s = Socket::connect(&self.endpoint, &self.socket, self.connect_timeout)?;
+        s.write_all(&self.request())
+            .map_err(|e| Error::io("sending cancel request", e))
+    }
+
+    /// [`CancelHandle::cancel`] for async code.
+    #[cfg(feature = "tokio")]
+    pub async fn cancel_async(&self) -> Result<()> {
+        use tokio::io::AsyncWriteExt;
+        let mut s = crate::client::tokio_socket::AsyncSocket::connect(
+            &self.endpoint,
+            &self.socket,
+            self.connect_timeout,
+        )
+        .await?;
+        s.write_all(&self.request())
+            .await
+            .map_err(|e| Error::io("sending cancel request", e))
+    }
+}

@@ -1,0 +1,326 @@
+//! Where to connect and how: endpoint, credentials, timeouts, socket tuning.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::protocol::Limits;
+
+/// A server address: TCP or a Unix domain socket. Both are one code path in
+/// the drivers; only the connect step differs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `tab.tcp://host:port`
+    Tcp { host: String, port: u16 },
+    /// A Unix domain socket file.
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    /// A TCP endpoint.
+    pub fn tcp(host: impl Into<String>, port: u16) -> Endpoint {
+        Endpoint::Tcp {
+            host: host.into(),
+            port,
+        }
+    }
+
+    /// A Unix domain socket endpoint: the path of the socket file itself.
+    pub fn unix(path: impl Into<PathBuf>) -> Endpoint {
+        Endpoint::Unix(path.into())
+    }
+
+    /// The Unix socket path, if this is a Unix endpoint.
+    pub fn unix_path(&self) -> Option<&Path> {
+        match self {
+            Endpoint::Unix(p) => Some(p),
+            Endpoint::Tcp { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Tcp { host, port } if host.contains(':') => write!(f, "tab.tcp://[{host}]:{port}"),
+            Endpoint::Tcp { host, port } => write!(f, "tab.tcp://{host}:{port}"),
+            Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// Parses the descriptors hyperd prints and users type:
+///
+/// * `tab.tcp://HOST:PORT`, `tcp://HOST:PORT`, `HOST:PORT` (IPv6 as `[::1]:PORT`)
+/// * `unix:PATH`, or hyperd's own `tab.domain://DIR/domain/NAME`, which hyperd
+///   serves at `DIR/NAME` (measured: not `DIR/domain/NAME`).
+impl FromStr for Endpoint {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Endpoint> {
+        if let Some(path) = s.strip_prefix("unix:") {
+            if path.is_empty() {
+                return Err(Error::config(format!("endpoint `{s}`: empty socket path")));
+            }
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        if let Some(rest) = s.strip_prefix("tab.domain://") {
+            let (dir, name) = rest
+                .rsplit_once("/domain/")
+                .ok_or_else(|| Error::config(format!("endpoint `{s}`: expected tab.domain://DIR/domain/NAME")))?;
+            if name.is_empty() || name.contains('/') {
+                return Err(Error::config(format!("endpoint `{s}`: bad socket name `{name}`")));
+            }
+            return Ok(Endpoint::Unix(Path::new(dir).join(name)));
+        }
+        let hostport = s
+            .strip_prefix("tab.tcp://")
+            .or_else(|| s.strip_prefix("tcp://"))
+            .unwrap_or(s);
+        let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
+            let (h, p) = rest
+                .split_once("]:")
+                .ok_or_else(|| Error::config(format!("endpoint `{s}`: expected [HOST]:PORT")))?;
+            (h, p)
+        } else {
+            hostport
+                .rsplit_once(':')
+                .ok_or_else(|| Error::config(format!("endpoint `{s}`: expected HOST:PORT")))?
+        };
+        if host.is_empty() {
+            return Err(Error::config(format!("endpoint `{s}`: empty host")));
+        }
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| Error::config(format!("endpoint `{s}`: bad port `{port}`")))?;
+        Ok(Endpoint::tcp(host, port))
+    }
+}
+
+/// Socket options applied on connect.
+///
+/// Defaults were measured on Linux against a local hyperd (see DEVELOPMENT.md,
+/// "Socket tuning"): large kernel buffers let hyperd keep writing while the
+/// client decodes, and a large read window means one syscall moves many rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// `TCP_NODELAY`: on, because every request is one batched write.
+    pub nodelay: bool,
+    /// TCP keepalive idle time; `None` disables keepalive.
+    pub keepalive: Option<Duration>,
+    /// `SO_SNDBUF` in bytes; `None` keeps the kernel default.
+    pub send_buffer: Option<usize>,
+    /// `SO_RCVBUF` in bytes; `None` keeps the kernel default.
+    pub recv_buffer: Option<usize>,
+    /// How many bytes one read may take from the socket (at least 64 KiB).
+    pub read_window: usize,
+}
+
+impl Default for SocketOptions {
+    fn default() -> Self {
+        SocketOptions {
+            nodelay: true,
+            keepalive: Some(Duration::from_secs(60)),
+            send_buffer: Some(4 << 20),
+            recv_buffer: Some(4 << 20),
+            read_window: 1 << 20,
+        }
+    }
+}
+
+/// Minimum read window; smaller windows cost a syscall per few rows.
+pub const MIN_READ_WINDOW: usize = 64 * 1024;
+
+/// Everything needed to open a connection.
+#[derive(Clone)]
+pub struct Config {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) user: String,
+    pub(crate) password: Option<String>,
+    pub(crate) database: Option<String>,
+    pub(crate) params: Vec<(String, String)>,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) query_timeout: Option<Duration>,
+    pub(crate) socket: SocketOptions,
+    pub(crate) limits: Limits,
+}
+
+impl Config {
+    /// The default user hyperd is started with (`--init-user`).
+    pub const DEFAULT_USER: &'static str = "tableau_internal_user";
+
+    /// A config for `endpoint` with the default user, no password, a 30 s
+    /// connect timeout and no query timeout.
+    pub fn new(endpoint: Endpoint) -> Config {
+        Config {
+            endpoint,
+            user: Config::DEFAULT_USER.to_owned(),
+            password: None,
+            database: None,
+            params: Vec::new(),
+            connect_timeout: Some(Duration::from_secs(30)),
+            query_timeout: None,
+            socket: SocketOptions::default(),
+            limits: Limits::default(),
+        }
+    }
+
+    pub fn with_user(mut self, user: impl Into<String>) -> Config {
+        self.user = user.into();
+        self
+    }
+
+    pub fn with_password(mut self, password: impl Into<String>) -> Config {
+        self.password = Some(password.into());
+        self
+    }
+
+    /// A database (a `.hyper` file path) the server attaches at connect time.
+    pub fn with_database(mut self, database: impl Into<String>) -> Config {
+        self.database = Some(database.into());
+        self
+    }
+
+    /// An extra startup parameter (a server setting for this session).
+    ///
+    /// Names are checked on connect: ASCII letters, digits and `_`.
+    pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Config {
+        self.params.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn with_connect_timeout(mut self, timeout: Option<Duration>) -> Config {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Applies to each query: when it expires the client sends a cancel request
+    /// and the query fails with SQLSTATE 57014 (or a timeout error if the server
+    /// does not answer at all).
+    pub fn with_query_timeout(mut self, timeout: Option<Duration>) -> Config {
+        self.query_timeout = timeout;
+        self
+    }
+
+    pub fn with_socket_options(mut self, socket: SocketOptions) -> Config {
+        self.socket = socket;
+        self
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> Config {
+        self.limits = limits;
+        self
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    pub fn connect_timeout(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+
+    pub fn query_timeout(&self) -> Option<Duration> {
+        self.query_timeout
+    }
+
+    pub fn socket_options(&self) -> &SocketOptions {
+        &self.socket
+    }
+
+    /// Checks everything that can be checked before touching the network.
+    pub(crate) fn validate(&self) -> Result<()> {
+        for (name, _) in &self.params {
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(Error::config(format!(
+                    "startup parameter name `{name}`: only ASCII letters, digits and `_` are allowed"
+                )));
+            }
+            if matches!(name.as_str(), "user" | "database") {
+                return Err(Error::config(format!(
+                    "startup parameter `{name}` is set through its own Config method"
+                )));
+            }
+        }
+        if self.socket.read_window < MIN_READ_WINDOW {
+            return Err(Error::config(format!(
+                "read_window {} is below the minimum {MIN_READ_WINDOW}",
+                self.socket.read_window
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("endpoint", &self.endpoint)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("database", &self.database)
+            .field("params", &self.params)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("query_timeout", &self.query_timeout)
+            .field("socket", &self.socket)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tcp_forms() {
+        let want = Endpoint::tcp("127.0.0.1", 7483);
+        for s in ["tab.tcp://127.0.0.1:7483", "tcp://127.0.0.1:7483", "127.0.0.1:7483"] {
+            assert_eq!(s.parse::<Endpoint>().unwrap(), want, "{s}");
+        }
+        assert_eq!("[::1]:5".parse::<Endpoint>().unwrap(), Endpoint::tcp("::1", 5));
+        assert_eq!(Endpoint::tcp("::1", 5).to_string(), "tab.tcp://[::1]:5");
+    }
+
+    #[test]
+    fn domain_descriptor_maps_to_socket_file() {
+        let e: Endpoint = "tab.domain:///tmp/x/domain/pgsql".parse().unwrap();
+        assert_eq!(e, Endpoint::unix("/tmp/x/pgsql"));
+        assert_eq!("unix:/tmp/s".parse::<Endpoint>().unwrap(), Endpoint::unix("/tmp/s"));
+    }
+
+    #[test]
+    fn rejects_bad_endpoints() {
+        for s in ["", "nohost", "host:notaport", ":5", "host:70000", "unix:", "tab.domain:///tmp/x"] {
+            let e = s.parse::<Endpoint>().unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{s}");
+            assert!(e.to_string().contains("endpoint"), "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn debug_never_shows_password() {
+        let c = Config::new(Endpoint::tcp("h", 1)).with_password("hunter2");
+        let d = format!("{c:?}");
+        assert!(!d.contains("hunter2"));
+        assert!(d.contains("redacted"));
+    }
+
+    #[test]
+    fn validate_rejects_bad_param_names() {
+        let c = Config::new(Endpoint::tcp("h", 1)).with_param("bad name", "x");
+        assert_eq!(c.validate().unwrap_err().kind(), crate::error::ErrorKind::Config);
+        let c = Config::new(Endpoint::tcp("h", 1)).with_param("lc_time", "C");
+        assert!(c.validate().is_ok());
+    }
+}

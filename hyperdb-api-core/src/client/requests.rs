@@ -1,0 +1,182 @@
+//! The request surface of a driver, written once for both drivers.
+//!
+//! `request_methods!(async; .await)` expands it for the tokio driver and
+//! `request_methods!(;)` for the std one. A driver provides `flush`, `fill`,
+//! `on_deadline` and the fields `session`, `deadline`, `query_timeout`;
+//! everything that decides *what* to send and *how to read the reply* lives
+//! here and in `protocol::ops`, so the two drivers cannot drift.
+
+macro_rules! request_methods {
+    ($($async_kw:ident)? ; $($aw:tt)*) => {
+        /// Sends the startup message and authenticates.
+        $($async_kw)? fn startup(&mut self, config: &Config) -> Result<()> {
+            self.deadline = config.connect_timeout.map(Deadline::connect);
+            let params = config.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let mut op = ops::Startup::send(
+                &mut self.session,
+                &config.user,
+                config.password.as_deref(),
+                config.database.as_deref(),
+                params,
+            )?;
+            self.run(&mut op) $($aw)* ?;
+            self.deadline = None;
+            Ok(())
+        }
+
+        /// Makes the connection ready for a new request: fails if it is
+        /// broken, drains what is left of an abandoned result, and starts the
+        /// query timeout.
+        $($async_kw)? fn begin(&mut self) -> Result<()> {
+            self.session.check_usable()?;
+            while self.session.outstanding() > 0 {
+                match self.run(&mut ops::Drain) $($aw)* {
+                    Ok(()) => {}
+                    // The abandoned request's own error; nobody is waiting for it.
+                    Err(e) if e.kind() == ErrorKind::Server => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            self.deadline = self.query_timeout.map(Deadline::query);
+            Ok(())
+        }
+
+        /// Feeds messages to `op` until it finishes, reading as needed.
+        $($async_kw)? fn run<O: ops::Operation>(&mut self, op: &mut O) -> Result<O::Output> {
+            loop {
+                match self.session.next_message() {
+                    Ok(Some(msg)) => match op.on_message(&mut self.session, msg) {
+                        Ok(Some(out)) => {
+                            if self.session.outstanding() == 0 {
+                                self.deadline = None;
+                            }
+                            return Ok(out);
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            if e.kind() != ErrorKind::Server {
+                                self.session.mark_broken(&e);
+                            }
+                            return Err(e);
+                        }
+                    },
+                    Ok(None) => {
+                        if !self.session.write_buf().is_empty() {
+                            self.flush() $($aw)* ?;
+                        }
+                        self.fill() $($aw)* ?;
+                    }
+                    Err(e) => {
+                        if self.session.outstanding() == 0 {
+                            self.deadline = None;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        }
+
+        /// Runs SQL through the simple query protocol; returns the affected
+        /// row count of the last statement. Result rows are discarded.
+        pub $($async_kw)? fn execute(&mut self, sql: &str) -> Result<u64> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::Command::send(&mut self.session, sql)?;
+            self.run(&mut op) $($aw)*
+        }
+
+        /// Starts an extended-protocol query and returns its columns (empty
+        /// for statements without rows); read rows with `next_row`.
+        pub $($async_kw)? fn query(&mut self, req: &QueryRequest<'_>) -> Result<Vec<FieldDescription>> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::QueryStart::send(&mut self.session, req)?;
+            self.run(&mut op) $($aw)*
+        }
+
+        /// The next row of the running query, or `Done` once the server is
+        /// ready again. Calling it with nothing running returns `Done`.
+        #[inline]
+        pub $($async_kw)? fn next_row(&mut self) -> Result<RowEvent> {
+            if self.session.outstanding() == 0 {
+                return Ok(RowEvent::Done { affected: 0 });
+            }
+            self.run(&mut ops::NextRow::default()) $($aw)*
+        }
+
+        /// Starts `COPY ... FROM STDIN`; append CopyData frames to
+        /// `copy_buf`, call `flush` as it grows, then `copy_in_finish`.
+        pub $($async_kw)? fn copy_in(&mut self, copy_sql: &str) -> Result<CopyResponse> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::CopyInStart::send(&mut self.session, copy_sql)?;
+            self.run(&mut op) $($aw)*
+        }
+
+        /// Ends a COPY FROM STDIN with `CopyDone`; returns the rows the
+        /// server stored, or its error (the table is then unchanged).
+        pub $($async_kw)? fn copy_in_finish(&mut self) -> Result<u64> {
+            let mut op = ops::CopyInFinish::done(&mut self.session);
+            self.run(&mut op) $($aw)*
+        }
+
+        /// Aborts a COPY FROM STDIN with `CopyFail`: nothing is stored and
+        /// the connection stays usable.
+        pub $($async_kw)? fn copy_in_abort(&mut self, reason: &str) -> Result<()> {
+            let mut op = ops::CopyInFinish::fail(&mut self.session, reason)?;
+            match self.run(&mut op) $($aw)* {
+                Ok(_) => Ok(()),
+                Err(e) if e.kind() == ErrorKind::Server => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+
+        /// Starts `COPY (...) TO STDOUT`; read chunks with `next_copy_out`.
+        pub $($async_kw)? fn copy_out(&mut self, copy_sql: &str) -> Result<CopyResponse> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::CopyOut::send(&mut self.session, copy_sql)?;
+            match self.run(&mut op) $($aw)* ? {
+                ops::CopyOutEvent::Started(r) => Ok(r),
+                other => {
+                    let e = Error::protocol(format!("COPY TO STDOUT: expected CopyOutResponse, got {other:?}"));
+                    self.session.mark_broken(&e);
+                    Err(e)
+                }
+            }
+        }
+
+        /// The next chunk of a running COPY OUT, or `Done`.
+        #[inline]
+        pub $($async_kw)? fn next_copy_out(&mut self) -> Result<ops::CopyOutEvent> {
+            if self.session.outstanding() == 0 {
+                return Ok(ops::CopyOutEvent::Done { rows: 0 });
+            }
+            self.run(&mut ops::CopyOut::default()) $($aw)*
+        }
+
+        /// Queues `sql` as a simple query without waiting for its reply; the
+        /// next request sends it and settles the reply first (its error, if
+        /// any, is discarded). Lets `Drop` impls act without blocking.
+        pub fn enqueue_command(&mut self, sql: &str) -> Result<()> {
+            ops::Command::send(&mut self.session, sql).map(drop)
+        }
+
+        /// Where COPY IN frames are appended (the session's send buffer).
+        pub fn copy_buf(&mut self) -> &mut BytesMut {
+            self.session.write_buf()
+        }
+
+        /// The protocol state (transaction status, server parameters, ...).
+        pub fn session(&self) -> &Session {
+            &self.session
+        }
+
+        /// A handle that cancels this connection's running statement from
+        /// any thread or task.
+        pub fn cancel_handle(&self) -> CancelHandle {
+            self.cancel.clone()
+        }
+
+        /// A result or COPY was abandoned mid-way; the next request drains it.
+        pub fn is_busy(&self) -> bool {
+            self.session.outstanding() > 0
+        }
+    };
+}

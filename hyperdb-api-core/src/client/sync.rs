@@ -1,0 +1,150 @@
+//! The std-socket driver: blocking reads straight into the session buffer,
+//! one `write_all` per batch of requests.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::BytesMut;
+
+use crate::client::cancel::CancelHandle;
+use crate::client::config::Config;
+use crate::client::deadline::Deadline;
+use crate::client::socket::{Socket, Transport};
+use crate::error::{Error, ErrorKind, Result};
+use crate::protocol::backend::{CopyResponse, FieldDescription};
+use crate::protocol::ops::{self, QueryRequest, RowEvent};
+use crate::protocol::{frontend, NoticeHandler, Session};
+
+/// A blocking connection to hyperd over TCP or a Unix domain socket.
+#[derive(Debug)]
+pub struct Client<T: Transport = Socket> {
+    stream: T,
+    session: Session,
+    read_window: usize,
+    query_timeout: Option<Duration>,
+    deadline: Option<Deadline>,
+    /// Whether the socket currently has a read timeout set.
+    timeout_armed: bool,
+    cancel: CancelHandle,
+}
+
+impl Client<Socket> {
+    /// Connects and authenticates.
+    pub fn connect(config: &Config) -> Result<Client> {
+        Client::connect_with_notices(config, None)
+    }
+
+    /// Connects, sending server notices to `notices` instead of `tracing`.
+    pub fn connect_with_notices(config: &Config, notices: Option<NoticeHandler>) -> Result<Client> {
+        config.validate()?;
+        let socket = Socket::connect(&config.endpoint, &config.socket, config.connect_timeout)?;
+        Client::handshake(socket, config, notices)
+    }
+}
+
+impl<T: Transport> Client<T> {
+    /// Runs the startup handshake over an already connected stream.
+    pub fn handshake(stream: T, config: &Config, notices: Option<NoticeHandler>) -> Result<Client<T>> {
+        let mut client = Client {
+            stream,
+            session: Session::new(config.limits, notices),
+            read_window: config.socket.read_window,
+            query_timeout: config.query_timeout,
+            deadline: None,
+            timeout_armed: false,
+            cancel: CancelHandle::new(config.endpoint.clone(), config.socket.clone(), config.connect_timeout, None),
+        };
+        client.startup(config)?;
+        client.cancel = CancelHandle::new(
+            config.endpoint.clone(),
+            config.socket.clone(),
+            config.connect_timeout,
+            client.session.backend_key(),
+        );
+        Ok(client)
+    }
+
+    request_methods!(;);
+
+    /// Sends everything queued in the send buffer.
+    pub fn flush(&mut self) -> Result<()> {
+        let buf = self.session.write_buf();
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let res = self.stream.write_all(buf);
+        buf.clear();
+        res.map_err(|e| self.broken(Error::io("writing to server", e)))
+    }
+
+    /// Reads at least one more byte into the session, honouring the deadline.
+    fn fill(&mut self) -> Result<()> {
+        loop {
+            let timeout = match &self.deadline {
+                None => None,
+                Some(d) => match d.remaining() {
+                    Some(left) => Some(left),
+                    None => {
+                        self.on_deadline()?;
+                        continue;
+                    }
+                },
+            };
+            if timeout.is_some() || self.timeout_armed {
+                self.stream
+                    .set_read_timeout(timeout)
+                    .map_err(|e| Error::io("setting read timeout", e))?;
+                self.timeout_armed = timeout.is_some();
+            }
+            match self.stream.read_into(self.session.read_buf(), self.read_window) {
+                Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
+                Ok(_) => return Ok(()),
+                Err(e) if is_timeout(&e) && self.deadline.is_some() => continue,
+                Err(e) => return Err(self.broken(Error::io("reading from server", e))),
+            }
+        }
+    }
+
+    fn on_deadline(&mut self) -> Result<()> {
+        let expired = match &mut self.deadline {
+            Some(d) => d.expire(),
+            None => return Ok(()),
+        };
+        match expired {
+            Ok(()) => {
+                if let Err(e) = self.cancel.cancel() {
+                    tracing::warn!("query timeout: cancel request failed: {e}");
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.broken(e)),
+        }
+    }
+
+    fn broken(&mut self, e: Error) -> Error {
+        self.session.mark_broken(&e);
+        e
+    }
+
+    /// Sends `Terminate` and closes the socket.
+    pub fn close(mut self) -> Result<()> {
+        if self.session.is_broken() {
+            return Ok(());
+        }
+        frontend::terminate(self.session.write_buf());
+        self.flush()
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn client_is_send() {
+        fn send<T: Send>() {}
+        send::<super::Client>();
+    }
+}

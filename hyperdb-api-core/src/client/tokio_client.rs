@@ -1,0 +1,143 @@
+//! The tokio driver: the same session and operations as [`crate::client::Client`],
+//! with reads and writes awaited instead of blocking.
+
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::client::cancel::CancelHandle;
+use crate::client::config::Config;
+use crate::client::deadline::Deadline;
+use crate::client::tokio_socket::AsyncSocket;
+use crate::error::{Error, ErrorKind, Result};
+use crate::protocol::backend::{CopyResponse, FieldDescription};
+use crate::protocol::ops::{self, QueryRequest, RowEvent};
+use crate::protocol::{frontend, NoticeHandler, Session};
+
+/// An async connection to hyperd over TCP or a Unix domain socket.
+///
+/// Cancel-safe at every await point: a dropped future leaves unsent bytes in
+/// the send buffer and unread replies owed; the next request flushes and
+/// drains them.
+#[derive(Debug)]
+pub struct AsyncClient<T = AsyncSocket> {
+    stream: T,
+    session: Session,
+    read_window: usize,
+    query_timeout: Option<Duration>,
+    deadline: Option<Deadline>,
+    cancel: CancelHandle,
+}
+
+impl AsyncClient<AsyncSocket> {
+    /// Connects and authenticates.
+    pub async fn connect(config: &Config) -> Result<AsyncClient> {
+        AsyncClient::connect_with_notices(config, None).await
+    }
+
+    /// Connects, sending server notices to `notices` instead of `tracing`.
+    pub async fn connect_with_notices(config: &Config, notices: Option<NoticeHandler>) -> Result<AsyncClient> {
+        config.validate()?;
+        let socket = AsyncSocket::connect(&config.endpoint, &config.socket, config.connect_timeout).await?;
+        AsyncClient::handshake(socket, config, notices).await
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
+    /// Runs the startup handshake over an already connected stream.
+    pub async fn handshake(stream: T, config: &Config, notices: Option<NoticeHandler>) -> Result<AsyncClient<T>> {
+        let mut client = AsyncClient {
+            stream,
+            session: Session::new(config.limits, notices),
+            read_window: config.socket.read_window,
+            query_timeout: config.query_timeout,
+            deadline: None,
+            cancel: CancelHandle::new(config.endpoint.clone(), config.socket.clone(), config.connect_timeout, None),
+        };
+        client.startup(config).await?;
+        client.cancel = CancelHandle::new(
+            config.endpoint.clone(),
+            config.socket.clone(),
+            config.connect_timeout,
+            client.session.backend_key(),
+        );
+        Ok(client)
+    }
+
+    request_methods!(async; .await);
+
+    /// Sends everything queued in the send buffer.
+    pub async fn flush(&mut self) -> Result<()> {
+        // `write_all_buf` advances the buffer as bytes leave, so a dropped
+        // future leaves exactly the unsent rest queued.
+        let res = self.stream.write_all_buf(self.session.write_buf()).await;
+        res.map_err(|e| self.broken(Error::io("writing to server", e)))
+    }
+
+    /// Reads at least one more byte into the session, honouring the deadline.
+    async fn fill(&mut self) -> Result<()> {
+        loop {
+            let buf = self.session.read_buf();
+            buf.reserve(self.read_window);
+            let res = match &self.deadline {
+                None => self.stream.read_buf(buf).await,
+                Some(d) => match tokio::time::timeout_at(d.at().into(), self.stream.read_buf(buf)).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        self.on_deadline().await?;
+                        continue;
+                    }
+                },
+            };
+            return match res {
+                Ok(0) => Err(self.broken(Error::closed("server closed the connection"))),
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.broken(Error::io("reading from server", e))),
+            };
+        }
+    }
+
+    async fn on_deadline(&mut self) -> Result<()> {
+        let expired = match &mut self.deadline {
+            Some(d) => d.expire(),
+            None => return Ok(()),
+        };
+        match expired {
+            Ok(()) => {
+                if let Err(e) = self.cancel.cancel_async().await {
+                    tracing::warn!("query timeout: cancel request failed: {e}");
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.broken(e)),
+        }
+    }
+
+    fn broken(&mut self, e: Error) -> Error {
+        self.session.mark_broken(&e);
+        e
+    }
+
+    /// Sends `Terminate` and closes the socket.
+    pub async fn close(mut self) -> Result<()> {
+        if self.session.is_broken() {
+            return Ok(());
+        }
+        frontend::terminate(self.session.write_buf());
+        self.flush().await?;
+        self.stream
+            .shutdown()
+            .await
+            .map_err(|e| Error::io("closing connection", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn client_is_send() {
+        fn send<T: Send>() {}
+        send::<super::AsyncClient>();
+    }
+}

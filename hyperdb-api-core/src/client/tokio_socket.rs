@@ -1,0 +1,92 @@
+//! Tuned tokio sockets; TCP and Unix behind one `AsyncRead + AsyncWrite`.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use socket2::SockRef;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
+
+use crate::client::config::{Endpoint, SocketOptions};
+use crate::client::socket::{apply_buffers, apply_tcp, connect_error, resolve, tcp_socket};
+use crate::error::{Error, Result};
+
+/// A connected tokio TCP or Unix domain socket.
+#[derive(Debug)]
+pub enum AsyncSocket {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl AsyncSocket {
+    /// Connects to `endpoint` with the same tuning as the sync driver.
+    pub async fn connect(endpoint: &Endpoint, opts: &SocketOptions, timeout: Option<Duration>) -> Result<AsyncSocket> {
+        let connect = async {
+            match endpoint {
+                Endpoint::Tcp { host, port } => {
+                    let mut last = None;
+                    for addr in resolve(host, *port)? {
+                        let attempt = async {
+                            let s = tcp_socket(addr, opts)?;
+                            s.set_nonblocking(true)?;
+                            let s = TcpSocket::from_std_stream(s.into());
+                            let stream = s.connect(addr).await?;
+                            apply_tcp(&SockRef::from(&stream), opts)?;
+                            Ok::<_, io::Error>(stream)
+                        };
+                        match attempt.await {
+                            Ok(s) => return Ok(AsyncSocket::Tcp(s)),
+                            Err(e) => last = Some(e),
+                        }
+                    }
+                    Err(connect_error(endpoint, last.unwrap_or_else(|| io::ErrorKind::NotFound.into())))
+                }
+                Endpoint::Unix(path) => {
+                    let s = UnixStream::connect(path).await.map_err(|e| connect_error(endpoint, e))?;
+                    apply_buffers(&SockRef::from(&s), opts).map_err(|e| connect_error(endpoint, e))?;
+                    Ok(AsyncSocket::Unix(s))
+                }
+            }
+        };
+        match timeout {
+            Some(t) => tokio::time::timeout(t, connect)
+                .await
+                .map_err(|_| Error::timeout(format!("connecting to {endpoint}: timed out after {t:?}")))?,
+            None => connect.await,
+        }
+    }
+}
+
+impl AsyncRead for AsyncSocket {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            AsyncSocket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            AsyncSocket::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for AsyncSocket {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            AsyncSocket::Tcp(s) => Pin::new(s).poll_write(cx, data),
+            AsyncSocket::Unix(s) => Pin::new(s).poll_write(cx, data),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            AsyncSocket::Tcp(s) => Pin::new(s).poll_flush(cx),
+            AsyncSocket::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            AsyncSocket::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            AsyncSocket::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The crate's one error type.
+//!
+//! Server errors keep every field of the PostgreSQL `ErrorResponse` (SQLSTATE,
+//! message, detail, hint, position, ...) so callers can branch on
+//! [`Error::code`] instead of parsing strings.
+
+use std::fmt;
+use std::io;
+
+/// A five-character SQLSTATE code, as sent by the server.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SqlState([u8; 5]);
+
+impl SqlState {
+    /// `42601`: syntax error.
+    pub const SYNTAX_ERROR: SqlState = SqlState(*b"42601");
+    /// `57014`: the query was cancelled (CancelRequest or statement timeout).
+    pub const QUERY_CANCELED: SqlState = SqlState(*b"57014");
+    /// `42P01`: relation does not exist.
+    pub const UNDEFINED_TABLE: SqlState = SqlState(*b"42P01");
+    /// `42P07`: relation already exists.
+    pub const DUPLICATE_TABLE: SqlState = SqlState(*b"42P07");
+    /// `25P02`: the transaction is aborted; commands ignored until its end.
+    pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState(*b"25P02");
+    /// `23502`: NULL in a NOT NULL column.
+    pub const NOT_NULL_VIOLATION: SqlState = SqlState(*b"23502");
+    /// `22P02`: invalid text representation.
+    pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState(*b"22P02");
+    /// `28P01`: wrong password.
+    pub const INVALID_PASSWORD: SqlState = SqlState(*b"28P01");
+    /// `57P01`: the server is shutting down.
+    pub const ADMIN_SHUTDOWN: SqlState = SqlState(*b"57P01");
+
+    /// Builds a code from its five ASCII characters; `None` when `code` is not
+    /// five ASCII alphanumerics.
+    pub fn from_code(code: &str) -> Option<SqlState> {
+        let b = code.as_bytes();
+        if b.len() != 5 || !b.iter().all(u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        let mut out = [0u8; 5];
+        out.copy_from_slice(b);
+        Some(SqlState(out))
+    }
+
+    /// The code as text, e.g. `"42601"`.
+    pub fn code(&self) -> &str {
+        // Constructed only from ASCII alphanumerics.
+        std::str::from_utf8(&self.0).unwrap_or("?????")
+    }
+}
+
+impl fmt::Debug for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SqlState({})", self.code())
+    }
+}
+
+impl fmt::Display for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// Severity of a server error or notice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Severity {
+    Error,
+    Fatal,
+    Panic,
+    Warning,
+    Notice,
+    Debug,
+    Info,
+    Log,
+}
+
+impl Severity {
+    pub(crate) fn parse(s: &str) -> Option<Severity> {
+        Some(match s {
+            "ERROR" => Severity::Error,
+            "FATAL" => Severity::Fatal,
+            "PANIC" => Severity::Panic,
+            "WARNING" => Severity::Warning,
+            "NOTICE" => Severity::Notice,
+            "DEBUG" => Severity::Debug,
+            "INFO" => Severity::Info,
+            "LOG" => Severity::Log,
+            _ => return None,
+        })
+    }
+}
+
+/// Every field of a server `ErrorResponse` or `NoticeResponse`.
+///
+/// Unknown field codes are ignored, as the protocol asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DbError {
+    pub severity: Option<Severity>,
+    pub code: Option<SqlState>,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// 1-based character position in the query text.
+    pub position: Option<u32>,
+    pub internal_position: Option<u32>,
+    pub internal_query: Option<String>,
+    pub context: Option<String>,
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub data_type: Option<String>,
+    pub constraint: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub routine: Option<String>,
+}
+
+impl DbError {
+    /// An error with only a message; used by tests and by the gRPC mapping.
+    pub fn new(code: Option<SqlState>, message: impl Into<String>) -> DbError {
+        DbError {
+            severity: Some(Severity::Error),
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+            internal_position: None,
+            internal_query: None,
+            context: None,
+            schema: None,
+            table: None,
+            column: None,
+            data_type: None,
+            constraint: None,
+            file: None,
+            line: None,
+            routine: None,
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(code) = &self.code {
+            write!(f, "[{code}] ")?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, "\nDETAIL: {d}")?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\nHINT: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong, coarsely; see [`Error::kind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The server answered with an `ErrorResponse`; see [`Error::db_error`].
+    Server,
+    /// Reading or writing the socket failed.
+    Io,
+    /// The server sent bytes that break the protocol; the connection is broken.
+    Protocol,
+    /// Authentication failed or used an unsupported method.
+    Auth,
+    /// The caller passed a value the protocol cannot carry (NUL byte, too long, ...).
+    InvalidInput,
+    /// A value could not be converted to or from its wire form.
+    Conversion,
+    /// The connection is closed or broken and can no longer be used.
+    Closed,
+    /// A connect or query timeout expired.
+    Timeout,
+    /// Bad configuration (endpoint, parameter name, ...).
+    Config,
+}
+
+/// The error type of `hyperdb-api-core`.
+#[derive(thiserror::Error)]
+#[error("{}", self.render())]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    db: Option<Box<DbError>>,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind);
+        if !self.message.is_empty() {
+            d.field("message", &self.message);
+        }
+        if let Some(db) = &self.db {
+            d.field("db", db);
+        }
+        if let Some(s) = &self.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            db: None,
+            source: None,
+        }
+    }
+
+    /// A server error carrying all `ErrorResponse` fields.
+    pub fn server(db: DbError) -> Error {
+        Error {
+            kind: ErrorKind::Server,
+            message: String::new(),
+            db: Some(Box::new(db)),
+            source: None,
+        }
+    }
+
+    /// The server or peer violated the protocol.
+    pub fn protocol(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Protocol, message)
+    }
+
+    /// The caller passed something that cannot be sent.
+    pub fn invalid_input(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    /// A value could not be converted.
+    pub fn conversion(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Conversion, message)
+    }
+
+    /// Authentication failed.
+    pub fn auth(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Auth, message)
+    }
+
+    /// Bad configuration.
+    pub fn config(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Config, message)
+    }
+
+    /// The connection can no longer be used.
+    pub fn closed(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Closed, message)
+    }
+
+    /// A timeout expired.
+    pub fn timeout(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Timeout, message)
+    }
+
+    /// Wraps an I/O error, naming what was being done.
+    pub fn io(context: impl Into<String>, source: io::Error) -> Error {
+        let kind = match source.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorKind::Timeout,
+            _ => ErrorKind::Io,
+        };
+        Error {
+            kind,
+            message: context.into(),
+            db: None,
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// Attaches an underlying cause.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// The coarse category.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The server's error fields, when the server reported this error.
+    pub fn db_error(&self) -> Option<&DbError> {
+        self.db.as_deref()
+    }
+
+    /// The SQLSTATE, when the server reported this error.
+    pub fn code(&self) -> Option<&SqlState> {
+        self.db.as_ref().and_then(|d| d.code.as_ref())
+    }
+
+    /// The error message: the server's primary message for server errors.
+    pub fn message(&self) -> &str {
+        match &self.db {
+            Some(db) => &db.message,
+            None => &self.message,
+        }
+    }
+
+    /// The connection is closed or broken; open a new one.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.kind, ErrorKind::Closed | ErrorKind::Protocol)
+            || self.code() == Some(&SqlState::ADMIN_SHUTDOWN)
+    }
+
+    /// The statement was cancelled (SQLSTATE 57014).
+    pub fn is_cancelled(&self) -> bool {
+        self.code() == Some(&SqlState::QUERY_CANCELED)
+    }
+
+    /// A connect or query timeout expired.
+    pub fn is_timeout(&self) -> bool {
+        self.kind == ErrorKind::Timeout
+    }
+
+    fn render(&self) -> String {
+        match (&self.db, &self.source) {
+            (Some(db), _) => db.to_string(),
+            (None, Some(src)) if !self.message.is_empty() => format!("{}: {src}", self.message),
+            (None, Some(src)) => src.to_string(),
+            (None, None) => self.message.clone(),
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstate_parses_and_rejects() {
+        assert_eq!(SqlState::from_code("42601"), Some(SqlState::SYNTAX_ERROR));
+        assert_eq!(SqlState::from_code("4260"), None);
+        assert_eq!(SqlState::from_code("42 01"), None);
+        assert_eq!(SqlState::QUERY_CANCELED.to_string(), "57014");
+    }
+
+    #[test]
+    fn server_error_exposes_fields() {
+        let mut db = DbError::new(Some(SqlState::SYNTAX_ERROR), "syntax error at or near \"SELEC\"");
+        db.position = Some(1);
+        db.hint = Some("check the spelling".into());
+        let e = Error::server(db);
+        assert_eq!(e.kind(), ErrorKind::Server);
+        assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
+        assert_eq!(e.db_error().and_then(|d| d.position), Some(1));
+        assert!(e.to_string().contains("HINT: check the spelling"));
+        assert!(!e.is_closed());
+    }
+
+    #[test]
+    fn io_errors_keep_their_source() {
+        let e = Error::io("reading from server", io::Error::new(io::ErrorKind::TimedOut, "t"));
+        assert!(e.is_timeout());
+        assert!(std::error::Error::source(&e).is_some());
+        assert_eq!(e.to_string(), "reading from server: t");
+    }
+}

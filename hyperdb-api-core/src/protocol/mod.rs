@@ -1,0 +1,40 @@
+//! The PostgreSQL v3 protocol as Hyper speaks it, with no I/O.
+//!
+//! * [`frontend`]: free functions appending client messages to a buffer.
+//! * [`backend`]: [`backend::parse`] takes server messages off a buffer.
+//! * [`auth`]: cleartext, MD5 and SCRAM-SHA-256 as pure state machines.
+//! * [`Session`]: connection state (buffers, transaction status, what the
+//!   server still owes us) and the one place the rules of message order live.
+//! * [`ops`]: each request's reply handling, as a message-driven
+//!   [`ops::Operation`]. The sync and async drivers run these same operations
+//!   and differ only in how bytes move.
+
+pub mod auth;
+pub mod backend;
+pub mod frontend;
+pub mod ops;
+mod session;
+
+pub use session::{NoticeHandler, Session};
+
+/// Caps on what the server may make us buffer.
+///
+/// A message's declared length is checked against these before any byte of
+/// its body is awaited, so a broken or hostile server cannot make the client
+/// reserve gigabytes by sending a length word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest control message (errors, descriptions, statuses).
+    pub max_control_message: usize,
+    /// Largest `DataRow` or `CopyData` message.
+    pub max_data_message: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_control_message: 1 << 20,
+            max_data_message: 256 << 20,
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Connection state shared by every driver: the receive and send buffers,
+//! what the server still owes us, and the rules for messages that may arrive
+//! at any time (notices, parameter statuses, errors).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+
+use crate::error::{DbError, Error, Result, Severity};
+use crate::protocol::backend::{self, Message, TransactionStatus};
+use crate::protocol::Limits;
+
+/// Receives every `NoticeResponse` (warnings, infos) the server sends.
+pub type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
+
+/// Protocol state of one connection, without I/O.
+///
+/// Drivers append requests to [`Session::write_buf`], flush it, fill
+/// [`Session::read_buf`] from the socket, and feed [`Session::next_message`]
+/// to an [`crate::protocol::ops::Operation`].
+///
+/// Error rule: an `ErrorResponse` is held back and everything up to the
+/// following `ReadyForQuery` is discarded; only then does `next_message`
+/// return the server error. So when an operation sees a server error the
+/// connection is already idle and usable. FATAL errors (and any error during
+/// startup, after which the server closes) are returned at once and break the
+/// session.
+pub struct Session {
+    read: BytesMut,
+    write: BytesMut,
+    limits: Limits,
+    broken: Option<String>,
+    in_startup: bool,
+    pending_error: Option<DbError>,
+    /// `ReadyForQuery` messages the server still owes: requests sent whose
+    /// replies have not been fully read (also those of abandoned results).
+    outstanding: u32,
+    tx_status: TransactionStatus,
+    parameters: HashMap<String, String>,
+    backend_key: Option<(i32, i32)>,
+    notices: NoticeHandler,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("buffered_in", &self.read.len())
+            .field("buffered_out", &self.write.len())
+            .field("broken", &self.broken)
+            .field("outstanding", &self.outstanding)
+            .field("tx_status", &self.tx_status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Logs notices through `tracing`; the default handler.
+pub fn default_notice_handler() -> NoticeHandler {
+    Arc::new(|n: &DbError| tracing::info!(target: "hyperdb::notice", "{n}"))
+}
+
+impl Session {
+    /// A session about to send its startup message.
+    pub fn new(limits: Limits, notices: Option<NoticeHandler>) -> Session {
+        Session {
+            read: BytesMut::with_capacity(64 * 1024),
+            write: BytesMut::with_capacity(64 * 1024),
+            limits,
+            broken: None,
+            in_startup: true,
+            pending_error: None,
+            outstanding: 0,
+            tx_status: TransactionStatus::Idle,
+            parameters: HashMap::new(),
+            backend_key: None,
+            notices: notices.unwrap_or_else(default_notice_handler),
+        }
+    }
+
+    /// Bytes received and not yet parsed; drivers append to it.
+    pub fn read_buf(&mut self) -> &mut BytesMut {
+        &mut self.read
+    }
+
+    /// Bytes queued for the server; drivers drain it.
+    pub fn write_buf(&mut self) -> &mut BytesMut {
+        &mut self.write
+    }
+
+    /// Records that a request expecting one `ReadyForQuery` was queued.
+    pub fn expect_ready(&mut self) {
+        self.outstanding += 1;
+    }
+
+    /// Replies still owed by the server. Non-zero before a new request means
+    /// an earlier result was abandoned and must be drained first.
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+
+    /// Startup finished; from now on errors wait for `ReadyForQuery`.
+    pub(crate) fn finish_startup(&mut self) {
+        self.in_startup = false;
+    }
+
+    /// Errors if the session cannot carry another request.
+    pub fn check_usable(&self) -> Result<()> {
+        match &self.broken {
+            Some(why) => Err(Error::closed(format!("connection is unusable: {why}"))),
+            None => Ok(()),
+        }
+    }
+
+    pub fn is_broken(&self) -> bool {
+        self.broken.is_some()
+    }
+
+    /// Marks the session unusable; every later request fails with `Closed`.
+    pub fn mark_broken(&mut self, why: impl fmt::Display) {
+        if self.broken.is_none() {
+            self.broken = Some(why.to_string());
+        }
+    }
+
+    /// Transaction status from the last `ReadyForQuery`.
+    pub fn transaction_status(&self) -> TransactionStatus {
+        self.tx_status
+    }
+
+    /// A `ParameterStatus` value the server reported (e.g. `server_version`).
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters.get(name).map(String::as_str)
+    }
+
+    /// Process id and secret for cancel requests.
+    pub fn backend_key(&self) -> Option<(i32, i32)> {
+        self.backend_key
+    }
+
+    pub(crate) fn set_backend_key(&mut self, process_id: i32, secret_key: i32) {
+        self.backend_key = Some((process_id, secret_key));
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The next message for the current operation, or `Ok(None)` when more
+    /// bytes are needed. Notices, parameter statuses and notifications are
+    /// handled here and never returned; see the type docs for errors.
+    pub fn next_message(&mut self) -> Result<Option<Message>> {
+        loop {
+            let msg = match backend::parse(&mut self.read, &self.limits) {
+                Ok(Some(m)) => m,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    self.mark_broken(&e);
+                    return Err(e);
+                }
+            };
+            match msg {
+                Message::NoticeResponse(n) => (self.notices)(&n),
+                Message::ParameterStatus { name, value } => {
+                    self.parameters.insert(name, value);
+                }
+                Message::NotificationResponse { channel, .. } => {
+                    tracing::debug!(target: "hyperdb::notify", channel, "notification ignored");
+                }
+                Message::ErrorResponse(e) => {
+                    let fatal = matches!(e.severity, Some(Severity::Fatal | Severity::Panic));
+                    if fatal || self.in_startup {
+                        self.mark_broken(&e.message);
+                        return Err(Error::server(e));
+                    }
+                    // Keep the first error; later ones are consequences.
+                    self.pending_error.get_or_insert(e);
+                }
+                Message::ReadyForQuery(status) => {
+                    self.tx_status = status;
+                    self.outstanding = self.outstanding.saturating_sub(1);
+                    if let Some(e) = self.pending_error.take() {
+                        return Err(Error::server(e));
+                    }
+                    return Ok(Some(msg));
+                }
+                _ if self.pending_error.is_some() => {}
+                other => return Ok(Some(other)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BufMut;
+
+    fn push(s: &mut Session, tag: u8, body: &[u8]) {
+        let b = s.read_buf();
+        b.put_u8(tag);
+        b.put_i32(body.len() as i32 + 4);
+        b.put_slice(body);
+    }
+
+    #[test]
+    fn error_is_held_until_ready_and_session_stays_usable() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        s.expect_ready();
+        push(&mut s, b'E', b"SERROR\0C42601\0Mbad\0\0");
+        push(&mut s, b'D', &[0, 0]);
+        assert!(s.next_message().unwrap().is_none(), "error waits for ReadyForQuery");
+        push(&mut s, b'Z', b"I");
+        let e = s.next_message().unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("42601"));
+        assert_eq!(s.outstanding(), 0);
+        assert!(s.check_usable().is_ok());
+    }
+
+    #[test]
+    fn fatal_breaks_at_once() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        push(&mut s, b'E', b"SFATAL\0VFATAL\0C57P01\0Mshutdown\0\0");
+        let e = s.next_message().unwrap_err();
+        assert!(e.is_closed());
+        assert!(s.check_usable().unwrap_err().is_closed());
+    }
+
+    #[test]
+    fn notices_go_to_the_handler() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut s = Session::new(
+            Limits::default(),
+            Some(Arc::new(move |n: &DbError| sink.lock().unwrap().push(n.message.clone()))),
+        );
+        push(&mut s, b'N', b"SWARNING\0Mcareful\0\0");
+        push(&mut s, b'S', b"a\0b\0");
+        push(&mut s, b'Z', b"T");
+        assert!(matches!(s.next_message().unwrap(), Some(Message::ReadyForQuery(_))));
+        assert_eq!(*seen.lock().unwrap(), vec!["careful".to_string()]);
+        assert_eq!(s.parameter("a"), Some("b"));
+        assert_eq!(s.transaction_status(), TransactionStatus::InTransaction);
+    }
+
+    #[test]
+    fn garbage_breaks_the_session() {
+        let mut s = Session::new(Limits::default(), None);
+        s.read_buf().put_slice(&[b'Z', 0, 0, 0, 1]);
+        assert!(s.next_message().is_err());
+        assert!(s.is_broken());
+    }
+}

@@ -1,0 +1,179 @@
+//! The async (tokio) connection: the same surface as [`crate::Connection`].
+
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
+use std::sync::Arc;
+
+use futures_core::Stream;
+use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
+use hyperdb_api_core::protocol::backend::TransactionStatus;
+use hyperdb_api_core::protocol::ops::{QueryRequest, RowEvent};
+
+use crate::error::Result;
+use crate::options::{attach_sql, detach_sql, ConnectOptions, CreateMode};
+use crate::rows::{Row, Schema};
+
+/// An async connection to hyperd.
+///
+/// Cancel-safe: dropping any of its futures or streams midway leaves the
+/// connection usable; the next request settles what was left.
+#[derive(Debug)]
+pub struct AsyncConnection {
+    client: AsyncClient,
+}
+
+impl AsyncConnection {
+    /// Connects to `endpoint` and opens `database` according to `mode`.
+    pub async fn connect(endpoint: &Endpoint, database: impl AsRef<Path>, mode: CreateMode) -> Result<AsyncConnection> {
+        AsyncConnection::connect_with(&ConnectOptions::new(endpoint.clone()).with_database(database, mode)).await
+    }
+
+    /// Connects with full options.
+    pub async fn connect_with(options: &ConnectOptions) -> Result<AsyncConnection> {
+        let plan = options.plan()?;
+        let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
+        for sql in &plan.setup {
+            client.execute(sql).await?;
+        }
+        Ok(AsyncConnection { client })
+    }
+
+    /// Runs one or more SQL statements; returns the affected row count of
+    /// the last one.
+    pub async fn execute_command(&mut self, sql: &str) -> Result<u64> {
+        Ok(self.client.execute(sql).await?)
+    }
+
+    /// Runs a query and streams its rows.
+    pub async fn execute_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
+        let fields = self.client.query(&QueryRequest::new(sql)).await?;
+        Ok(AsyncRows {
+            client: &mut self.client,
+            schema: Schema::from_fields(fields),
+            affected: None,
+        })
+    }
+
+    pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        self.execute_command(&attach_sql(path.as_ref(), alias)?).await.map(drop)
+    }
+
+    pub async fn detach_database(&mut self, alias: &str) -> Result<()> {
+        self.execute_command(&detach_sql(alias)?).await.map(drop)
+    }
+
+    /// Starts a transaction; it rolls back unless committed.
+    pub async fn transaction(&mut self) -> Result<AsyncTransaction<'_>> {
+        self.execute_command("BEGIN").await?;
+        Ok(AsyncTransaction { conn: self, open: true })
+    }
+
+    pub fn transaction_status(&self) -> TransactionStatus {
+        self.client.session().transaction_status()
+    }
+
+    /// A handle that cancels this connection's running statement; use
+    /// [`CancelHandle::cancel_async`] from async code.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.client.cancel_handle()
+    }
+
+    pub fn server_parameter(&self, name: &str) -> Option<&str> {
+        self.client.session().parameter(name)
+    }
+
+    pub async fn close(self) -> Result<()> {
+        Ok(self.client.close().await?)
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn client(&mut self) -> &mut AsyncClient {
+        &mut self.client
+    }
+}
+
+/// A streaming async result; see [`crate::Rows`].
+#[derive(Debug)]
+pub struct AsyncRows<'c> {
+    client: &'c mut AsyncClient,
+    schema: Arc<Schema>,
+    affected: Option<u64>,
+}
+
+impl<'c> AsyncRows<'c> {
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    pub fn affected_rows(&self) -> Option<u64> {
+        self.affected
+    }
+
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Row>> {
+        if self.affected.is_some() {
+            return None;
+        }
+        match self.client.next_row().await {
+            Ok(RowEvent::Row(data)) => Some(Ok(Row::new(self.schema.clone(), data))),
+            Ok(RowEvent::Done { affected }) => {
+                self.affected = Some(affected);
+                None
+            }
+            Err(e) => {
+                self.affected = Some(0);
+                Some(Err(e.into()))
+            }
+        }
+    }
+
+    /// The rows as a `futures` [`Stream`].
+    pub fn into_stream(self) -> impl Stream<Item = Result<Row>> + 'c {
+        futures_util::stream::unfold(self, |mut rows| async move {
+            let item = rows.next().await?;
+            Some((item, rows))
+        })
+    }
+}
+
+/// An open transaction on an [`AsyncConnection`]; rolls back on drop.
+#[derive(Debug)]
+pub struct AsyncTransaction<'c> {
+    conn: &'c mut AsyncConnection,
+    open: bool,
+}
+
+impl AsyncTransaction<'_> {
+    pub async fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_command("COMMIT").await.map(drop)
+    }
+
+    pub async fn rollback(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_command("ROLLBACK").await.map(drop)
+    }
+}
+
+impl Deref for AsyncTransaction<'_> {
+    type Target = AsyncConnection;
+    fn deref(&self) -> &AsyncConnection {
+        self.conn
+    }
+}
+
+impl DerefMut for AsyncTransaction<'_> {
+    fn deref_mut(&mut self) -> &mut AsyncConnection {
+        self.conn
+    }
+}
+
+impl Drop for AsyncTransaction<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            if let Err(e) = self.conn.client.enqueue_command("ROLLBACK") {
+                tracing::warn!("could not queue ROLLBACK for a dropped transaction: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The blocking connection.
+
+use std::path::Path;
+
+use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
+use hyperdb_api_core::protocol::backend::TransactionStatus;
+use hyperdb_api_core::protocol::ops::QueryRequest;
+
+use crate::error::Result;
+use crate::options::{attach_sql, detach_sql, ConnectOptions, CreateMode};
+use crate::rows::{Rows, Schema};
+use crate::transaction::Transaction;
+
+/// A blocking connection to hyperd, usually with one `.hyper` database attached.
+///
+/// ```no_run
+/// use hyperdb_api::{Connection, CreateMode, HyperProcess};
+/// let hyper = HyperProcess::start()?;
+/// let mut conn = Connection::connect(hyper.endpoint(), "example.hyper", CreateMode::CreateAndReplace)?;
+/// conn.execute_command("CREATE TABLE t (x INT)")?;
+/// assert_eq!(conn.execute_command("INSERT INTO t VALUES (1), (2)")?, 2);
+/// # Ok::<(), hyperdb_api::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Connection {
+    client: Client,
+}
+
+impl Connection {
+    /// Connects to `endpoint` and opens `database` according to `mode`.
+    pub fn connect(endpoint: &Endpoint, database: impl AsRef<Path>, mode: CreateMode) -> Result<Connection> {
+        Connection::connect_with(&ConnectOptions::new(endpoint.clone()).with_database(database, mode))
+    }
+
+    /// Connects with full options.
+    pub fn connect_with(options: &ConnectOptions) -> Result<Connection> {
+        let plan = options.plan()?;
+        let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
+        for sql in &plan.setup {
+            client.execute(sql)?;
+        }
+        Ok(Connection { client })
+    }
+
+    /// Runs one or more SQL statements; returns the affected row count of
+    /// the last one (0 for DDL).
+    pub fn execute_command(&mut self, sql: &str) -> Result<u64> {
+        Ok(self.client.execute(sql)?)
+    }
+
+    /// Runs a query and streams its rows.
+    pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
+        let fields = self.client.query(&QueryRequest::new(sql))?;
+        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+    }
+
+    /// Attaches another database file under `alias`.
+    pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        self.execute_command(&attach_sql(path.as_ref(), alias)?).map(drop)
+    }
+
+    /// Detaches the database known as `alias`.
+    pub fn detach_database(&mut self, alias: &str) -> Result<()> {
+        self.execute_command(&detach_sql(alias)?).map(drop)
+    }
+
+    /// Starts a transaction; it rolls back unless committed.
+    pub fn transaction(&mut self) -> Result<Transaction<'_>> {
+        Transaction::begin(self)
+    }
+
+    /// The transaction state after the last completed request.
+    pub fn transaction_status(&self) -> TransactionStatus {
+        self.client.session().transaction_status()
+    }
+
+    /// A handle that cancels this connection's running statement from any
+    /// thread.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.client.cancel_handle()
+    }
+
+    /// A server parameter reported at startup (e.g. `server_version`).
+    pub fn server_parameter(&self, name: &str) -> Option<&str> {
+        self.client.session().parameter(name)
+    }
+
+    /// Closes the connection cleanly.
+    pub fn close(self) -> Result<()> {
+        Ok(self.client.close()?)
+    }
+
+    /// The wire client, for inserters and result streams in this crate.
+    pub(crate) fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}

@@ -1,0 +1,97 @@
+//! The crate's one error type.
+//!
+//! Everything the wire can report (server errors with SQLSTATE, I/O, protocol
+//! violations, timeouts) arrives as [`Error::Client`] wrapping
+//! [`hyperdb_api_core::Error`]; the accessors below reach through it so callers
+//! never need to match on the layers.
+
+use std::path::PathBuf;
+
+pub use hyperdb_api_core::error::{DbError, ErrorKind, Severity, SqlState};
+
+/// The error type of `hyperdb-api`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// From the wire: server errors (with SQLSTATE), I/O, protocol, timeouts.
+    #[error(transparent)]
+    Client(#[from] hyperdb_api_core::Error),
+
+    /// No `hyperd` executable was found.
+    #[error("hyperd not found: {0}")]
+    HyperdNotFound(String),
+
+    /// `hyperd` could not be started or did not come up.
+    #[error("hyperd failed to start ({path}): {message}")]
+    ProcessStart { path: PathBuf, message: String },
+
+    /// An argument was rejected before anything was sent.
+    #[error("invalid argument `{what}`: {message}")]
+    InvalidArgument { what: String, message: String },
+
+    /// An OS-level operation outside the wire protocol (spawning, files) failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn invalid_argument(what: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The server's error fields, when the server reported this error.
+    pub fn db_error(&self) -> Option<&DbError> {
+        match self {
+            Error::Client(e) => e.db_error(),
+            _ => None,
+        }
+    }
+
+    /// The SQLSTATE, when the server reported this error.
+    pub fn code(&self) -> Option<&SqlState> {
+        match self {
+            Error::Client(e) => e.code(),
+            _ => None,
+        }
+    }
+
+    /// The wire-level kind, for errors that came from the client layer.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            Error::Client(e) => Some(e.kind()),
+            _ => None,
+        }
+    }
+
+    /// The connection is closed or broken; open a new one.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Error::Client(e) if e.is_closed())
+    }
+
+    /// The statement was cancelled (SQLSTATE 57014).
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Error::Client(e) if e.is_cancelled())
+    }
+
+    /// A connect or query timeout expired.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Client(e) if e.is_timeout())
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,41 @@
+//! Rust client SDK for Hyper, Tableau's columnar SQL engine.
+//!
+//! Start a server with [`HyperProcess`], open a `.hyper` file with
+//! [`Connection`] (blocking) or [`AsyncConnection`] (tokio), run SQL, stream
+//! results.
+//!
+//! ```no_run
+//! use hyperdb_api::{Connection, CreateMode, HyperProcess};
+//!
+//! let hyper = HyperProcess::start()?;
+//! let mut conn = Connection::connect(hyper.endpoint(), "example.hyper", CreateMode::CreateAndReplace)?;
+//! conn.execute_command("CREATE TABLE t (x INT)")?;
+//! conn.execute_command("INSERT INTO t VALUES (1), (2)")?;
+//! for row in conn.execute_query("SELECT x FROM t")? {
+//!     let row = row?;
+//!     println!("{:?}", row.raw(0)?);
+//! }
+//! # Ok::<(), hyperdb_api::Error>(())
+//! ```
+
+#[cfg(feature = "async")]
+mod async_connection;
+mod connection;
+pub mod error;
+pub mod escape;
+mod options;
+mod process;
+mod rows;
+mod transaction;
+
+#[cfg(feature = "async")]
+pub use async_connection::{AsyncConnection, AsyncRows, AsyncTransaction};
+pub use connection::Connection;
+pub use error::{Error, Result};
+pub use hyperdb_api_core::client::{CancelHandle, Config, Endpoint, SocketOptions};
+pub use hyperdb_api_core::protocol::backend::TransactionStatus;
+pub use hyperdb_api_core::protocol::Limits;
+pub use options::{ConnectOptions, CreateMode};
+pub use process::{HyperProcess, HyperProcessOptions, Listen};
+pub use rows::{Column, Row, Rows, Schema};
+pub use transaction::Transaction;

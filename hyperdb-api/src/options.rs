@@ -1,0 +1,217 @@
+//! How to open a connection: shared by [`crate::Connection`] and
+//! [`crate::AsyncConnection`], which differ only in how they run the plan.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyperdb_api_core::client::{Config, Endpoint, SocketOptions};
+use hyperdb_api_core::protocol::{Limits, NoticeHandler};
+
+use crate::error::{DbError, Error, Result};
+use crate::escape::quote_identifier;
+
+/// What to do with the database file when connecting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CreateMode {
+    /// Attach an existing file; error if it is missing.
+    #[default]
+    DoNotCreate,
+    /// Create the file; error if it exists.
+    Create,
+    /// Create the file unless it exists, then attach it.
+    CreateIfNotExists,
+    /// Delete the file if it exists, create it anew, attach it.
+    CreateAndReplace,
+}
+
+/// Connection settings; build with `with_*` and pass to
+/// `Connection::connect_with` / `AsyncConnection::connect_with`.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    config: Config,
+    database: Option<String>,
+    create_mode: CreateMode,
+    notices: Option<NoticeCallback>,
+}
+
+/// A user callback for server notices, cloneable for `Debug`-able options.
+#[derive(Clone)]
+pub(crate) struct NoticeCallback(pub(crate) NoticeHandler);
+
+impl std::fmt::Debug for NoticeCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NoticeCallback")
+    }
+}
+
+impl ConnectOptions {
+    /// Options for `endpoint` without a database.
+    pub fn new(endpoint: Endpoint) -> ConnectOptions {
+        ConnectOptions {
+            config: Config::new(endpoint),
+            database: None,
+            create_mode: CreateMode::DoNotCreate,
+            notices: None,
+        }
+    }
+
+    /// The `.hyper` file to use, and whether to create it.
+    pub fn with_database(mut self, path: impl AsRef<Path>, mode: CreateMode) -> ConnectOptions {
+        self.database = Some(path.as_ref().to_string_lossy().into_owned());
+        self.create_mode = mode;
+        self
+    }
+
+    pub fn with_user(mut self, user: impl Into<String>) -> ConnectOptions {
+        self.config = self.config.with_user(user);
+        self
+    }
+
+    pub fn with_password(mut self, password: impl Into<String>) -> ConnectOptions {
+        self.config = self.config.with_password(password);
+        self
+    }
+
+    pub fn with_connect_timeout(mut self, timeout: Option<Duration>) -> ConnectOptions {
+        self.config = self.config.with_connect_timeout(timeout);
+        self
+    }
+
+    /// Every query gets this long; then it is cancelled (SQLSTATE 57014).
+    pub fn with_query_timeout(mut self, timeout: Option<Duration>) -> ConnectOptions {
+        self.config = self.config.with_query_timeout(timeout);
+        self
+    }
+
+    /// A session setting sent at startup (e.g. `lc_time`).
+    pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> ConnectOptions {
+        self.config = self.config.with_param(name, value);
+        self
+    }
+
+    pub fn with_socket_options(mut self, socket: SocketOptions) -> ConnectOptions {
+        self.config = self.config.with_socket_options(socket);
+        self
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> ConnectOptions {
+        self.config = self.config.with_limits(limits);
+        self
+    }
+
+    /// Receives server notices (default: logged through `tracing`).
+    pub fn with_notice_handler(mut self, f: impl Fn(&DbError) + Send + Sync + 'static) -> ConnectOptions {
+        self.notices = Some(NoticeCallback(Arc::new(f)));
+        self
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The wire config and the statements to run right after startup.
+    pub(crate) fn plan(&self) -> Result<ConnectPlan> {
+        let Some(db) = &self.database else {
+            return Ok(ConnectPlan {
+                config: self.config.clone(),
+                setup: Vec::new(),
+                notices: self.notices.clone().map(|n| n.0),
+            });
+        };
+        if db.is_empty() {
+            return Err(Error::invalid_argument("database", "the path is empty"));
+        }
+        // DoNotCreate attaches at startup, so a missing file fails the
+        // connect itself. The create modes create first, then attach under
+        // the file's stem, which is the alias hyperd uses at startup too.
+        if self.create_mode == CreateMode::DoNotCreate {
+            return Ok(ConnectPlan {
+                config: self.config.clone().with_database(db.clone()),
+                setup: Vec::new(),
+                notices: self.notices.clone().map(|n| n.0),
+            });
+        }
+        let path = quote_identifier(db)?;
+        let alias = Path::new(db)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| Error::invalid_argument("database", format!("`{db}` has no file name")))?;
+        let mut setup = Vec::new();
+        match self.create_mode {
+            CreateMode::Create => setup.push(format!("CREATE DATABASE {path}")),
+            CreateMode::CreateIfNotExists => setup.push(format!("CREATE DATABASE IF NOT EXISTS {path}")),
+            CreateMode::CreateAndReplace => {
+                setup.push(format!("DROP DATABASE IF EXISTS {path}"));
+                setup.push(format!("CREATE DATABASE {path}"));
+            }
+            CreateMode::DoNotCreate => {}
+        }
+        setup.push(format!("ATTACH DATABASE {path} AS {}", quote_identifier(&alias)?));
+        Ok(ConnectPlan {
+            config: self.config.clone(),
+            setup,
+            notices: self.notices.clone().map(|n| n.0),
+        })
+    }
+}
+
+/// The result of [`ConnectOptions::plan`].
+pub(crate) struct ConnectPlan {
+    pub(crate) config: Config,
+    pub(crate) setup: Vec<String>,
+    pub(crate) notices: Option<NoticeHandler>,
+}
+
+/// `ATTACH DATABASE "path" AS "alias"`.
+pub(crate) fn attach_sql(path: &Path, alias: &str) -> Result<String> {
+    Ok(format!(
+        "ATTACH DATABASE {} AS {}",
+        quote_identifier(&path.to_string_lossy())?,
+        quote_identifier(alias)?
+    ))
+}
+
+/// `DETACH DATABASE "alias"`.
+pub(crate) fn detach_sql(alias: &str) -> Result<String> {
+    Ok(format!("DETACH DATABASE {}", quote_identifier(alias)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> ConnectOptions {
+        ConnectOptions::new(Endpoint::tcp("127.0.0.1", 1))
+    }
+
+    #[test]
+    fn do_not_create_attaches_at_startup() {
+        let p = opts().with_database("/d/x.hyper", CreateMode::DoNotCreate).plan().unwrap();
+        assert_eq!(p.config.database(), Some("/d/x.hyper"));
+        assert!(p.setup.is_empty());
+    }
+
+    #[test]
+    fn create_modes_run_ddl_then_attach() {
+        let p = opts().with_database("/d/my \"db\".hyper", CreateMode::CreateAndReplace).plan().unwrap();
+        assert_eq!(p.config.database(), None);
+        assert_eq!(
+            p.setup,
+            vec![
+                "DROP DATABASE IF EXISTS \"/d/my \"\"db\"\".hyper\"".to_string(),
+                "CREATE DATABASE \"/d/my \"\"db\"\".hyper\"".to_string(),
+                "ATTACH DATABASE \"/d/my \"\"db\"\".hyper\" AS \"my \"\"db\"\"\"".to_string(),
+            ]
+        );
+        let p = opts().with_database("/d/x.hyper", CreateMode::CreateIfNotExists).plan().unwrap();
+        assert_eq!(p.setup[0], "CREATE DATABASE IF NOT EXISTS \"/d/x.hyper\"");
+    }
+
+    #[test]
+    fn bad_paths_are_rejected_before_connecting() {
+        assert!(opts().with_database("", CreateMode::Create).plan().is_err());
+        assert!(opts().with_database("/d/a\0b.hyper", CreateMode::Create).plan().is_err());
+    }
+}

@@ -1,0 +1,59 @@
+//! Transactions as guards: commit explicitly, or roll back on drop.
+//!
+//! Dropping an uncommitted guard never blocks: it queues `ROLLBACK`, which the
+//! connection sends and settles before its next request.
+
+use std::ops::{Deref, DerefMut};
+
+use crate::connection::Connection;
+use crate::error::Result;
+
+/// An open transaction on a [`Connection`]; derefs to it for queries.
+#[derive(Debug)]
+pub struct Transaction<'c> {
+    conn: &'c mut Connection,
+    open: bool,
+}
+
+impl<'c> Transaction<'c> {
+    pub(crate) fn begin(conn: &'c mut Connection) -> Result<Transaction<'c>> {
+        conn.execute_command("BEGIN")?;
+        Ok(Transaction { conn, open: true })
+    }
+
+    /// Commits. If the transaction had failed, the server rolls back and
+    /// this returns its error.
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_command("COMMIT").map(drop)
+    }
+
+    /// Rolls back.
+    pub fn rollback(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute_command("ROLLBACK").map(drop)
+    }
+}
+
+impl Deref for Transaction<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl DerefMut for Transaction<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            if let Err(e) = self.conn.client().enqueue_command("ROLLBACK") {
+                tracing::warn!("could not queue ROLLBACK for a dropped transaction: {e}");
+            }
+        }
+    }
+}
