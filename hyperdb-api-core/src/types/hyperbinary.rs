@@ -1,0 +1,186 @@
+//! HyperBinary, Hyper's own binary value format: the payload of
+//! `COPY ... WITH (FORMAT HYPERBINARY)` and of result columns requested with
+//! format code 2.
+//!
+//! Values are little-endian and laid out by column type ([`SqlType`]), not
+//! by Rust type: the same `i64` is 2, 4 or 8 bytes depending on the column,
+//! and a NUMERIC's width depends on its precision. Hence every encode and
+//! decode takes the column type, and narrowing that could lose data is a
+//! per-value error rather than a silent cast.
+//!
+//! Encoding appends to a caller-owned [`BytesMut`] and allocates nothing per
+//! value, so one buffer can be refilled for millions of rows.
+
+use bytes::{BufMut, BytesMut};
+
+use super::sql_type::{ColumnType, SqlType};
+use crate::error::{Error, Result};
+
+/// The 19 bytes that open a HyperBinary COPY stream, once, before the first
+/// row: `HPRCPY` and 13 zero bytes. There is no trailer.
+pub const COPY_HEADER: [u8; 19] = *b"HPRCPY\0\0\0\0\0\0\0\0\0\0\0\0\0";
+
+/// Appends [`COPY_HEADER`].
+pub fn put_copy_header(buf: &mut BytesMut) {
+    buf.extend_from_slice(&COPY_HEADER);
+}
+
+/// A Rust value that can be written as a HyperBinary value of some column
+/// types.
+///
+/// Implemented for the integer, float, bool, string and byte types, the
+/// value types of this module, `Option<T>` (None is NULL) and references.
+pub trait ToHyperBinary {
+    /// Whether values of this type can be written to columns of `ty` at all.
+    /// Check it when a schema is known, before sending rows; individual
+    /// values can still fail (out of range, too long).
+    fn accepts(ty: &SqlType) -> bool
+    where
+        Self: Sized;
+
+    /// Appends the value, without a null indicator, in the layout of `ty`.
+    /// Errors when `ty` is not accepted or the value does not fit it.
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()>;
+
+    /// Whether this is SQL NULL.
+    fn is_null(&self) -> bool {
+        false
+    }
+}
+
+/// Appends one column value of a COPY row: the null indicator byte when the
+/// column is nullable (0 then the value, or 1 for NULL), then the value.
+///
+/// On error nothing is appended, so the caller can skip or abort the row
+/// without a corrupt stream.
+pub fn encode_column<T: ToHyperBinary + ?Sized>(value: &T, column: &ColumnType, buf: &mut BytesMut) -> Result<()> {
+    let start = buf.len();
+    let null = value.is_null();
+    if column.is_nullable() {
+        buf.put_u8(u8::from(null));
+        if null {
+            return Ok(());
+        }
+    } else if null {
+        return Err(Error::invalid_input(format!("NULL for a {column} column")));
+    }
+    value.encode_hyper(&column.sql_type, buf).inspect_err(|_| buf.truncate(start))
+}
+
+/// Appends a whole COPY row, one value per column in order. On error the
+/// buffer is left as it was before the call; the error names the column.
+pub fn encode_row(columns: &[ColumnType], values: &[&dyn ToHyperBinary], buf: &mut BytesMut) -> Result<()> {
+    if columns.len() != values.len() {
+        return Err(Error::invalid_input(format!(
+            "row has {} values for {} columns",
+            values.len(),
+            columns.len()
+        )));
+    }
+    let start = buf.len();
+    for (i, (column, value)) in columns.iter().zip(values).enumerate() {
+        if let Err(e) = encode_column(*value, column, buf) {
+            buf.truncate(start);
+            return Err(Error::new(e.kind(), format!("column {}: {}", i + 1, e.message())));
+        }
+    }
+    Ok(())
+}
+
+/// A Rust value that can be read from a HyperBinary result field.
+///
+/// `'a` is the lifetime of the row's bytes, so `&str` and `&[u8]` borrow
+/// instead of copying.
+pub trait FromHyperBinary<'a>: Sized {
+    /// Whether columns of `ty` can be read as this type at all.
+    fn accepts(ty: &SqlType) -> bool;
+
+    /// Reads a non-NULL field. `raw` is the field's bytes as the DataRow
+    /// framed them: no null indicator and no inner length prefix.
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self>;
+
+    /// Reads a NULL field; only `Option<T>` accepts one.
+    fn decode_hyper_null(ty: &SqlType) -> Result<Self> {
+        Err(Error::conversion(format!("unexpected NULL in a {ty} column; read it as an Option")))
+    }
+}
+
+/// Reads a result field that may be NULL (`None`).
+pub fn decode_field<'a, T: FromHyperBinary<'a>>(ty: &SqlType, raw: Option<&'a [u8]>) -> Result<T> {
+    match raw {
+        Some(raw) => T::decode_hyper(ty, raw),
+        None => T::decode_hyper_null(ty),
+    }
+}
+
+impl<T: ToHyperBinary> ToHyperBinary for Option<T> {
+    fn accepts(ty: &SqlType) -> bool {
+        T::accepts(ty)
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        match self {
+            Some(v) => v.encode_hyper(ty, buf),
+            None => Err(Error::invalid_input(format!(
+                "NULL has no {ty} value; write it with encode_column"
+            ))),
+        }
+    }
+
+    fn is_null(&self) -> bool {
+        self.as_ref().is_none_or(ToHyperBinary::is_null)
+    }
+}
+
+impl<T: ToHyperBinary> ToHyperBinary for &T {
+    fn accepts(ty: &SqlType) -> bool {
+        T::accepts(ty)
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        (**self).encode_hyper(ty, buf)
+    }
+
+    fn is_null(&self) -> bool {
+        (**self).is_null()
+    }
+}
+
+impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
+    fn accepts(ty: &SqlType) -> bool {
+        T::accepts(ty)
+    }
+
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        T::decode_hyper(ty, raw).map(Some)
+    }
+
+    fn decode_hyper_null(_: &SqlType) -> Result<Self> {
+        Ok(None)
+    }
+}
+
+/// The error for a Rust type that cannot meet a column type at all.
+pub(crate) fn mismatch(rust: &str, ty: &SqlType) -> Error {
+    Error::conversion(format!("cannot convert between {rust} and a {ty} column"))
+}
+
+/// Checks a fixed-width field and returns its bytes.
+pub(crate) fn fixed<const N: usize>(ty: &SqlType, raw: &[u8]) -> Result<[u8; N]> {
+    raw.try_into().map_err(|_| {
+        Error::conversion(format!("HyperBinary {ty} value must be {N} bytes, got {}", raw.len()))
+    })
+}
+
+/// Appends a length-prefixed (u32) byte string.
+pub(crate) fn put_len_prefixed(bytes: &[u8], ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+    let len = u32::try_from(bytes.len())
+        .map_err(|_| Error::invalid_input(format!("{ty} value of {} bytes exceeds 4 GiB", bytes.len())))?;
+    buf.put_u32_le(len);
+    buf.extend_from_slice(bytes);
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "hyperbinary_tests.rs"]
+mod tests;

@@ -1,0 +1,380 @@
+//! [`ToHyperBinary`] and [`FromHyperBinary`] for Rust primitives and the
+//! value types of this module.
+//!
+//! Conversions are lossless or fail per value: integers go into any integer
+//! or NUMERIC column with a range check, `f64` into REAL only when exactly
+//! representable, strings into VARCHAR(n)/CHAR(n) only when short enough.
+
+use bytes::{BufMut, BytesMut};
+
+use super::hyperbinary::{fixed, mismatch, put_len_prefixed, FromHyperBinary, ToHyperBinary};
+use super::sql_type::{SqlType, MAX_NUMERIC64_PRECISION};
+use super::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
+use crate::error::{Error, Result};
+
+fn int_column(ty: &SqlType) -> bool {
+    matches!(ty, SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Oid)
+}
+
+/// Writes an integer into an integer or NUMERIC column, checking its range.
+fn put_int(v: i128, rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+    let range = || Error::conversion(format!("{rust} value {v} is out of range for {ty}"));
+    match *ty {
+        SqlType::SmallInt => buf.put_i16_le(i16::try_from(v).map_err(|_| range())?),
+        SqlType::Int => buf.put_i32_le(i32::try_from(v).map_err(|_| range())?),
+        SqlType::BigInt => buf.put_i64_le(i64::try_from(v).map_err(|_| range())?),
+        SqlType::Oid => buf.put_u32_le(u32::try_from(v).map_err(|_| range())?),
+        SqlType::Numeric { precision, scale } => {
+            let n = Numeric::try_from(v).map_err(|_| range())?;
+            put_numeric(n, precision, scale, ty, buf)?;
+        }
+        _ => return Err(mismatch(rust, ty)),
+    }
+    Ok(())
+}
+
+/// Writes a NUMERIC as its unscaled integer at the column's scale: 8 bytes
+/// up to precision 18, 16 bytes above.
+fn put_numeric(n: Numeric, precision: u8, scale: u8, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+    let v = n.for_column(precision, scale)?.unscaled();
+    if precision <= MAX_NUMERIC64_PRECISION {
+        let v = i64::try_from(v).map_err(|_| Error::conversion(format!("{n} does not fit {ty}")))?;
+        buf.put_i64_le(v);
+    } else {
+        buf.put_i128_le(v);
+    }
+    Ok(())
+}
+
+/// Reads a NUMERIC column's unscaled integer.
+fn get_unscaled(ty: &SqlType, precision: u8, raw: &[u8]) -> Result<i128> {
+    if precision <= MAX_NUMERIC64_PRECISION {
+        Ok(i64::from_le_bytes(fixed(ty, raw)?).into())
+    } else {
+        Ok(i128::from_le_bytes(fixed(ty, raw)?))
+    }
+}
+
+/// Reads any integer column, or a NUMERIC without decimals, as i128.
+fn get_int(ty: &SqlType, raw: &[u8], rust: &str) -> Result<i128> {
+    Ok(match *ty {
+        SqlType::SmallInt => i16::from_le_bytes(fixed(ty, raw)?).into(),
+        SqlType::Int => i32::from_le_bytes(fixed(ty, raw)?).into(),
+        SqlType::BigInt => i64::from_le_bytes(fixed(ty, raw)?).into(),
+        SqlType::Oid => u32::from_le_bytes(fixed(ty, raw)?).into(),
+        SqlType::Numeric { precision, scale: 0 } => get_unscaled(ty, precision, raw)?,
+        _ => return Err(mismatch(rust, ty)),
+    })
+}
+
+macro_rules! int_impls {
+    ($($t:ident $(=> $native:ident, $put:ident)?;)*) => {$(
+        impl ToHyperBinary for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                int_column(ty) || matches!(ty, SqlType::Numeric { .. })
+            }
+
+            fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+                $(if matches!(ty, SqlType::$native) {
+                    buf.$put(*self);
+                    return Ok(());
+                })?
+                put_int(i128::from(*self), stringify!($t), ty, buf)
+            }
+        }
+
+        impl<'a> FromHyperBinary<'a> for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                int_column(ty) || matches!(ty, SqlType::Numeric { scale: 0, .. })
+            }
+
+            fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+                $(if matches!(ty, SqlType::$native) {
+                    return Ok($t::from_le_bytes(fixed(ty, raw)?));
+                })?
+                let v = get_int(ty, raw, stringify!($t))?;
+                $t::try_from(v).map_err(|_| {
+                    Error::conversion(format!("{ty} value {v} is out of range for {}", stringify!($t)))
+                })
+            }
+        }
+    )*};
+}
+
+int_impls! {
+    i16 => SmallInt, put_i16_le;
+    i32 => Int, put_i32_le;
+    i64 => BigInt, put_i64_le;
+    u32 => Oid, put_u32_le;
+    i8;
+    u8;
+    u16;
+    u64;
+    i128;
+}
+
+impl ToHyperBinary for f64 {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Double | SqlType::Real)
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        match ty {
+            SqlType::Double => buf.put_f64_le(*self),
+            SqlType::Real => {
+                let narrow = *self as f32;
+                if f64::from(narrow) != *self && !self.is_nan() {
+                    return Err(Error::conversion(format!("f64 value {self} is not exactly representable as REAL")));
+                }
+                buf.put_f32_le(narrow);
+            }
+            _ => return Err(mismatch("f64", ty)),
+        }
+        Ok(())
+    }
+}
+
+impl ToHyperBinary for f32 {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Double | SqlType::Real)
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        match ty {
+            SqlType::Real => buf.put_f32_le(*self),
+            SqlType::Double => buf.put_f64_le(f64::from(*self)),
+            _ => return Err(mismatch("f32", ty)),
+        }
+        Ok(())
+    }
+}
+
+impl<'a> FromHyperBinary<'a> for f64 {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Double | SqlType::Real)
+    }
+
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        match ty {
+            SqlType::Double => Ok(f64::from_le_bytes(fixed(ty, raw)?)),
+            SqlType::Real => Ok(f32::from_le_bytes(fixed(ty, raw)?).into()),
+            _ => Err(mismatch("f64", ty)),
+        }
+    }
+}
+
+impl<'a> FromHyperBinary<'a> for f32 {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Real)
+    }
+
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        match ty {
+            SqlType::Real => Ok(f32::from_le_bytes(fixed(ty, raw)?)),
+            _ => Err(mismatch("f32", ty)),
+        }
+    }
+}
+
+impl ToHyperBinary for bool {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Bool)
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        match ty {
+            SqlType::Bool => Ok(buf.put_u8(u8::from(*self))),
+            _ => Err(mismatch("bool", ty)),
+        }
+    }
+}
+
+impl<'a> FromHyperBinary<'a> for bool {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Bool)
+    }
+
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        match (ty, fixed::<1>(ty, raw)?) {
+            (SqlType::Bool, [0]) => Ok(false),
+            (SqlType::Bool, [1]) => Ok(true),
+            (SqlType::Bool, [b]) => Err(Error::conversion(format!("HyperBinary BOOLEAN byte {b} is neither 0 nor 1"))),
+            _ => Err(mismatch("bool", ty)),
+        }
+    }
+}
+
+fn text_column(ty: &SqlType) -> bool {
+    matches!(ty, SqlType::Text | SqlType::Json | SqlType::Varchar(_) | SqlType::Char(_))
+}
+
+fn bytes_column(ty: &SqlType) -> bool {
+    text_column(ty) || matches!(ty, SqlType::Bytea | SqlType::Geography)
+}
+
+/// Writes a string into a text column, enforcing VARCHAR(n)/CHAR(n) limits
+/// (in characters, as SQL counts them) so the error names the value.
+fn put_str(s: &str, rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+    match *ty {
+        SqlType::Text | SqlType::Json => {}
+        SqlType::Varchar(n) | SqlType::Char(n) => {
+            // A string of at most n bytes has at most n characters: skip the count.
+            let limit = usize::try_from(n).unwrap_or(usize::MAX);
+            if s.len() > limit && s.chars().count() > limit {
+                return Err(Error::conversion(format!(
+                    "string of {} characters is too long for {ty}",
+                    s.chars().count()
+                )));
+            }
+        }
+        // GEOGRAPHY takes Hyper's binary form, never text: send WKT through
+        // `CAST(... AS TABLEAU.TABGEOGRAPHY)` instead.
+        _ => return Err(mismatch(rust, ty)),
+    }
+    put_len_prefixed(s.as_bytes(), ty, buf)
+}
+
+fn put_bytes(b: &[u8], rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+    match ty {
+        SqlType::Bytea | SqlType::Geography => put_len_prefixed(b, ty, buf),
+        _ => Err(mismatch(rust, ty)),
+    }
+}
+
+fn get_str<'a>(ty: &SqlType, raw: &'a [u8], rust: &str) -> Result<&'a str> {
+    if !text_column(ty) {
+        return Err(mismatch(rust, ty));
+    }
+    std::str::from_utf8(raw).map_err(|e| Error::conversion(format!("{ty} value is not valid UTF-8: {e}")))
+}
+
+fn get_bytes<'a>(ty: &SqlType, raw: &'a [u8], rust: &str) -> Result<&'a [u8]> {
+    if bytes_column(ty) {
+        Ok(raw)
+    } else {
+        Err(mismatch(rust, ty))
+    }
+}
+
+macro_rules! owned_or_borrowed {
+    ($t:ty, $name:literal, $put:ident, $get:ident, $accepts_in:ident, $accepts_out:ident, $own:expr) => {
+        impl<'a> ToHyperBinary for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                $accepts_in(ty)
+            }
+
+            fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+                $put(self, $name, ty, buf)
+            }
+        }
+
+        impl<'a> FromHyperBinary<'a> for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                $accepts_out(ty)
+            }
+
+            fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+                $get(ty, raw, $name).map($own)
+            }
+        }
+    };
+}
+
+fn bytes_in(ty: &SqlType) -> bool {
+    matches!(ty, SqlType::Bytea | SqlType::Geography)
+}
+
+owned_or_borrowed!(&'a str, "&str", put_str, get_str, text_column, text_column, |s| s);
+owned_or_borrowed!(String, "String", put_str, get_str, text_column, text_column, str::to_owned);
+owned_or_borrowed!(&'a [u8], "&[u8]", put_bytes, get_bytes, bytes_in, bytes_column, |b| b);
+owned_or_borrowed!(Vec<u8>, "Vec<u8>", put_bytes, get_bytes, bytes_in, bytes_column, <[u8]>::to_vec);
+
+/// Value types with exactly one column type and a fixed layout.
+macro_rules! value_impls {
+    ($($t:ident: $col:ident, |$v:ident, $buf:ident| $put:expr, |$ty:ident, $raw:ident| $get:expr;)*) => {$(
+        impl ToHyperBinary for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                matches!(ty, SqlType::$col)
+            }
+
+            fn encode_hyper(&self, ty: &SqlType, $buf: &mut BytesMut) -> Result<()> {
+                if !matches!(ty, SqlType::$col) {
+                    return Err(mismatch(stringify!($t), ty));
+                }
+                let $v = *self;
+                $put;
+                Ok(())
+            }
+        }
+
+        impl<'a> FromHyperBinary<'a> for $t {
+            fn accepts(ty: &SqlType) -> bool {
+                matches!(ty, SqlType::$col)
+            }
+
+            fn decode_hyper($ty: &SqlType, $raw: &'a [u8]) -> Result<Self> {
+                if !matches!($ty, SqlType::$col) {
+                    return Err(mismatch(stringify!($t), $ty));
+                }
+                $get
+            }
+        }
+    )*};
+}
+
+value_impls! {
+    Date: Date,
+        |v, buf| buf.put_i32_le(v.julian_day()),
+        |ty, raw| Ok(Date::from_julian_day(i32::from_le_bytes(fixed(ty, raw)?)));
+    Time: Time,
+        |v, buf| buf.put_i64_le(v.micros()),
+        |ty, raw| Time::from_micros(i64::from_le_bytes(fixed(ty, raw)?));
+    Timestamp: Timestamp,
+        |v, buf| buf.put_u64_le(v.hyper_micros()?),
+        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?));
+    TimestampTz: TimestampTz,
+        |v, buf| buf.put_u64_le(v.to_utc().hyper_micros()?),
+        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?)).map(TimestampTz::from_utc);
+    Interval: Interval,
+        |v, buf| {
+            buf.put_i64_le(v.micros);
+            buf.put_i32_le(v.days);
+            buf.put_i32_le(v.months);
+        },
+        |ty, raw| {
+            let b: [u8; 16] = fixed(ty, raw)?;
+            let (micros, rest) = b.split_at(8);
+            let (days, months) = rest.split_at(4);
+            Ok(Interval {
+                micros: i64::from_le_bytes(micros.try_into().unwrap_or_default()),
+                days: i32::from_le_bytes(days.try_into().unwrap_or_default()),
+                months: i32::from_le_bytes(months.try_into().unwrap_or_default()),
+            })
+        };
+}
+
+impl ToHyperBinary for Numeric {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Numeric { .. })
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+        match *ty {
+            SqlType::Numeric { precision, scale } => put_numeric(*self, precision, scale, ty, buf),
+            _ => Err(mismatch("Numeric", ty)),
+        }
+    }
+}
+
+impl<'a> FromHyperBinary<'a> for Numeric {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Numeric { .. }) || int_column(ty)
+    }
+
+    fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        match *ty {
+            SqlType::Numeric { precision, scale } => Numeric::new(get_unscaled(ty, precision, raw)?, scale),
+            _ => Numeric::try_from(get_int(ty, raw, "Numeric")?),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! `NUMERIC` values: exact decimals of up to 38 digits.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::str::FromStr;
+
+use super::sql_type::MAX_NUMERIC_PRECISION;
+use crate::error::{Error, Result};
+
+/// `10^i` for `i` in `0..=38`.
+pub(crate) const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// Largest unscaled magnitude: 38 nines.
+const MAX_UNSCALED: i128 = POW10[38] - 1;
+
+/// An exact decimal `unscaled × 10^-scale` with at most 38 digits, the
+/// value space of Hyper's NUMERIC(38,s).
+///
+/// Kept as an integer plus scale, never as a float, so text, HyperBinary and
+/// PostgreSQL binary forms convert without rounding. The scale is part of
+/// the value's form (`123.4500` keeps its 4 decimals), not of its identity:
+/// comparison, equality and hashing are numeric, so `1.0 == 1.00`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Numeric {
+    unscaled: i128,
+    scale: u8,
+}
+
+impl Numeric {
+    /// Zero with scale 0.
+    pub const ZERO: Numeric = Numeric { unscaled: 0, scale: 0 };
+
+    /// `unscaled × 10^-scale`; errors past 38 digits or scale 38.
+    pub fn new(unscaled: i128, scale: u8) -> Result<Numeric> {
+        if scale > MAX_NUMERIC_PRECISION {
+            return Err(Error::conversion(format!("NUMERIC scale {scale} exceeds 38")));
+        }
+        if !(-MAX_UNSCALED..=MAX_UNSCALED).contains(&unscaled) {
+            return Err(Error::conversion(format!("NUMERIC value {unscaled}e-{scale} has more than 38 digits")));
+        }
+        Ok(Numeric { unscaled, scale })
+    }
+
+    /// The integer whose digits the value has.
+    pub const fn unscaled(self) -> i128 {
+        self.unscaled
+    }
+
+    /// Digits after the decimal point.
+    pub const fn scale(self) -> u8 {
+        self.scale
+    }
+
+    /// Digits of the unscaled integer (at least 1): the smallest NUMERIC
+    /// precision that holds the value at its current scale.
+    pub fn precision(self) -> u8 {
+        let abs = self.unscaled.unsigned_abs();
+        let mut digits = 1u8;
+        while usize::from(digits) < POW10.len() && abs >= POW10[usize::from(digits)].unsigned_abs() {
+            digits += 1;
+        }
+        digits
+    }
+
+    pub const fn is_zero(self) -> bool {
+        self.unscaled == 0
+    }
+
+    pub const fn is_negative(self) -> bool {
+        self.unscaled < 0
+    }
+
+    /// The same value with exactly `scale` decimals; errors rather than
+    /// round when digits would be dropped or the result exceeds 38 digits.
+    pub fn rescale(self, scale: u8) -> Result<Numeric> {
+        match scale.cmp(&self.scale) {
+            Ordering::Equal => Ok(self),
+            Ordering::Greater => {
+                let factor = POW10.get(usize::from(scale - self.scale)).copied().unwrap_or(0);
+                match self.unscaled.checked_mul(factor) {
+                    Some(v) if factor != 0 => Numeric::new(v, scale),
+                    _ => Err(Error::conversion(format!("{self} has too many digits at scale {scale}"))),
+                }
+            }
+            Ordering::Less => {
+                let factor = POW10[usize::from(self.scale - scale)];
+                if self.unscaled % factor != 0 {
+                    return Err(Error::conversion(format!(
+                        "{self} cannot be written with {scale} decimals without rounding"
+                    )));
+                }
+                Ok(Numeric { unscaled: self.unscaled / factor, scale })
+            }
+        }
+    }
+
+    /// The value rescaled for a NUMERIC(precision, scale) column, or an
+    /// error naming the column type when it does not fit.
+    pub(crate) fn for_column(self, precision: u8, scale: u8) -> Result<Numeric> {
+        super::sql_type::check_numeric(precision, scale)?;
+        let v = self.rescale(scale).map_err(|e| {
+            Error::conversion(format!("NUMERIC({precision},{scale}): {}", e.message()))
+        })?;
+        if v.unscaled.unsigned_abs() >= POW10[usize::from(precision)].unsigned_abs() {
+            return Err(Error::conversion(format!("{self} does not fit NUMERIC({precision},{scale})")));
+        }
+        Ok(v)
+    }
+
+    /// The value without trailing fractional zeros (`1.500` to `1.5`).
+    pub fn normalize(self) -> Numeric {
+        let mut n = self;
+        while n.scale > 0 && n.unscaled % 10 == 0 {
+            n.unscaled /= 10;
+            n.scale -= 1;
+        }
+        n
+    }
+
+    /// The nearest `f64`; inexact for most values with more than 15 digits.
+    pub fn to_f64(self) -> f64 {
+        // The text route is correctly rounded; dividing by 10^scale is not.
+        self.to_string().parse().unwrap_or(f64::NAN)
+    }
+}
+
+impl PartialEq for Numeric {
+    fn eq(&self, other: &Numeric) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Numeric {}
+
+impl PartialOrd for Numeric {
+    fn partial_cmp(&self, other: &Numeric) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Numeric {
+    fn cmp(&self, other: &Numeric) -> Ordering {
+        let (low, high, flipped) = if self.scale <= other.scale { (self, other, false) } else { (other, self, true) };
+        let factor = POW10[usize::from(high.scale - low.scale)];
+        let ord = match low.unscaled.checked_mul(factor) {
+            Some(v) => v.cmp(&high.unscaled),
+            // Overflow means |low| > 10^38 > |high| at the common scale.
+            None if low.unscaled > 0 => Ordering::Greater,
+            None => Ordering::Less,
+        };
+        if flipped {
+            ord.reverse()
+        } else {
+            ord
+        }
+    }
+}
+
+impl Hash for Numeric {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let n = self.normalize();
+        n.unscaled.hash(state);
+        n.scale.hash(state);
+    }
+}
+
+macro_rules! from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Numeric {
+            fn from(v: $t) -> Numeric {
+                // At most 20 digits: always in range.
+                Numeric { unscaled: i128::from(v), scale: 0 }
+            }
+        }
+    )*};
+}
+from_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl TryFrom<i128> for Numeric {
+    type Error = Error;
+
+    fn try_from(v: i128) -> Result<Numeric> {
+        Numeric::new(v, 0)
+    }
+}
+
+/// Plain decimal notation with exactly `scale` decimals: `-0.05`, `123.4500`.
+impl fmt::Display for Numeric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // 39 digits (with the leading zero of 0.xxx...) and the point.
+        let mut buf = [0u8; 40];
+        let mut pos = buf.len();
+        let mut abs = self.unscaled.unsigned_abs();
+        let mut written = 0usize;
+        let scale = usize::from(self.scale);
+        while abs > 0 || written <= scale {
+            if written == scale && scale > 0 {
+                pos -= 1;
+                buf[pos] = b'.';
+            }
+            pos -= 1;
+            buf[pos] = b'0' + (abs % 10) as u8;
+            abs /= 10;
+            written += 1;
+        }
+        // Only ASCII was written.
+        f.pad_integral(self.unscaled >= 0, "", std::str::from_utf8(&buf[pos..]).unwrap_or("?"))
+    }
+}
+
+/// Parses `[+-]digits[.digits]` exactly; the scale is the number of digits
+/// after the point (`"1.50"` has scale 2). Errors past 38 significant digits.
+impl FromStr for Numeric {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Numeric> {
+        let bad = |why: &str| Error::conversion(format!("invalid NUMERIC '{s}': {why}"));
+        let t = s.trim().as_bytes();
+        let (negative, body) = match t.first() {
+            Some(b'-') => (true, &t[1..]),
+            Some(b'+') => (false, &t[1..]),
+            _ => (false, t),
+        };
+        let mut unscaled: i128 = 0;
+        let (mut digits, mut significant, mut scale) = (0usize, 0usize, 0usize);
+        let mut seen_point = false;
+        for &b in body {
+            match b {
+                b'.' if !seen_point => seen_point = true,
+                b'0'..=b'9' => {
+                    digits += 1;
+                    if seen_point {
+                        scale += 1;
+                    }
+                    if significant > 0 || b != b'0' {
+                        significant += 1;
+                    }
+                    if significant > usize::from(MAX_NUMERIC_PRECISION) {
+                        return Err(bad("more than 38 significant digits"));
+                    }
+                    // At most 38 significant digits so far: cannot overflow.
+                    unscaled = unscaled * 10 + i128::from(b - b'0');
+                }
+                _ => return Err(bad("expected digits with an optional decimal point")),
+            }
+        }
+        if digits == 0 {
+            return Err(bad("no digits"));
+        }
+        if scale > usize::from(MAX_NUMERIC_PRECISION) {
+            return Err(bad("more than 38 digits after the point"));
+        }
+        // `scale` <= 38 was just checked.
+        Numeric::new(if negative { -unscaled } else { unscaled }, scale as u8)
+    }
+}
+
+#[cfg(test)]
+#[path = "numeric_tests.rs"]
+mod tests;
