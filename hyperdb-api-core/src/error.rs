@@ -28,6 +28,8 @@ impl SqlState {
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState(*b"22P02");
     /// `28P01`: wrong password.
     pub const INVALID_PASSWORD: SqlState = SqlState(*b"28P01");
+    /// `55006`: the object (e.g. a database file) is in use by another session.
+    pub const OBJECT_IN_USE: SqlState = SqlState(*b"55006");
     /// `57P01`: the server is shutting down.
     pub const ADMIN_SHUTDOWN: SqlState = SqlState(*b"57P01");
 
@@ -275,6 +277,17 @@ impl Error {
         Error {
             kind,
             message: context.into(),
+            db: None,
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// The socket of an established connection failed: the connection is
+    /// gone (kind [`ErrorKind::Closed`]), the I/O error is kept as source.
+    pub fn connection_lost(context: impl Into<String>, source: io::Error) -> Error {
+        Error {
+            kind: ErrorKind::Closed,
+            message: format!("connection lost while {}", context.into()),
             db: None,
             source: Some(Box::new(source)),
         }

@@ -2,6 +2,7 @@
 
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
+use std::time::Instant;
 use std::sync::Arc;
 
 use futures_core::Stream;
@@ -9,8 +10,10 @@ use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::{QueryRequest, RowEvent};
 
+use hyperdb_api_core::types::FromHyperBinary;
+
 use crate::error::Result;
-use crate::options::{attach_sql, detach_sql, ConnectOptions, CreateMode};
+use crate::options::{attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::rows::{Row, Schema};
 
 /// An async connection to hyperd.
@@ -33,7 +36,16 @@ impl AsyncConnection {
         let plan = options.plan()?;
         let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
         for sql in &plan.setup {
-            client.execute(sql).await?;
+            let started = Instant::now();
+            loop {
+                match client.execute(sql).await {
+                    Err(e) if should_retry(&e, started) => tokio::time::sleep(IN_USE_POLL).await,
+                    res => {
+                        res?;
+                        break;
+                    }
+                };
+            }
         }
         Ok(AsyncConnection { client })
     }
@@ -52,6 +64,19 @@ impl AsyncConnection {
             schema: Schema::from_fields(fields),
             affected: None,
         })
+    }
+
+    /// The first column of the first row as `T` ([`crate::Error::NoRows`]
+    /// when there is none); the rest of the result is discarded.
+    pub async fn query_scalar<T>(&mut self, sql: &str) -> Result<T>
+    where
+        T: for<'a> FromHyperBinary<'a>,
+    {
+        let mut rows = self.execute_query(sql).await?;
+        match rows.next().await {
+            Some(row) => row?.try_get(0),
+            None => Err(crate::Error::NoRows),
+        }
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

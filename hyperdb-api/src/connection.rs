@@ -1,13 +1,16 @@
 //! The blocking connection.
 
 use std::path::Path;
+use std::time::Instant;
 
 use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
+use hyperdb_api_core::types::FromHyperBinary;
+
 use crate::error::Result;
-use crate::options::{attach_sql, detach_sql, ConnectOptions, CreateMode};
+use crate::options::{attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::rows::{Rows, Schema};
 use crate::transaction::Transaction;
 
@@ -37,7 +40,16 @@ impl Connection {
         let plan = options.plan()?;
         let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
         for sql in &plan.setup {
-            client.execute(sql)?;
+            let started = Instant::now();
+            loop {
+                match client.execute(sql) {
+                    Err(e) if should_retry(&e, started) => std::thread::sleep(IN_USE_POLL),
+                    res => {
+                        res?;
+                        break;
+                    }
+                };
+            }
         }
         Ok(Connection { client })
     }
@@ -52,6 +64,19 @@ impl Connection {
     pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
         let fields = self.client.query(&QueryRequest::new(sql))?;
         Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+    }
+
+    /// The first column of the first row as `T` ([`crate::Error::NoRows`]
+    /// when there is none); the rest of the result is discarded.
+    pub fn query_scalar<T>(&mut self, sql: &str) -> Result<T>
+    where
+        T: for<'a> FromHyperBinary<'a>,
+    {
+        let mut rows = self.execute_query(sql)?;
+        match rows.next() {
+            Some(row) => row?.try_get(0),
+            None => Err(crate::Error::NoRows),
+        }
     }
 
     /// Attaches another database file under `alias`.

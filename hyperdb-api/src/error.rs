@@ -29,6 +29,34 @@ pub enum Error {
     #[error("invalid argument `{what}`: {message}")]
     InvalidArgument { what: String, message: String },
 
+    /// A row has no such column (index out of range or unknown name).
+    #[error("no column {column} in the result (it has {count} columns)")]
+    ColumnNotFound { column: String, count: usize },
+
+    /// A NULL was read into a non-`Option` type.
+    #[error("column {column} is NULL; read it as an Option")]
+    UnexpectedNull { column: String },
+
+    /// The column's SQL type cannot be read as the requested Rust type.
+    #[error("column {column} has type {sql_type}, which cannot be read as {rust_type}")]
+    TypeMismatch {
+        column: String,
+        sql_type: String,
+        rust_type: &'static str,
+    },
+
+    /// A value could not be converted (out of range, malformed bytes).
+    #[error("column {column}: {source}")]
+    Conversion {
+        column: String,
+        #[source]
+        source: hyperdb_api_core::Error,
+    },
+
+    /// A query that must return a row returned none.
+    #[error("the query returned no rows")]
+    NoRows,
+
     /// An OS-level operation outside the wire protocol (spawning, files) failed.
     #[error("{context}: {source}")]
     Io {

@@ -13,7 +13,8 @@
 //! conn.execute_command("INSERT INTO t VALUES (1), (2)")?;
 //! for row in conn.execute_query("SELECT x FROM t")? {
 //!     let row = row?;
-//!     println!("{:?}", row.raw(0)?);
+//!     let x: i32 = row.try_get(0)?;
+//!     println!("{x}");
 //! }
 //! # Ok::<(), hyperdb_api::Error>(())
 //! ```
@@ -31,11 +32,12 @@ mod transaction;
 #[cfg(feature = "async")]
 pub use async_connection::{AsyncConnection, AsyncRows, AsyncTransaction};
 pub use connection::Connection;
-pub use error::{Error, Result};
+pub use error::{DbError, Error, ErrorKind, Result, Severity, SqlState};
 pub use hyperdb_api_core::client::{CancelHandle, Config, Endpoint, SocketOptions};
 pub use hyperdb_api_core::protocol::backend::TransactionStatus;
 pub use hyperdb_api_core::protocol::Limits;
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen};
-pub use rows::{Column, Row, Rows, Schema};
+pub use hyperdb_api_core::types;
+pub use rows::{Column, ColumnIndex, Row, Rows, Schema};
 pub use transaction::Transaction;

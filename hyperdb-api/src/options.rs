@@ -157,6 +157,18 @@ impl ConnectOptions {
     }
 }
 
+/// How long connect waits for a database file that another, just-ended
+/// session still holds: hyperd releases files shortly after a session ends,
+/// so "drop a connection, reopen the file" would otherwise fail at random
+/// with SQLSTATE 55006.
+pub(crate) const IN_USE_PATIENCE: Duration = Duration::from_secs(5);
+pub(crate) const IN_USE_POLL: Duration = Duration::from_millis(20);
+
+/// Whether a setup statement should be retried (see [`IN_USE_PATIENCE`]).
+pub(crate) fn should_retry(e: &hyperdb_api_core::Error, started: std::time::Instant) -> bool {
+    e.code() == Some(&hyperdb_api_core::error::SqlState::OBJECT_IN_USE) && started.elapsed() < IN_USE_PATIENCE
+}
+
 /// The result of [`ConnectOptions::plan`].
 pub(crate) struct ConnectPlan {
     pub(crate) config: Config,

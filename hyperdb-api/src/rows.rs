@@ -6,6 +6,7 @@ use std::sync::Arc;
 use hyperdb_api_core::client::Client;
 use hyperdb_api_core::protocol::backend::{DataRow, FieldDescription};
 use hyperdb_api_core::protocol::ops::RowEvent;
+use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
 
@@ -15,6 +16,8 @@ pub struct Column {
     name: String,
     type_oid: u32,
     type_modifier: i32,
+    /// `None` for a type this client does not know; typed reads then fail.
+    sql_type: Option<SqlType>,
 }
 
 impl Column {
@@ -31,6 +34,35 @@ impl Column {
     pub fn type_modifier(&self) -> i32 {
         self.type_modifier
     }
+
+    /// The column's SQL type, if this client knows it.
+    pub fn sql_type(&self) -> Option<&SqlType> {
+        self.sql_type.as_ref()
+    }
+}
+
+/// Something that names a column: its index or its name.
+pub trait ColumnIndex: sealed::Sealed + std::fmt::Display {
+    /// The index in `schema`, if the column exists.
+    fn index_in(&self, schema: &Schema) -> Option<usize>;
+}
+
+impl ColumnIndex for usize {
+    fn index_in(&self, schema: &Schema) -> Option<usize> {
+        (*self < schema.len()).then_some(*self)
+    }
+}
+
+impl ColumnIndex for &str {
+    fn index_in(&self, schema: &Schema) -> Option<usize> {
+        schema.index_of(self)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for usize {}
+    impl Sealed for &str {}
 }
 
 /// The columns of a result, shared by all its rows.
@@ -45,6 +77,7 @@ impl Schema {
             columns: fields
                 .into_iter()
                 .map(|f| Column {
+                    sql_type: SqlType::from_oid_typmod(f.type_oid, f.type_modifier).ok(),
                     name: f.name,
                     type_oid: f.type_oid,
                     type_modifier: f.type_modifier,
@@ -95,13 +128,53 @@ impl Row {
         self.data.is_empty()
     }
 
+    /// The value of a column, by index or name, as `T`.
+    ///
+    /// Errors tell apart a missing column ([`Error::ColumnNotFound`]), a NULL
+    /// read into a non-`Option` ([`Error::UnexpectedNull`]), a type that
+    /// cannot be read as `T` ([`Error::TypeMismatch`]) and a value that does
+    /// not fit ([`Error::Conversion`]).
+    pub fn try_get<'a, T: FromHyperBinary<'a>>(&'a self, column: impl ColumnIndex) -> Result<T> {
+        let index = column.index_in(&self.schema).ok_or_else(|| Error::ColumnNotFound {
+            column: column.to_string(),
+            count: self.schema.len(),
+        })?;
+        let col = &self.schema.columns[index];
+        let Some(ty) = col.sql_type.as_ref() else {
+            return Err(Error::TypeMismatch {
+                column: col.name.clone(),
+                sql_type: format!("oid {} (unknown to this client)", col.type_oid),
+                rust_type: std::any::type_name::<T>(),
+            });
+        };
+        if !T::accepts(ty) {
+            return Err(Error::TypeMismatch {
+                column: col.name.clone(),
+                sql_type: ty.to_string(),
+                rust_type: std::any::type_name::<T>(),
+            });
+        }
+        match self.raw(index)? {
+            Some(raw) => T::decode_hyper(ty, raw).map_err(|source| Error::Conversion {
+                column: col.name.clone(),
+                source,
+            }),
+            None => T::decode_hyper_null(ty).map_err(|_| Error::UnexpectedNull {
+                column: col.name.clone(),
+            }),
+        }
+    }
+
     /// The raw HyperBinary bytes of column `index`; `None` is SQL NULL.
     pub fn raw(&self, index: usize) -> Result<Option<&[u8]>> {
         let n = self.data.len();
         self.data
             .fields()
             .nth(index)
-            .ok_or_else(|| Error::invalid_argument("column index", format!("{index} is out of range: the row has {n} columns")))?
+            .ok_or_else(|| Error::ColumnNotFound {
+                column: index.to_string(),
+                count: n,
+            })?
             .map_err(Error::from)
     }
 }

@@ -183,9 +183,11 @@ impl Config {
         self
     }
 
-    /// An extra startup parameter (a server setting for this session).
+    /// A server setting for this session, sent at startup as `-c name=value`
+    /// in the `options` parameter, so hyperd rejects an unknown name with a
+    /// typed error instead of silently ignoring it.
     ///
-    /// Names are checked on connect: ASCII letters, digits and `_`.
+    /// Names are checked on connect: ASCII letters, digits, `_` and `.`.
     pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Config {
         self.params.push((name.into(), value.into()));
         self
@@ -240,15 +242,20 @@ impl Config {
 
     /// Checks everything that can be checked before touching the network.
     pub(crate) fn validate(&self) -> Result<()> {
-        for (name, _) in &self.params {
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        for (name, value) in &self.params {
+            if value.chars().any(|c| c.is_whitespace() || c == '\\' || c == '\0') {
                 return Err(Error::config(format!(
-                    "startup parameter name `{name}`: only ASCII letters, digits and `_` are allowed"
+                    "setting `{name}`: hyperd's startup options cannot carry whitespace, \
+                     backslashes or NUL in a value; run `SET {name} = '...'` after connecting"
                 )));
             }
-            if matches!(name.as_str(), "user" | "database") {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+            {
                 return Err(Error::config(format!(
-                    "startup parameter `{name}` is set through its own Config method"
+                    "setting name `{name}`: only ASCII letters, digits, `_` and `.` are allowed"
                 )));
             }
         }
@@ -259,6 +266,28 @@ impl Config {
             )));
         }
         Ok(())
+    }
+}
+
+impl Config {
+    /// The `options` startup parameter carrying the session settings:
+    /// `-c name=value` each. `validate` has ruled out values hyperd's option
+    /// parser cannot carry (it has no escape for whitespace).
+    pub(crate) fn startup_options(&self) -> Option<String> {
+        if self.params.is_empty() {
+            return None;
+        }
+        let mut out = String::new();
+        for (name, value) in &self.params {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str("-c ");
+            out.push_str(name);
+            out.push('=');
+            out.push_str(value);
+        }
+        Some(out)
     }
 }
 
@@ -322,5 +351,17 @@ mod tests {
         assert_eq!(c.validate().unwrap_err().kind(), crate::error::ErrorKind::Config);
         let c = Config::new(Endpoint::tcp("h", 1)).with_param("lc_time", "C");
         assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn settings_travel_escaped_in_options() {
+        let c = Config::new(Endpoint::tcp("h", 1));
+        assert_eq!(c.startup_options(), None);
+        let c = c.with_param("a", "x").with_param("b.c", "y,z");
+        assert_eq!(c.startup_options().unwrap(), "-c a=x -c b.c=y,z");
+        for bad in ["x y", "a\\b", "t\tab"] {
+            let c = Config::new(Endpoint::tcp("h", 1)).with_param("a", bad);
+            assert!(c.validate().unwrap_err().to_string().contains("SET a"), "{bad}");
+        }
     }
 }

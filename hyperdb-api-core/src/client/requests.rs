@@ -11,7 +11,8 @@ macro_rules! request_methods {
         /// Sends the startup message and authenticates.
         $($async_kw)? fn startup(&mut self, config: &Config) -> Result<()> {
             self.deadline = config.connect_timeout.map(Deadline::connect);
-            let params = config.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let options = config.startup_options();
+            let params = options.as_deref().map(|o| ("options", o));
             let mut op = ops::Startup::send(
                 &mut self.session,
                 &config.user,
@@ -19,9 +20,29 @@ macro_rules! request_methods {
                 config.database.as_deref(),
                 params,
             )?;
-            self.run(&mut op) $($aw)* ?;
+            if let Err(e) = self.run(&mut op) $($aw)* {
+                // The server ends a failed startup by closing the socket; wait
+                // for that, so what it held for us (a database file) is free
+                // when the caller sees the error.
+                if e.kind() == ErrorKind::Server {
+                    self.await_server_close(Duration::from_secs(1)) $($aw)*;
+                }
+                return Err(e);
+            }
             self.deadline = None;
             Ok(())
+        }
+
+        /// Reads and discards until the server closes the socket, or `limit`.
+        $($async_kw)? fn await_server_close(&mut self, limit: Duration) {
+            self.deadline = Some(Deadline::connect(limit));
+            loop {
+                self.session.read_buf().clear();
+                if self.fill() $($aw)* .is_err() {
+                    break;
+                }
+            }
+            self.deadline = None;
         }
 
         /// Makes the connection ready for a new request: fails if it is

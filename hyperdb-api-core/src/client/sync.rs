@@ -74,7 +74,7 @@ impl<T: Transport> Client<T> {
         }
         let res = self.stream.write_all(buf);
         buf.clear();
-        res.map_err(|e| self.broken(Error::io("writing to server", e)))
+        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.
@@ -100,7 +100,7 @@ impl<T: Transport> Client<T> {
                 Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
                 Ok(_) => return Ok(()),
                 Err(e) if is_timeout(&e) && self.deadline.is_some() => continue,
-                Err(e) => return Err(self.broken(Error::io("reading from server", e))),
+                Err(e) => return Err(self.broken(Error::connection_lost("reading from the server", e))),
             }
         }
     }
@@ -126,13 +126,16 @@ impl<T: Transport> Client<T> {
         e
     }
 
-    /// Sends `Terminate` and closes the socket.
+    /// Sends `Terminate` and waits (up to 5 s) for the server to close the
+    /// session, so files it had attached are released when this returns.
     pub fn close(mut self) -> Result<()> {
         if self.session.is_broken() {
             return Ok(());
         }
         frontend::terminate(self.session.write_buf());
-        self.flush()
+        self.flush()?;
+        self.await_server_close(Duration::from_secs(5));
+        Ok(())
     }
 }
 

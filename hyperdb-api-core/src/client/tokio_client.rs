@@ -72,7 +72,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
         // `write_all_buf` advances the buffer as bytes leave, so a dropped
         // future leaves exactly the unsent rest queued.
         let res = self.stream.write_all_buf(self.session.write_buf()).await;
-        res.map_err(|e| self.broken(Error::io("writing to server", e)))
+        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.
@@ -93,7 +93,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             return match res {
                 Ok(0) => Err(self.broken(Error::closed("server closed the connection"))),
                 Ok(_) => Ok(()),
-                Err(e) => Err(self.broken(Error::io("reading from server", e))),
+                Err(e) => Err(self.broken(Error::connection_lost("reading from the server", e))),
             };
         }
     }
@@ -119,17 +119,16 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
         e
     }
 
-    /// Sends `Terminate` and closes the socket.
+    /// Sends `Terminate` and waits (up to 5 s) for the server to close the
+    /// session, so files it had attached are released when this returns.
     pub async fn close(mut self) -> Result<()> {
         if self.session.is_broken() {
             return Ok(());
         }
         frontend::terminate(self.session.write_buf());
         self.flush().await?;
-        self.stream
-            .shutdown()
-            .await
-            .map_err(|e| Error::io("closing connection", e))
+        self.await_server_close(Duration::from_secs(5)).await;
+        Ok(())
     }
 }
 

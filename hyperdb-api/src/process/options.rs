@@ -1,0 +1,218 @@
+//! How to start hyperd: which executable, where it listens, which settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Settings that [`HyperProcess`](super::HyperProcess) passes itself. Letting
+/// a user override them would break what the process handle promises: the
+/// callback is what keeps hyperd from outliving us, the listen descriptor is
+/// what [`endpoint`](super::HyperProcess::endpoint) reports, and the user and
+/// password flags are what [`Config::new`](crate::Config::new) assumes.
+const RESERVED: &[&str] = &[
+    "listen_connection",
+    "callback_connection",
+    "init_user",
+    "log_dir",
+    "no_password",
+    "skip_license",
+];
+
+/// Where the started hyperd accepts PostgreSQL-protocol connections.
+///
+/// Non-exhaustive so that a gRPC listener can be added without breaking
+/// `match`es in user code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Listen {
+    /// TCP on 127.0.0.1, on a free port that hyperd picks (no port races
+    /// between parallel servers). Only local processes can connect.
+    #[default]
+    Tcp,
+    /// A Unix domain socket in a fresh directory readable only by this user
+    /// (mode 0700): with `--no-password` the directory permission is the only
+    /// access control, which TCP on loopback cannot offer. The directory is
+    /// removed when the [`HyperProcess`](super::HyperProcess) is dropped.
+    Unix,
+}
+
+/// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
+/// consuming builder.
+///
+/// ```no_run
+/// use hyperdb_api::{HyperProcess, HyperProcessOptions, Listen};
+/// let server = HyperProcess::new(
+///     HyperProcessOptions::default()
+///         .with_listen(Listen::Unix)
+///         .with_default_database_version(2),
+/// )?;
+/// # Ok::<(), hyperdb_api::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct HyperProcessOptions {
+    pub(super) hyperd: Option<PathBuf>,
+    pub(super) listen: Listen,
+    pub(super) params: BTreeMap<String, String>,
+    pub(super) log_dir: Option<PathBuf>,
+    pub(super) start_timeout: Duration,
+}
+
+impl Default for HyperProcessOptions {
+    fn default() -> Self {
+        HyperProcessOptions {
+            hyperd: None,
+            listen: Listen::default(),
+            params: BTreeMap::new(),
+            log_dir: None,
+            start_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl HyperProcessOptions {
+    /// The hyperd executable (or a directory containing `hyperd`). Without it,
+    /// `$HYPERD_PATH` and then `.hyperd/hyperd` in the current directory or
+    /// its parents are tried.
+    pub fn with_hyperd_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.hyperd = Some(path.into());
+        self
+    }
+
+    pub fn with_listen(mut self, listen: Listen) -> Self {
+        self.listen = listen;
+        self
+    }
+
+    /// A hyperd setting, passed as `--name=value` (with `_` in the name written
+    /// as `-`, the spelling hyperd documents). `name` is the setting's name as
+    /// `hyperd --settings` lists it: ASCII lowercase letters, digits and `_`.
+    /// Names are checked when the server starts; setting a name twice keeps
+    /// the last value. hyperd refuses to start on settings it does not know.
+    pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.params.insert(name.into(), value.into());
+        self
+    }
+
+    /// The file-format version of newly created `.hyper` files
+    /// (`default_database_version`). Older Tableau releases open only older
+    /// versions, so pin this when the files are meant for them.
+    pub fn with_default_database_version(self, version: u32) -> Self {
+        self.with_param("default_database_version", version.to_string())
+    }
+
+    /// Where hyperd writes `hyperd.log` and where its stdout/stderr go
+    /// (`hyperd.out`). Kept after the server stops. Without it a private
+    /// temporary directory is used and removed when the handle is dropped.
+    pub fn with_log_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.log_dir = Some(dir.into());
+        self
+    }
+
+    /// How long to wait for hyperd to report that it is listening (30 s by
+    /// default; a cold start takes well under a second).
+    pub fn with_start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
+    pub fn hyperd_path(&self) -> Option<&Path> {
+        self.hyperd.as_deref()
+    }
+
+    pub fn listen(&self) -> Listen {
+        self.listen
+    }
+
+    pub fn log_dir(&self) -> Option<&Path> {
+        self.log_dir.as_deref()
+    }
+
+    pub fn start_timeout(&self) -> Duration {
+        self.start_timeout
+    }
+
+    /// The user settings as hyperd arguments, after checking every name and
+    /// value so that a typo fails here with the offending name rather than as
+    /// hyperd's less specific complaint.
+    pub(super) fn param_args(&self) -> Result<Vec<String>> {
+        self.params
+            .iter()
+            .map(|(name, value)| {
+                validate_param(name, value)?;
+                Ok(format!("--{}={value}", name.replace('_', "-")))
+            })
+            .collect()
+    }
+}
+
+fn validate_param(name: &str, value: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Err(Error::invalid_argument(
+            name,
+            "hyperd setting names are non-empty and use only ASCII lowercase letters, digits and `_`",
+        ));
+    }
+    if RESERVED.contains(&name) {
+        return Err(Error::invalid_argument(
+            name,
+            "this hyperd setting is managed by HyperProcess and cannot be overridden",
+        ));
+    }
+    if value.contains('\0') {
+        return Err(Error::invalid_argument(
+            name,
+            "the value contains a NUL byte",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected(opts: HyperProcessOptions) -> (String, String) {
+        match opts.param_args() {
+            Err(Error::InvalidArgument { what, message }) => (what, message),
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn params_render_sorted_with_dashes() {
+        let args = HyperProcessOptions::default()
+            .with_param("log_config", "")
+            .with_default_database_version(1)
+            .param_args()
+            .expect("valid");
+        assert_eq!(args, ["--default-database-version=1", "--log-config="]);
+    }
+
+    #[test]
+    fn bad_names_are_rejected_by_name() {
+        for bad in ["", "Foo", "foo-bar", "foo bar", "a=b", "été"] {
+            let (what, _) = rejected(HyperProcessOptions::default().with_param(bad, "1"));
+            assert_eq!(what, bad);
+        }
+    }
+
+    #[test]
+    fn reserved_names_are_rejected_by_name() {
+        for name in RESERVED {
+            let (what, message) = rejected(HyperProcessOptions::default().with_param(*name, "x"));
+            assert_eq!(what, *name);
+            assert!(message.contains("managed by HyperProcess"), "{message}");
+        }
+    }
+
+    #[test]
+    fn nul_in_value_is_rejected() {
+        rejected(HyperProcessOptions::default().with_param("language", "en\0"));
+    }
+}

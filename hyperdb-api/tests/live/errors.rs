@@ -1,0 +1,145 @@
+//! Errors carry the server's fields, and the connection stays usable after
+//! every kind of failure that leaves the socket intact.
+
+use std::time::Duration;
+
+use hyperdb_api::{
+    AsyncConnection, ConnectOptions, Connection, CreateMode, Error, HyperProcess, SqlState,
+};
+
+use crate::common::{endpoints, server, temp_dir};
+
+fn connect() -> Connection {
+    Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap()
+}
+
+#[test]
+fn syntax_error_has_sqlstate_and_position_then_select_1_works() {
+    for ep in endpoints() {
+        let mut c = Connection::connect_with(&ConnectOptions::new(ep)).unwrap();
+        let e = c.execute_command("SELECT 1 FROM WHERE").unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{e:?}");
+        let db = e.db_error().unwrap();
+        assert!(db.position.is_some(), "position reported: {db:?}");
+        assert!(!db.message.is_empty());
+        // Through execute_query too.
+        let e = c.execute_query("SELEC 1").unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    }
+}
+
+#[test]
+fn failed_statement_in_transaction_then_select_1_works() {
+    let mut c = connect();
+    {
+        let mut tx = c.transaction().unwrap();
+        let e = tx.execute_command("SELECT 1/0").unwrap_err();
+        assert!(e.code().is_some(), "{e:?}");
+        let e = tx.execute_command("SELECT 1").unwrap_err();
+        assert!(e.code().is_some(), "the failed transaction refuses further commands: {e:?}");
+    }
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+
+    // commit() of a failed transaction reports it and still leaves us idle.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("SELECT 1/0").unwrap_err();
+    let _ = tx.commit();
+    assert_eq!(c.query_scalar::<i32>("SELECT 2").unwrap(), 2);
+}
+
+#[test]
+fn dropped_half_read_stream_then_select_1_works() {
+    let mut c = connect();
+    {
+        let mut rows = c.execute_query("SELECT i FROM generate_series(1, 10000000) g(i)").unwrap();
+        for _ in 0..1000 {
+            rows.next().unwrap().unwrap();
+        }
+    }
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    // An error that arrives after some rows: the stream yields it, then ends.
+    let rows: Vec<_> = c
+        .execute_query("SELECT 10 / (5 - i) FROM generate_series(1, 10) g(i)")
+        .unwrap()
+        .collect();
+    assert!(rows.last().unwrap().is_err(), "division by zero surfaces in the stream");
+    assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3);
+}
+
+#[tokio::test]
+async fn async_errors_leave_the_connection_usable() {
+    for ep in endpoints() {
+        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep)).await.unwrap();
+        let e = c.execute_command("SELECT 1 FROM WHERE").await.unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
+        assert!(e.db_error().unwrap().position.is_some());
+        {
+            let mut tx = c.transaction().await.unwrap();
+            tx.execute_command("SELECT 1/0").await.unwrap_err();
+        }
+        {
+            let mut rows = c.execute_query("SELECT i FROM generate_series(1, 10000000) g(i)").await.unwrap();
+            rows.next().await.unwrap().unwrap();
+        }
+        // A future dropped mid-flight (cancel-safety).
+        let fut = c.execute_command("SELECT count(*) FROM generate_series(1, 100000000)");
+        let _ = tokio::time::timeout(Duration::from_millis(50), fut).await;
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error_and_keeps_the_connection() {
+    let mut c = connect();
+    let e = c.execute_command("SELECT '\0'").unwrap_err();
+    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::InvalidInput), "{e:?}");
+    assert!(e.to_string().contains("NUL"), "{e}");
+    let e = c.query_scalar::<i32>("SELECT 1 WHERE false").unwrap_err();
+    assert!(matches!(e, Error::NoRows), "{e:?}");
+    let e = c.query_scalar::<i32>("SELECT 'text'").unwrap_err();
+    assert!(matches!(e, Error::TypeMismatch { .. }), "{e:?}");
+    let e = c.query_scalar::<i32>("SELECT NULL::int").unwrap_err();
+    assert!(matches!(e, Error::UnexpectedNull { .. }), "{e:?}");
+    let mut rows = c.execute_query("SELECT 1 AS a").unwrap();
+    let row = rows.next().unwrap().unwrap();
+    assert!(matches!(row.try_get::<i32>(5), Err(Error::ColumnNotFound { .. })));
+    assert!(matches!(row.try_get::<i32>("b"), Err(Error::ColumnNotFound { .. })));
+    assert_eq!(row.try_get::<i32>("a").unwrap(), 1);
+    assert_eq!(row.try_get::<Option<i32>>(0).unwrap(), Some(1));
+    drop(rows);
+    assert_eq!(c.query_scalar::<i32>("SELECT 7").unwrap(), 7);
+}
+
+#[test]
+fn unknown_startup_parameter_is_a_typed_error() {
+    let opts = ConnectOptions::new(server().endpoint().clone()).with_param("no_such_setting_xyz", "1");
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert!(e.code().is_some(), "hyperd rejects it with a SQLSTATE: {e:?}");
+    assert!(e.to_string().contains("no_such_setting_xyz"), "{e}");
+    // A known setting is applied.
+    let opts = ConnectOptions::new(server().endpoint().clone()).with_param("lc_time", "de_DE");
+    let mut c = Connection::connect_with(&opts).unwrap();
+    assert_eq!(c.query_scalar::<String>("SHOW lc_time").unwrap().to_lowercase(), "de_de");
+    let opts = ConnectOptions::new(server().endpoint().clone()).with_param("search_path", "a b");
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
+    let opts = ConnectOptions::new(server().endpoint().clone()).with_param("bad name", "1");
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
+}
+
+#[test]
+fn connection_to_a_stopped_server_reports_closed() {
+    let hyper = HyperProcess::start().unwrap();
+    let dir = temp_dir();
+    let mut c = Connection::connect(hyper.endpoint(), dir.path().join("gone.hyper"), CreateMode::Create).unwrap();
+    let ep = hyper.endpoint().clone();
+    hyper.shutdown(Duration::from_secs(5)).unwrap();
+    let e = c.query_scalar::<i32>("SELECT 1").unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    let e = c.query_scalar::<i32>("SELECT 1").unwrap_err();
+    assert!(e.is_closed(), "stays closed: {e:?}");
+    let e = Connection::connect_with(&ConnectOptions::new(ep)).unwrap_err();
+    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Io), "{e:?}");
+}

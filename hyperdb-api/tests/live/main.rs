@@ -1,0 +1,11 @@
+//! Live-server integration tests: one binary, one shared hyperd per transport
+//! (see `common`). Needs hyperd: `make hyperd`, or `HYPERD_PATH`.
+
+#![allow(clippy::unwrap_used)]
+
+mod cancel;
+mod common;
+mod connect;
+mod errors;
+mod process;
+mod streaming;

@@ -1,0 +1,274 @@
+//! `HyperProcess` against the real hyperd: start, endpoints, stop, no orphans,
+//! and a typed error for each kind of bad input.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hyperdb_api::{Endpoint, Error, HyperProcess, HyperProcessOptions, Listen};
+
+use crate::common;
+
+/// Set in the child process of `killed_owner_leaves_no_hyperd`.
+const OWNER_CHILD_ENV: &str = "HYPERDB_TEST_OWNER_CHILD";
+const GONE_WITHIN: Duration = Duration::from_secs(5);
+
+/// Whether `pid` is a live process. A zombie counts as gone: after its parent
+/// dies, hyperd is reaped by whatever init the machine has, maybe never.
+fn alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `GONE_WITHIN` for `pid` to exit; returns how long it took.
+fn assert_gone(pid: u32) -> Duration {
+    let start = Instant::now();
+    while alive(pid) {
+        assert!(
+            start.elapsed() < GONE_WITHIN,
+            "hyperd pid {pid} still running after {GONE_WITHIN:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    start.elapsed()
+}
+
+fn start(options: HyperProcessOptions) -> HyperProcess {
+    let t = Instant::now();
+    let server = HyperProcess::new(options).unwrap_or_else(|e| panic!("start: {e}"));
+    eprintln!(
+        "hyperd {} started in {:?} at {}",
+        server.pid(),
+        t.elapsed(),
+        server.endpoint()
+    );
+    server
+}
+
+fn start_error(options: HyperProcessOptions) -> Error {
+    match HyperProcess::new(options) {
+        Ok(server) => panic!("expected a start error, got {server:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn tcp_server_reports_its_real_port() {
+    let server = common::server();
+    let Endpoint::Tcp { host, port } = server.endpoint() else {
+        panic!("expected TCP, got {:?}", server.endpoint());
+    };
+    assert_eq!(host, "127.0.0.1");
+    assert_ne!(*port, 0);
+    let reparsed: Endpoint = server
+        .endpoint()
+        .to_string()
+        .parse()
+        .expect("endpoint round-trips");
+    assert_eq!(&reparsed, server.endpoint());
+    TcpStream::connect((host.as_str(), *port)).expect("hyperd accepts TCP connections");
+    assert!(alive(server.pid()));
+    assert!(server.log_dir().join("hyperd.log").is_file());
+}
+
+#[test]
+fn unix_server_socket_is_in_a_private_directory() {
+    let server = common::unix_server();
+    let path = server
+        .endpoint()
+        .unix_path()
+        .expect("a Unix endpoint")
+        .to_path_buf();
+    let meta = fs::metadata(&path).expect("socket exists at the reported path");
+    assert!(
+        meta.file_type().is_socket(),
+        "{} is not a socket",
+        path.display()
+    );
+    let dir = path.parent().expect("socket has a directory");
+    let mode = fs::metadata(dir)
+        .expect("socket directory")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(
+        mode,
+        0o700,
+        "socket directory {} has mode {mode:o}",
+        dir.display()
+    );
+    UnixStream::connect(&path).expect("hyperd accepts connections on the socket");
+}
+
+#[test]
+fn shutdown_stops_hyperd() {
+    let mut server = start(HyperProcessOptions::default());
+    let pid = server.pid();
+    assert!(server.is_running());
+    let t = Instant::now();
+    server.shutdown(GONE_WITHIN).expect("shutdown");
+    eprintln!("hyperd {pid} shut down in {:?}", t.elapsed());
+    assert_gone(pid);
+}
+
+#[test]
+fn drop_stops_hyperd_and_removes_the_socket_directory() {
+    let server = start(HyperProcessOptions::default().with_listen(Listen::Unix));
+    let pid = server.pid();
+    let dir = server
+        .endpoint()
+        .unix_path()
+        .and_then(Path::parent)
+        .expect("socket dir")
+        .to_path_buf();
+    let t = Instant::now();
+    drop(server);
+    eprintln!("hyperd {pid} dropped in {:?}", t.elapsed());
+    assert_gone(pid);
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+#[test]
+fn given_log_dir_and_settings_are_used_and_kept() {
+    let logs = common::temp_dir();
+    let server = start(
+        HyperProcessOptions::default()
+            .with_log_dir(logs.path())
+            .with_default_database_version(1)
+            .with_param("language", "en_US"),
+    );
+    assert_eq!(server.log_dir(), logs.path());
+    server.shutdown(GONE_WITHIN).expect("shutdown");
+    assert!(logs.path().join("hyperd.log").is_file());
+    assert!(logs.path().join("hyperd.out").is_file());
+}
+
+/// Helper process for `killed_owner_leaves_no_hyperd`; does nothing in a
+/// normal run.
+#[test]
+fn owner_child() {
+    if std::env::var_os(OWNER_CHILD_ENV).is_none() {
+        return;
+    }
+    let server = HyperProcess::start().unwrap_or_else(|e| panic!("start: {e}"));
+    println!("HYPERD_PID={}", server.pid());
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+#[test]
+fn killed_owner_leaves_no_hyperd() {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut child = Command::new(exe)
+        .args([
+            "process::owner_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(OWNER_CHILD_ENV, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn owner child");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let pid = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        // libtest prints "test process::owner_child ... " on the same line.
+        .find_map(|line| {
+            line.split_once("HYPERD_PID=")
+                .and_then(|(_, p)| p.trim().parse::<u32>().ok())
+        });
+    let Some(pid) = pid else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("owner child did not report a hyperd pid");
+    };
+    assert!(alive(pid));
+    child.kill().expect("SIGKILL the owner");
+    child.wait().expect("reap the owner");
+    let took = assert_gone(pid);
+    eprintln!("hyperd {pid} exited {took:?} after its owner was killed");
+}
+
+#[test]
+fn wrong_hyperd_path_is_not_found() {
+    let e = start_error(HyperProcessOptions::default().with_hyperd_path("/no/such/dir/hyperd"));
+    match e {
+        Error::HyperdNotFound(message) => {
+            assert!(message.contains("/no/such/dir/hyperd"), "{message}")
+        }
+        other => panic!("expected HyperdNotFound, got {other:?}"),
+    }
+}
+
+#[test]
+fn executable_that_is_not_hyperd_fails_to_start() {
+    let t = Instant::now();
+    let e = start_error(HyperProcessOptions::default().with_hyperd_path("/bin/false"));
+    assert!(matches!(e, Error::ProcessStart { .. }), "got {e:?}");
+    assert!(e.to_string().contains("exited"), "{e}");
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn bad_parameter_name_is_invalid_argument() {
+    let e = start_error(HyperProcessOptions::default().with_param("Bad-Name", "1"));
+    match e {
+        Error::InvalidArgument { what, .. } => assert_eq!(what, "Bad-Name"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}
+
+#[test]
+fn reserved_parameter_name_is_invalid_argument() {
+    for name in [
+        "listen_connection",
+        "callback_connection",
+        "init_user",
+        "log_dir",
+        "no_password",
+        "skip_license",
+    ] {
+        match start_error(HyperProcessOptions::default().with_param(name, "x")) {
+            Error::InvalidArgument { what, .. } => assert_eq!(what, name),
+            other => panic!("expected InvalidArgument for {name}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn unknown_setting_is_refused_by_hyperd() {
+    let t = Instant::now();
+    let e = start_error(HyperProcessOptions::default().with_param("no_such_setting", "1"));
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
+    eprintln!("refused in {:?}: {e}", t.elapsed());
+    match &e {
+        Error::ProcessStart { message, .. } => {
+            assert!(
+                message.contains("No internal setting named 'no_such_setting'"),
+                "{message}"
+            )
+        }
+        other => panic!("expected ProcessStart, got {other:?}"),
+    }
+}
