@@ -55,7 +55,12 @@ pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
 
 /// Writes `YYYY-MM-DD` for an astronomical year and returns whether the
 /// caller must append ` BC` (PostgreSQL's way of showing years <= 0).
-pub(crate) fn write_ymd(f: &mut std::fmt::Formatter<'_>, y: i64, m: u32, d: u32) -> Result<bool, std::fmt::Error> {
+pub(crate) fn write_ymd(
+    f: &mut std::fmt::Formatter<'_>,
+    y: i64,
+    m: u32,
+    d: u32,
+) -> Result<bool, std::fmt::Error> {
     let (shown, bc) = if y <= 0 { (1 - y, true) } else { (y, false) };
     write!(f, "{shown:04}-{m:02}-{d:02}")?;
     Ok(bc)
@@ -88,7 +93,9 @@ pub(crate) struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     pub(crate) fn new(s: &'a str) -> Scanner<'a> {
-        Scanner { rest: s.trim().as_bytes() }
+        Scanner {
+            rest: s.trim().as_bytes(),
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -128,7 +135,12 @@ impl<'a> Scanner<'a> {
 
     /// Reads `min..=max` decimal digits as a number.
     pub(crate) fn digits(&mut self, min: usize, max: usize) -> Option<i64> {
-        let n = self.rest.iter().take(max).take_while(|b| b.is_ascii_digit()).count();
+        let n = self
+            .rest
+            .iter()
+            .take(max)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         if n < min {
             return None;
         }
@@ -173,10 +185,9 @@ impl<'a> Scanner<'a> {
         (micros <= MICROS_PER_DAY).then_some(micros)
     }
 
-    /// Reads `Y...-MM-DD` (any number of year digits) followed by an
-    /// optional ` BC`, which may also come later; returns days since
-    /// 1970-01-01. The `BC` flag is resolved by the caller through
-    /// [`Scanner::bc_suffix`] because timestamps put it after the time.
+    /// Reads `Y...-MM-DD` (1 to 9 year digits) as written, unvalidated.
+    /// A ` BC` suffix is left to the caller ([`Scanner::bc_suffix`]) because
+    /// timestamps put it after the time and zone.
     pub(crate) fn ymd(&mut self) -> Option<(i64, u32, u32)> {
         let y = self.digits(1, 9)?;
         if !self.eat(b'-') {
@@ -226,7 +237,10 @@ mod tests {
     #[test]
     fn known_days() {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 1, 1) + UNIX_EPOCH_JULIAN_DAY, PG_EPOCH_JULIAN_DAY);
+        assert_eq!(
+            days_from_civil(2000, 1, 1) + UNIX_EPOCH_JULIAN_DAY,
+            PG_EPOCH_JULIAN_DAY
+        );
         // Julian day 0 is 24 November 4714 BC (astronomical year -4713).
         assert_eq!(days_from_civil(-4713, 11, 24) + UNIX_EPOCH_JULIAN_DAY, 0);
         assert_eq!(civil_from_days(-UNIX_EPOCH_JULIAN_DAY), (-4713, 11, 24));

@@ -19,9 +19,13 @@ pub struct Date {
 
 impl Date {
     /// 1970-01-01.
-    pub const UNIX_EPOCH: Date = Date { julian_day: UNIX_EPOCH_JULIAN_DAY as i32 };
+    pub const UNIX_EPOCH: Date = Date {
+        julian_day: UNIX_EPOCH_JULIAN_DAY as i32,
+    };
     /// 2000-01-01, the epoch of PostgreSQL's binary formats.
-    pub const PG_EPOCH: Date = Date { julian_day: PG_EPOCH_JULIAN_DAY as i32 };
+    pub const PG_EPOCH: Date = Date {
+        julian_day: PG_EPOCH_JULIAN_DAY as i32,
+    };
 
     /// The date with this Julian day number (2000-01-01 is 2451545).
     pub const fn from_julian_day(julian_day: i32) -> Date {
@@ -35,8 +39,13 @@ impl Date {
 
     /// A date from an astronomical year, a month (1..=12) and a day of month.
     pub fn from_ymd(year: i32, month: u32, day: u32) -> Result<Date> {
-        let invalid = || Error::invalid_input(format!("invalid date: year {year}, month {month}, day {day}"));
-        let days = calendar::checked_days(i64::from(year), month, day, false).ok_or_else(invalid)?;
+        let invalid = || {
+            Error::invalid_input(format!(
+                "invalid date: year {year}, month {month}, day {day}"
+            ))
+        };
+        let days =
+            calendar::checked_days(i64::from(year), month, day, false).ok_or_else(invalid)?;
         Date::from_unix_days(days).map_err(|_| invalid())
     }
 
@@ -72,7 +81,11 @@ impl Date {
         days.checked_add(UNIX_EPOCH_JULIAN_DAY)
             .and_then(|jd| i32::try_from(jd).ok())
             .map(Date::from_julian_day)
-            .ok_or_else(|| Error::conversion(format!("{days} days after 1970-01-01 is out of the DATE range")))
+            .ok_or_else(|| {
+                Error::conversion(format!(
+                    "{days} days after 1970-01-01 is out of the DATE range"
+                ))
+            })
     }
 
     /// Days since 2000-01-01: PostgreSQL's binary DATE value.
@@ -127,9 +140,18 @@ mod tests {
     #[test]
     fn julian_days_match_hyperd() {
         // Values read back from hyperd as HyperBinary.
-        assert_eq!(Date::from_ymd(2000, 1, 2).map(Date::julian_day).ok(), Some(2_451_546));
-        assert_eq!(Date::from_ymd(1, 1, 1).map(Date::julian_day).ok(), Some(0x1a_4452));
-        assert_eq!("4713-11-24 BC".parse::<Date>().map(Date::julian_day).ok(), Some(366));
+        assert_eq!(
+            Date::from_ymd(2000, 1, 2).map(Date::julian_day).ok(),
+            Some(2_451_546)
+        );
+        assert_eq!(
+            Date::from_ymd(1, 1, 1).map(Date::julian_day).ok(),
+            Some(0x1a_4452)
+        );
+        assert_eq!(
+            "4713-11-24 BC".parse::<Date>().map(Date::julian_day).ok(),
+            Some(366)
+        );
         assert_eq!(Date::from_julian_day(38).to_string(), "4713-01-01 BC");
         assert_eq!(Date::PG_EPOCH.to_string(), "2000-01-01");
         assert_eq!(Date::UNIX_EPOCH.days_since_2000(), -10_957);
@@ -152,21 +174,50 @@ mod tests {
             assert_eq!(date.ymd(), (y, m, d));
             assert_eq!(date.to_string(), text);
             assert_eq!(text.parse::<Date>().ok(), Some(date));
-            assert_eq!(Date::from_days_since_2000(date.days_since_2000()).ok(), Some(date));
+            assert_eq!(
+                Date::from_days_since_2000(date.days_since_2000()).ok(),
+                Some(date)
+            );
         }
-        assert_eq!(Date::from_ymd(1899, 12, 31).ok().and_then(|d| d.checked_add_days(1)), Date::from_ymd(1900, 1, 1).ok());
+        assert_eq!(
+            Date::from_ymd(1899, 12, 31)
+                .ok()
+                .and_then(|d| d.checked_add_days(1)),
+            Date::from_ymd(1900, 1, 1).ok()
+        );
     }
 
     #[test]
     fn rejects_invalid_dates() {
-        for (y, m, d) in [(1900, 2, 29), (2023, 2, 29), (2000, 13, 1), (2000, 0, 1), (2000, 4, 31), (2000, 1, 0)] {
+        for (y, m, d) in [
+            (1900, 2, 29),
+            (2023, 2, 29),
+            (2000, 13, 1),
+            (2000, 0, 1),
+            (2000, 4, 31),
+            (2000, 1, 0),
+        ] {
             assert!(Date::from_ymd(y, m, d).is_err(), "{y}-{m}-{d}");
         }
         assert!(Date::from_ymd(i32::MAX, 1, 1).is_err());
-        for text in ["", "2000-01", "2000/01/01", "2000-01-01x", "0000-01-01 BC", "2000-02-30", "x"] {
+        for text in [
+            "",
+            "2000-01",
+            "2000/01/01",
+            "2000-01-01x",
+            "0000-01-01 BC",
+            "2000-02-30",
+            "x",
+        ] {
             assert!(text.parse::<Date>().is_err(), "{text}");
         }
-        assert_eq!(" 2000-1-2 ".parse::<Date>().ok(), Date::from_ymd(2000, 1, 2).ok());
-        assert_eq!("2000-01-02 ad".parse::<Date>().ok(), Date::from_ymd(2000, 1, 2).ok());
+        assert_eq!(
+            " 2000-1-2 ".parse::<Date>().ok(),
+            Date::from_ymd(2000, 1, 2).ok()
+        );
+        assert_eq!(
+            "2000-01-02 ad".parse::<Date>().ok(),
+            Date::from_ymd(2000, 1, 2).ok()
+        );
     }
 }

@@ -53,7 +53,11 @@ pub trait ToHyperBinary {
 ///
 /// On error nothing is appended, so the caller can skip or abort the row
 /// without a corrupt stream.
-pub fn encode_column<T: ToHyperBinary + ?Sized>(value: &T, column: &ColumnType, buf: &mut BytesMut) -> Result<()> {
+pub fn encode_column<T: ToHyperBinary + ?Sized>(
+    value: &T,
+    column: &ColumnType,
+    buf: &mut BytesMut,
+) -> Result<()> {
     let start = buf.len();
     let null = value.is_null();
     if column.is_nullable() {
@@ -64,12 +68,18 @@ pub fn encode_column<T: ToHyperBinary + ?Sized>(value: &T, column: &ColumnType, 
     } else if null {
         return Err(Error::invalid_input(format!("NULL for a {column} column")));
     }
-    value.encode_hyper(&column.sql_type, buf).inspect_err(|_| buf.truncate(start))
+    value
+        .encode_hyper(&column.sql_type, buf)
+        .inspect_err(|_| buf.truncate(start))
 }
 
 /// Appends a whole COPY row, one value per column in order. On error the
 /// buffer is left as it was before the call; the error names the column.
-pub fn encode_row(columns: &[ColumnType], values: &[&dyn ToHyperBinary], buf: &mut BytesMut) -> Result<()> {
+pub fn encode_row(
+    columns: &[ColumnType],
+    values: &[&dyn ToHyperBinary],
+    buf: &mut BytesMut,
+) -> Result<()> {
     if columns.len() != values.len() {
         return Err(Error::invalid_input(format!(
             "row has {} values for {} columns",
@@ -81,7 +91,10 @@ pub fn encode_row(columns: &[ColumnType], values: &[&dyn ToHyperBinary], buf: &m
     for (i, (column, value)) in columns.iter().zip(values).enumerate() {
         if let Err(e) = encode_column(*value, column, buf) {
             buf.truncate(start);
-            return Err(Error::new(e.kind(), format!("column {}: {}", i + 1, e.message())));
+            return Err(Error::new(
+                e.kind(),
+                format!("column {}: {}", i + 1, e.message()),
+            ));
         }
     }
     Ok(())
@@ -101,7 +114,9 @@ pub trait FromHyperBinary<'a>: Sized {
 
     /// Reads a NULL field; only `Option<T>` accepts one.
     fn decode_hyper_null(ty: &SqlType) -> Result<Self> {
-        Err(Error::conversion(format!("unexpected NULL in a {ty} column; read it as an Option")))
+        Err(Error::conversion(format!(
+            "unexpected NULL in a {ty} column; read it as an Option"
+        )))
     }
 }
 
@@ -168,14 +183,18 @@ pub(crate) fn mismatch(rust: &str, ty: &SqlType) -> Error {
 /// Checks a fixed-width field and returns its bytes.
 pub(crate) fn fixed<const N: usize>(ty: &SqlType, raw: &[u8]) -> Result<[u8; N]> {
     raw.try_into().map_err(|_| {
-        Error::conversion(format!("HyperBinary {ty} value must be {N} bytes, got {}", raw.len()))
+        Error::conversion(format!(
+            "HyperBinary {ty} value must be {N} bytes, got {}",
+            raw.len()
+        ))
     })
 }
 
 /// Appends a length-prefixed (u32) byte string.
 pub(crate) fn put_len_prefixed(bytes: &[u8], ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
-    let len = u32::try_from(bytes.len())
-        .map_err(|_| Error::invalid_input(format!("{ty} value of {} bytes exceeds 4 GiB", bytes.len())))?;
+    let len = u32::try_from(bytes.len()).map_err(|_| {
+        Error::invalid_input(format!("{ty} value of {} bytes exceeds 4 GiB", bytes.len()))
+    })?;
     buf.put_u32_le(len);
     buf.extend_from_slice(bytes);
     Ok(())

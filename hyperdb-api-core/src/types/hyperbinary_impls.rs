@@ -13,7 +13,10 @@ use super::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
 use crate::error::{Error, Result};
 
 fn int_column(ty: &SqlType) -> bool {
-    matches!(ty, SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Oid)
+    matches!(
+        ty,
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Oid
+    )
 }
 
 /// Writes an integer into an integer or NUMERIC column, checking its range.
@@ -35,10 +38,17 @@ fn put_int(v: i128, rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> 
 
 /// Writes a NUMERIC as its unscaled integer at the column's scale: 8 bytes
 /// up to precision 18, 16 bytes above.
-fn put_numeric(n: Numeric, precision: u8, scale: u8, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
+fn put_numeric(
+    n: Numeric,
+    precision: u8,
+    scale: u8,
+    ty: &SqlType,
+    buf: &mut BytesMut,
+) -> Result<()> {
     let v = n.for_column(precision, scale)?.unscaled();
     if precision <= MAX_NUMERIC64_PRECISION {
-        let v = i64::try_from(v).map_err(|_| Error::conversion(format!("{n} does not fit {ty}")))?;
+        let v =
+            i64::try_from(v).map_err(|_| Error::conversion(format!("{n} does not fit {ty}")))?;
         buf.put_i64_le(v);
     } else {
         buf.put_i128_le(v);
@@ -62,7 +72,10 @@ fn get_int(ty: &SqlType, raw: &[u8], rust: &str) -> Result<i128> {
         SqlType::Int => i32::from_le_bytes(fixed(ty, raw)?).into(),
         SqlType::BigInt => i64::from_le_bytes(fixed(ty, raw)?).into(),
         SqlType::Oid => u32::from_le_bytes(fixed(ty, raw)?).into(),
-        SqlType::Numeric { precision, scale: 0 } => get_unscaled(ty, precision, raw)?,
+        SqlType::Numeric {
+            precision,
+            scale: 0,
+        } => get_unscaled(ty, precision, raw)?,
         _ => return Err(mismatch(rust, ty)),
     })
 }
@@ -124,7 +137,9 @@ impl ToHyperBinary for f64 {
             SqlType::Real => {
                 let narrow = *self as f32;
                 if f64::from(narrow) != *self && !self.is_nan() {
-                    return Err(Error::conversion(format!("f64 value {self} is not exactly representable as REAL")));
+                    return Err(Error::conversion(format!(
+                        "f64 value {self} is not exactly representable as REAL"
+                    )));
                 }
                 buf.put_f32_le(narrow);
             }
@@ -182,10 +197,11 @@ impl ToHyperBinary for bool {
     }
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
-        match ty {
-            SqlType::Bool => Ok(buf.put_u8(u8::from(*self))),
-            _ => Err(mismatch("bool", ty)),
+        if !matches!(ty, SqlType::Bool) {
+            return Err(mismatch("bool", ty));
         }
+        buf.put_u8(u8::from(*self));
+        Ok(())
     }
 }
 
@@ -198,14 +214,19 @@ impl<'a> FromHyperBinary<'a> for bool {
         match (ty, fixed::<1>(ty, raw)?) {
             (SqlType::Bool, [0]) => Ok(false),
             (SqlType::Bool, [1]) => Ok(true),
-            (SqlType::Bool, [b]) => Err(Error::conversion(format!("HyperBinary BOOLEAN byte {b} is neither 0 nor 1"))),
+            (SqlType::Bool, [b]) => Err(Error::conversion(format!(
+                "HyperBinary BOOLEAN byte {b} is neither 0 nor 1"
+            ))),
             _ => Err(mismatch("bool", ty)),
         }
     }
 }
 
 fn text_column(ty: &SqlType) -> bool {
-    matches!(ty, SqlType::Text | SqlType::Json | SqlType::Varchar(_) | SqlType::Char(_))
+    matches!(
+        ty,
+        SqlType::Text | SqlType::Json | SqlType::Varchar(_) | SqlType::Char(_)
+    )
 }
 
 fn bytes_column(ty: &SqlType) -> bool {
@@ -245,7 +266,8 @@ fn get_str<'a>(ty: &SqlType, raw: &'a [u8], rust: &str) -> Result<&'a str> {
     if !text_column(ty) {
         return Err(mismatch(rust, ty));
     }
-    std::str::from_utf8(raw).map_err(|e| Error::conversion(format!("{ty} value is not valid UTF-8: {e}")))
+    std::str::from_utf8(raw)
+        .map_err(|e| Error::conversion(format!("{ty} value is not valid UTF-8: {e}")))
 }
 
 fn get_bytes<'a>(ty: &SqlType, raw: &'a [u8], rust: &str) -> Result<&'a [u8]> {
@@ -284,10 +306,42 @@ fn bytes_in(ty: &SqlType) -> bool {
     matches!(ty, SqlType::Bytea | SqlType::Geography)
 }
 
-owned_or_borrowed!(&'a str, "&str", put_str, get_str, text_column, text_column, |s| s);
-owned_or_borrowed!(String, "String", put_str, get_str, text_column, text_column, str::to_owned);
-owned_or_borrowed!(&'a [u8], "&[u8]", put_bytes, get_bytes, bytes_in, bytes_column, |b| b);
-owned_or_borrowed!(Vec<u8>, "Vec<u8>", put_bytes, get_bytes, bytes_in, bytes_column, <[u8]>::to_vec);
+owned_or_borrowed!(
+    &'a str,
+    "&str",
+    put_str,
+    get_str,
+    text_column,
+    text_column,
+    |s| s
+);
+owned_or_borrowed!(
+    String,
+    "String",
+    put_str,
+    get_str,
+    text_column,
+    text_column,
+    str::to_owned
+);
+owned_or_borrowed!(
+    &'a [u8],
+    "&[u8]",
+    put_bytes,
+    get_bytes,
+    bytes_in,
+    bytes_column,
+    |b| b
+);
+owned_or_borrowed!(
+    Vec<u8>,
+    "Vec<u8>",
+    put_bytes,
+    get_bytes,
+    bytes_in,
+    bytes_column,
+    <[u8]>::to_vec
+);
 
 /// Value types with exactly one column type and a fixed layout.
 macro_rules! value_impls {
@@ -373,7 +427,9 @@ impl<'a> FromHyperBinary<'a> for Numeric {
 
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match *ty {
-            SqlType::Numeric { precision, scale } => Numeric::new(get_unscaled(ty, precision, raw)?, scale),
+            SqlType::Numeric { precision, scale } => {
+                Numeric::new(get_unscaled(ty, precision, raw)?, scale)
+            }
             _ => Numeric::try_from(get_int(ty, raw, "Numeric")?),
         }
     }

@@ -3,7 +3,10 @@ use crate::error::ErrorKind;
 use crate::types::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
 fn enc<T: ToHyperBinary + ?Sized>(v: &T, ty: SqlType) -> Result<Vec<u8>> {
@@ -57,30 +60,90 @@ fn fixed_layouts_match_hyperd() {
     check(n(5, 5), num("0.12345"), "3930000000000000");
     check(n(38, 2), num("12.50"), "e2040000000000000000000000000000");
     check(n(38, 2), num("-0.05"), "fbffffffffffffffffffffffffffffff");
-    check(SqlType::Date, Date::from_ymd(2000, 1, 2).expect("date"), "5a682500");
-    check(SqlType::Date, Date::from_ymd(1, 1, 1).expect("date"), "52441a00");
-    check(SqlType::Time, Time::from_hms_micro(1, 2, 3, 4).expect("time"), "c478e8dd00000000");
-    check(SqlType::Time, Time::from_micros(86_400_000_000).expect("24:00"), "0060d71d14000000");
-    check(SqlType::Timestamp, "2000-01-01 00:00:01".parse::<Timestamp>().expect("ts"), "40a2efbe3e83f002");
-    check(SqlType::Timestamp, "294276-12-31 23:59:59.999999".parse::<Timestamp>().expect("ts"), "ffff92729a82f082");
-    check(SqlType::TimestampTz, TimestampTz::from_micros_since_2000(0), "0060e0be3e83f002");
-    check(SqlType::Interval, Interval::new(1, 2, 3), "03000000000000000200000001000000");
+    check(
+        SqlType::Date,
+        Date::from_ymd(2000, 1, 2).expect("date"),
+        "5a682500",
+    );
+    check(
+        SqlType::Date,
+        Date::from_ymd(1, 1, 1).expect("date"),
+        "52441a00",
+    );
+    check(
+        SqlType::Time,
+        Time::from_hms_micro(1, 2, 3, 4).expect("time"),
+        "c478e8dd00000000",
+    );
+    check(
+        SqlType::Time,
+        Time::from_micros(86_400_000_000).expect("24:00"),
+        "0060d71d14000000",
+    );
+    check(
+        SqlType::Timestamp,
+        "2000-01-01 00:00:01".parse::<Timestamp>().expect("ts"),
+        "40a2efbe3e83f002",
+    );
+    check(
+        SqlType::Timestamp,
+        "294276-12-31 23:59:59.999999"
+            .parse::<Timestamp>()
+            .expect("ts"),
+        "ffff92729a82f082",
+    );
+    check(
+        SqlType::TimestampTz,
+        TimestampTz::from_micros_since_2000(0),
+        "0060e0be3e83f002",
+    );
+    check(
+        SqlType::Interval,
+        Interval::new(1, 2, 3),
+        "03000000000000000200000001000000",
+    );
 }
 
 #[test]
 fn variable_layouts() {
-    assert_eq!(enc(&"héllo", SqlType::Text).ok(), Some(unhex("0600000068c3a96c6c6f")));
+    assert_eq!(
+        enc(&"héllo", SqlType::Text).ok(),
+        Some(unhex("0600000068c3a96c6c6f"))
+    );
     assert_eq!(enc(&"", SqlType::Text).ok(), Some(vec![0, 0, 0, 0]));
-    assert_eq!(enc(&String::from("{\"a\":1}"), SqlType::Json).ok(), Some(unhex("070000007b2261223a317d")));
-    assert_eq!(enc(&[1u8, 2].as_slice(), SqlType::Bytea).ok(), Some(unhex("020000000102")));
-    assert_eq!(enc(&vec![7u8], SqlType::Geography).ok(), Some(unhex("0100000007")));
+    assert_eq!(
+        enc(&String::from("{\"a\":1}"), SqlType::Json).ok(),
+        Some(unhex("070000007b2261223a317d"))
+    );
+    assert_eq!(
+        enc(&[1u8, 2].as_slice(), SqlType::Bytea).ok(),
+        Some(unhex("020000000102"))
+    );
+    assert_eq!(
+        enc(&vec![7u8], SqlType::Geography).ok(),
+        Some(unhex("0100000007"))
+    );
     // CHAR(1) is length-prefixed like any text in COPY (measured).
     assert_eq!(enc(&"z", SqlType::Char(1)).ok(), Some(unhex("010000007a")));
     // Results carry no inner length.
-    assert_eq!(dec::<&str>(SqlType::Char(7), b"xy     ").ok(), Some("xy     "));
-    assert_eq!(dec::<String>(SqlType::Char(1), "é".as_bytes()).ok().as_deref(), Some("é"));
-    assert_eq!(dec::<&[u8]>(SqlType::Geography, &[7, 0xaa]).ok(), Some(&[7u8, 0xaa][..]));
-    assert_eq!(dec::<Vec<u8>>(SqlType::Text, b"ab").ok(), Some(b"ab".to_vec()));
+    assert_eq!(
+        dec::<&str>(SqlType::Char(7), b"xy     ").ok(),
+        Some("xy     ")
+    );
+    assert_eq!(
+        dec::<String>(SqlType::Char(1), "é".as_bytes())
+            .ok()
+            .as_deref(),
+        Some("é")
+    );
+    assert_eq!(
+        dec::<&[u8]>(SqlType::Geography, &[7, 0xaa]).ok(),
+        Some(&[7u8, 0xaa][..])
+    );
+    assert_eq!(
+        dec::<Vec<u8>>(SqlType::Text, b"ab").ok(),
+        Some(b"ab".to_vec())
+    );
     assert_eq!(dec::<&str>(SqlType::Text, b"").ok(), Some(""));
 }
 
@@ -91,7 +154,7 @@ fn edge_values_round_trip() {
         T: ToHyperBinary + for<'a> FromHyperBinary<'a> + PartialEq + std::fmt::Debug,
     {
         let raw = enc(&v, ty).expect("encode");
-        assert_eq!(ty.fixed_width().map_or(true, |w| w == raw.len()), true, "{ty}");
+        assert!(ty.fixed_width().is_none_or(|w| w == raw.len()), "{ty}");
         assert_eq!(dec::<T>(ty, &raw).ok(), Some(v), "{ty}");
     }
     for v in [i16::MIN, i16::MAX, 0] {
@@ -104,7 +167,13 @@ fn edge_values_round_trip() {
         rt(SqlType::BigInt, v);
     }
     rt(SqlType::Oid, u32::MAX);
-    for v in [f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, -0.0, f64::MAX] {
+    for v in [
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE,
+        -0.0,
+        f64::MAX,
+    ] {
         rt(SqlType::Double, v);
     }
     rt(SqlType::Real, f32::NEG_INFINITY);
@@ -112,12 +181,29 @@ fn edge_values_round_trip() {
     assert!(dec::<f64>(SqlType::Double, &nan).is_ok_and(f64::is_nan));
     let nan = enc(&f64::NAN, SqlType::Real).expect("nan into REAL");
     assert!(dec::<f32>(SqlType::Real, &nan).is_ok_and(f32::is_nan));
-    for (y, m, d) in [(1, 1, 1), (1899, 12, 31), (2101, 1, 1), (9999, 12, 31), (-4712, 1, 1)] {
+    for (y, m, d) in [
+        (1, 1, 1),
+        (1899, 12, 31),
+        (2101, 1, 1),
+        (9999, 12, 31),
+        (-4712, 1, 1),
+    ] {
         rt(SqlType::Date, Date::from_ymd(y, m, d).expect("date"));
     }
-    rt(SqlType::Timestamp, "0001-01-01 00:00:00".parse::<Timestamp>().expect("ts"));
-    rt(SqlType::Timestamp, "1899-12-31 23:59:59.999999".parse::<Timestamp>().expect("ts"));
-    rt(SqlType::Interval, Interval::new(i32::MIN, i32::MAX, i64::MIN));
+    rt(
+        SqlType::Timestamp,
+        "0001-01-01 00:00:00".parse::<Timestamp>().expect("ts"),
+    );
+    rt(
+        SqlType::Timestamp,
+        "1899-12-31 23:59:59.999999"
+            .parse::<Timestamp>()
+            .expect("ts"),
+    );
+    rt(
+        SqlType::Interval,
+        Interval::new(i32::MIN, i32::MAX, i64::MIN),
+    );
     let max = "9".repeat(38);
     for text in [max.clone(), format!("-{max}")] {
         rt(n(38, 0), num(&text));
@@ -126,23 +212,44 @@ fn edge_values_round_trip() {
     rt(n(38, 37), num(&format!("-9.{}", &max[..37])));
     rt(n(18, 18), num("-0.999999999999999999"));
     rt(n(1, 1), num("-0.5"));
-    rt(n(38, 0), 170_141_183_460_469_231_731_687_303_715_884_105_727i128 / 10); // 38 digits
+    rt(
+        n(38, 0),
+        170_141_183_460_469_231_731_687_303_715_884_105_727i128 / 10,
+    ); // 38 digits
     assert!(enc(&(i128::MAX / 10), n(38, 0)).is_ok());
     assert!(enc(&i128::MAX, n(38, 0)).is_err());
 }
 
 #[test]
 fn numerics_take_the_column_scale() {
-    assert_eq!(enc(&num("1.5"), n(18, 3)).ok(), Some(1500i64.to_le_bytes().to_vec()));
-    assert_eq!(enc(&5i32, n(18, 2)).ok(), Some(500i64.to_le_bytes().to_vec()));
-    assert_eq!(enc(&5i32, n(19, 2)).ok(), Some(500i128.to_le_bytes().to_vec()));
+    assert_eq!(
+        enc(&num("1.5"), n(18, 3)).ok(),
+        Some(1500i64.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        enc(&5i32, n(18, 2)).ok(),
+        Some(500i64.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        enc(&5i32, n(19, 2)).ok(),
+        Some(500i128.to_le_bytes().to_vec())
+    );
     let err = enc(&num("1.55"), n(18, 1)).expect_err("would round");
     assert!(err.message().contains("NUMERIC(18,1)"), "{err}");
     assert!(enc(&num("1000"), n(5, 2)).is_err());
     assert!(enc(&num("1"), n(39, 0)).is_err());
     assert!(enc(&num("1"), n(2, 3)).is_err());
-    assert_eq!(dec::<Numeric>(n(18, 3), &1500i64.to_le_bytes()).map(|v| v.to_string()).ok().as_deref(), Some("1.500"));
-    assert_eq!(dec::<Numeric>(SqlType::Int, &7i32.to_le_bytes()).ok(), Some(num("7")));
+    assert_eq!(
+        dec::<Numeric>(n(18, 3), &1500i64.to_le_bytes())
+            .map(|v| v.to_string())
+            .ok()
+            .as_deref(),
+        Some("1.500")
+    );
+    assert_eq!(
+        dec::<Numeric>(SqlType::Int, &7i32.to_le_bytes()).ok(),
+        Some(num("7"))
+    );
     assert_eq!(dec::<i64>(n(38, 0), &(-9i128).to_le_bytes()).ok(), Some(-9));
     assert!(dec::<i64>(n(38, 2), &9i128.to_le_bytes()).is_err());
     assert!(dec::<Numeric>(n(38, 0), &i128::MAX.to_le_bytes()).is_err());
@@ -153,19 +260,40 @@ fn narrowing_is_checked_per_value() {
     let err = enc(&3_000_000_000i64, SqlType::Int).expect_err("out of range");
     assert_eq!(err.kind(), ErrorKind::Conversion);
     assert!(err.message().contains("out of range for INTEGER"), "{err}");
-    assert_eq!(enc(&7i64, SqlType::Int).ok(), Some(7i32.to_le_bytes().to_vec()));
-    assert_eq!(enc(&7i16, SqlType::BigInt).ok(), Some(7i64.to_le_bytes().to_vec()));
+    assert_eq!(
+        enc(&7i64, SqlType::Int).ok(),
+        Some(7i32.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        enc(&7i16, SqlType::BigInt).ok(),
+        Some(7i64.to_le_bytes().to_vec())
+    );
     assert!(enc(&40_000i32, SqlType::SmallInt).is_err());
     assert!(enc(&-1i32, SqlType::Oid).is_err());
     assert!(enc(&u64::MAX, SqlType::BigInt).is_err());
-    assert_eq!(enc(&200u8, SqlType::SmallInt).ok(), Some(200i16.to_le_bytes().to_vec()));
+    assert_eq!(
+        enc(&200u8, SqlType::SmallInt).ok(),
+        Some(200i16.to_le_bytes().to_vec())
+    );
     assert!(enc(&0.1f64, SqlType::Real).is_err());
-    assert_eq!(enc(&0.5f64, SqlType::Real).ok(), Some(0.5f32.to_le_bytes().to_vec()));
-    assert_eq!(enc(&0.1f32, SqlType::Double).ok(), Some(f64::from(0.1f32).to_le_bytes().to_vec()));
-    assert_eq!(dec::<i32>(SqlType::BigInt, &5i64.to_le_bytes()).ok(), Some(5));
+    assert_eq!(
+        enc(&0.5f64, SqlType::Real).ok(),
+        Some(0.5f32.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        enc(&0.1f32, SqlType::Double).ok(),
+        Some(f64::from(0.1f32).to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        dec::<i32>(SqlType::BigInt, &5i64.to_le_bytes()).ok(),
+        Some(5)
+    );
     let err = dec::<i32>(SqlType::BigInt, &i64::MAX.to_le_bytes()).expect_err("range");
     assert!(err.message().contains("out of range for i32"), "{err}");
-    assert_eq!(dec::<i64>(SqlType::Oid, &u32::MAX.to_le_bytes()).ok(), Some(i64::from(u32::MAX)));
+    assert_eq!(
+        dec::<i64>(SqlType::Oid, &u32::MAX.to_le_bytes()).ok(),
+        Some(i64::from(u32::MAX))
+    );
 }
 
 #[test]
@@ -198,7 +326,10 @@ fn wrong_types_are_refused() {
 fn malformed_fields_name_type_and_length() {
     let err = dec::<i32>(SqlType::Int, &[1, 2, 3]).expect_err("short");
     assert_eq!(err.kind(), ErrorKind::Conversion);
-    assert_eq!(err.message(), "HyperBinary INTEGER value must be 4 bytes, got 3");
+    assert_eq!(
+        err.message(),
+        "HyperBinary INTEGER value must be 4 bytes, got 3"
+    );
     assert!(dec::<f64>(SqlType::Double, &[0; 9]).is_err());
     assert!(dec::<Interval>(SqlType::Interval, &[0; 15]).is_err());
     assert!(dec::<Numeric>(n(18, 2), &[0; 16]).is_err());
@@ -218,15 +349,27 @@ fn nulls() {
     encode_column(&Some(5i32), &nullable, &mut buf).expect("value");
     encode_column(&None::<i32>, &nullable, &mut buf).expect("null");
     encode_column(&6i32, &not_null, &mut buf).expect("not null");
-    assert_eq!(buf.to_vec(), unhex("000500000001" /* null */).into_iter().chain(unhex("06000000")).collect::<Vec<_>>());
+    assert_eq!(
+        buf.to_vec(),
+        unhex("000500000001" /* null */)
+            .into_iter()
+            .chain(unhex("06000000"))
+            .collect::<Vec<_>>()
+    );
     let before = buf.len();
     let err = encode_column(&None::<i32>, &not_null, &mut buf).expect_err("NULL in NOT NULL");
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(encode_column(&Some(5i64 << 40), &nullable, &mut buf).is_err());
     assert_eq!(buf.len(), before, "failed values leave no bytes");
     assert!(None::<i32>.encode_hyper(&SqlType::Int, &mut buf).is_err());
-    assert_eq!(decode_field::<Option<i32>>(&SqlType::Int, None).ok(), Some(None));
-    assert_eq!(decode_field::<Option<i32>>(&SqlType::Int, Some(&[9, 0, 0, 0])).ok(), Some(Some(9)));
+    assert_eq!(
+        decode_field::<Option<i32>>(&SqlType::Int, None).ok(),
+        Some(None)
+    );
+    assert_eq!(
+        decode_field::<Option<i32>>(&SqlType::Int, Some(&[9, 0, 0, 0])).ok(),
+        Some(Some(9))
+    );
     let err = decode_field::<i32>(&SqlType::Int, None).expect_err("NULL");
     assert!(err.message().contains("NULL"), "{err}");
     assert!(Some(None::<i32>).is_null());
@@ -241,7 +384,12 @@ fn rows() {
         ColumnType::nullable(SqlType::BigInt),
     ];
     let mut buf = BytesMut::new();
-    encode_row(&cols, &[&1i32, &None::<i32>, &2.5f64, &Some(3i64)], &mut buf).expect("row");
+    encode_row(
+        &cols,
+        &[&1i32, &None::<i32>, &2.5f64, &Some(3i64)],
+        &mut buf,
+    )
+    .expect("row");
     let mut want = 1i32.to_le_bytes().to_vec();
     want.push(1);
     want.push(0);

@@ -20,22 +20,42 @@ pub struct Interval {
 
 impl Interval {
     /// The empty interval.
-    pub const ZERO: Interval = Interval { months: 0, days: 0, micros: 0 };
+    pub const ZERO: Interval = Interval {
+        months: 0,
+        days: 0,
+        micros: 0,
+    };
 
     pub const fn new(months: i32, days: i32, micros: i64) -> Interval {
-        Interval { months, days, micros }
+        Interval {
+            months,
+            days,
+            micros,
+        }
     }
 
     pub const fn from_months(months: i32) -> Interval {
-        Interval { months, days: 0, micros: 0 }
+        Interval {
+            months,
+            days: 0,
+            micros: 0,
+        }
     }
 
     pub const fn from_days(days: i32) -> Interval {
-        Interval { months: 0, days, micros: 0 }
+        Interval {
+            months: 0,
+            days,
+            micros: 0,
+        }
     }
 
     pub const fn from_micros(micros: i64) -> Interval {
-        Interval { months: 0, days: 0, micros }
+        Interval {
+            months: 0,
+            days: 0,
+            micros,
+        }
     }
 }
 
@@ -48,7 +68,11 @@ impl fmt::Display for Interval {
         }
         f.write_str("P")?;
         let (years, months) = (self.months / 12, self.months % 12);
-        for (n, unit) in [(i64::from(years), 'Y'), (i64::from(months), 'M'), (i64::from(self.days), 'D')] {
+        for (n, unit) in [
+            (i64::from(years), 'Y'),
+            (i64::from(months), 'M'),
+            (i64::from(self.days), 'D'),
+        ] {
             if n != 0 {
                 write!(f, "{n}{unit}")?;
             }
@@ -68,7 +92,10 @@ impl fmt::Display for Interval {
         }
         if rest != 0 {
             let sign = if rest < 0 { "-" } else { "" };
-            let (secs, frac) = (rest.unsigned_abs() / 1_000_000, rest.unsigned_abs() % 1_000_000);
+            let (secs, frac) = (
+                rest.unsigned_abs() / 1_000_000,
+                rest.unsigned_abs() % 1_000_000,
+            );
             if frac == 0 {
                 write!(f, "{sign}{secs}S")?;
             } else {
@@ -86,7 +113,9 @@ impl FromStr for Interval {
 
     fn from_str(s: &str) -> Result<Interval> {
         parse_iso(s).ok_or_else(|| {
-            Error::conversion(format!("invalid INTERVAL '{s}': expected ISO 8601 like P1Y2M3DT4H5M6.5S"))
+            Error::conversion(format!(
+                "invalid INTERVAL '{s}': expected ISO 8601 like P1Y2M3DT4H5M6.5S"
+            ))
         })
     }
 }
@@ -111,14 +140,19 @@ fn parse_iso(s: &str) -> Option<Interval> {
             sc.eat(b'+');
         }
         let whole = sc.digits(1, 18)?;
-        let frac = if sc.peek() == Some(b'.') { Some(sc.fraction_micros()?) } else { None };
+        let frac = if sc.peek() == Some(b'.') {
+            Some(sc.fraction_micros()?)
+        } else {
+            None
+        };
         let unit = sc.peek()?.to_ascii_uppercase();
         sc.eat(sc.peek()?);
         let sign = if negative { -1 } else { 1 };
         if frac.is_some() && !(in_time && unit == b'S') {
             return None;
         }
-        let add = |acc: i64, n: i64, per: i64| acc.checked_add(n.checked_mul(per)?.checked_mul(sign)?);
+        let add =
+            |acc: i64, n: i64, per: i64| acc.checked_add(n.checked_mul(per)?.checked_mul(sign)?);
         match (in_time, unit) {
             (false, b'Y') => months = add(months, whole, 12)?,
             (false, b'M') => months = add(months, whole, 1)?,
@@ -138,7 +172,11 @@ fn parse_iso(s: &str) -> Option<Interval> {
     if components == 0 || time_components == 0 {
         return None;
     }
-    Some(Interval { months: i32::try_from(months).ok()?, days: i32::try_from(days).ok()?, micros })
+    Some(Interval {
+        months: i32::try_from(months).ok()?,
+        days: i32::try_from(days).ok()?,
+        micros,
+    })
 }
 
 #[cfg(test)]
@@ -151,14 +189,24 @@ mod tests {
         let cases = [
             ("PT0S", Interval::ZERO),
             ("P-1Y-2M", Interval::from_months(-14)),
-            ("P-3DT4H5M6S", Interval::new(0, -3, 4 * MICROS_PER_HOUR + 5 * MICROS_PER_MINUTE + 6_000_000)),
+            (
+                "P-3DT4H5M6S",
+                Interval::new(
+                    0,
+                    -3,
+                    4 * MICROS_PER_HOUR + 5 * MICROS_PER_MINUTE + 6_000_000,
+                ),
+            ),
             ("P1DT-1S", Interval::new(0, 1, -1_000_000)),
             ("PT-0.500000S", Interval::from_micros(-500_000)),
             ("PT100H", Interval::from_micros(100 * MICROS_PER_HOUR)),
             ("P1Y6M", Interval::from_months(18)),
             ("P1M-1D", Interval::new(1, -1, 0)),
             ("P1M2DT0.000003S", Interval::new(1, 2, 3)),
-            ("P1Y2M3DT4H5M6.789000S", Interval::new(14, 3, 14_706_789_000)),
+            (
+                "P1Y2M3DT4H5M6.789000S",
+                Interval::new(14, 3, 14_706_789_000),
+            ),
         ];
         for (text, iv) in cases {
             assert_eq!(iv.to_string(), text);
@@ -179,10 +227,30 @@ mod tests {
 
     #[test]
     fn parses_other_iso_forms() {
-        assert_eq!("P2W".parse::<Interval>().ok(), Some(Interval::from_days(14)));
-        assert_eq!("pt1.5s".parse::<Interval>().ok(), Some(Interval::from_micros(1_500_000)));
-        assert_eq!("P+1D".parse::<Interval>().ok(), Some(Interval::from_days(1)));
-        for bad in ["", "P", "PT", "1 day", "P1.5Y", "P1H", "PT1D", "P1DT", "P99999999999M", "PT1.1234567S"] {
+        assert_eq!(
+            "P2W".parse::<Interval>().ok(),
+            Some(Interval::from_days(14))
+        );
+        assert_eq!(
+            "pt1.5s".parse::<Interval>().ok(),
+            Some(Interval::from_micros(1_500_000))
+        );
+        assert_eq!(
+            "P+1D".parse::<Interval>().ok(),
+            Some(Interval::from_days(1))
+        );
+        for bad in [
+            "",
+            "P",
+            "PT",
+            "1 day",
+            "P1.5Y",
+            "P1H",
+            "PT1D",
+            "P1DT",
+            "P99999999999M",
+            "PT1.1234567S",
+        ] {
             assert!(bad.parse::<Interval>().is_err(), "{bad}");
         }
     }

@@ -27,10 +27,13 @@ mod time;
 mod timestamp;
 
 pub use date::Date;
-pub use hyperbinary::{decode_field, encode_column, encode_row, FromHyperBinary, ToHyperBinary};
+pub use hyperbinary::{
+    decode_field, encode_column, encode_row, put_copy_header, FromHyperBinary, ToHyperBinary,
+    COPY_HEADER,
+};
 pub use interval::Interval;
 pub use numeric::Numeric;
-pub use pg_binary::{FromPgBinary, IsNull, ToPgBinary};
+pub use pg_binary::{put_param, FromPgBinary, IsNull, ToPgBinary};
 pub use sql_type::{oid, ColumnType, Nullability, SqlType, MAX_NUMERIC_PRECISION};
 pub use time::Time;
 pub use timestamp::{Timestamp, TimestampTz};

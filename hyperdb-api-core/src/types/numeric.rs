@@ -37,15 +37,22 @@ pub struct Numeric {
 
 impl Numeric {
     /// Zero with scale 0.
-    pub const ZERO: Numeric = Numeric { unscaled: 0, scale: 0 };
+    pub const ZERO: Numeric = Numeric {
+        unscaled: 0,
+        scale: 0,
+    };
 
     /// `unscaled × 10^-scale`; errors past 38 digits or scale 38.
     pub fn new(unscaled: i128, scale: u8) -> Result<Numeric> {
         if scale > MAX_NUMERIC_PRECISION {
-            return Err(Error::conversion(format!("NUMERIC scale {scale} exceeds 38")));
+            return Err(Error::conversion(format!(
+                "NUMERIC scale {scale} exceeds 38"
+            )));
         }
         if !(-MAX_UNSCALED..=MAX_UNSCALED).contains(&unscaled) {
-            return Err(Error::conversion(format!("NUMERIC value {unscaled}e-{scale} has more than 38 digits")));
+            return Err(Error::conversion(format!(
+                "NUMERIC value {unscaled}e-{scale} has more than 38 digits"
+            )));
         }
         Ok(Numeric { unscaled, scale })
     }
@@ -65,7 +72,8 @@ impl Numeric {
     pub fn precision(self) -> u8 {
         let abs = self.unscaled.unsigned_abs();
         let mut digits = 1u8;
-        while usize::from(digits) < POW10.len() && abs >= POW10[usize::from(digits)].unsigned_abs() {
+        while usize::from(digits) < POW10.len() && abs >= POW10[usize::from(digits)].unsigned_abs()
+        {
             digits += 1;
         }
         digits
@@ -85,10 +93,15 @@ impl Numeric {
         match scale.cmp(&self.scale) {
             Ordering::Equal => Ok(self),
             Ordering::Greater => {
-                let factor = POW10.get(usize::from(scale - self.scale)).copied().unwrap_or(0);
+                let factor = POW10
+                    .get(usize::from(scale - self.scale))
+                    .copied()
+                    .unwrap_or(0);
                 match self.unscaled.checked_mul(factor) {
                     Some(v) if factor != 0 => Numeric::new(v, scale),
-                    _ => Err(Error::conversion(format!("{self} has too many digits at scale {scale}"))),
+                    _ => Err(Error::conversion(format!(
+                        "{self} has too many digits at scale {scale}"
+                    ))),
                 }
             }
             Ordering::Less => {
@@ -98,7 +111,10 @@ impl Numeric {
                         "{self} cannot be written with {scale} decimals without rounding"
                     )));
                 }
-                Ok(Numeric { unscaled: self.unscaled / factor, scale })
+                Ok(Numeric {
+                    unscaled: self.unscaled / factor,
+                    scale,
+                })
             }
         }
     }
@@ -111,7 +127,9 @@ impl Numeric {
             Error::conversion(format!("NUMERIC({precision},{scale}): {}", e.message()))
         })?;
         if v.unscaled.unsigned_abs() >= POW10[usize::from(precision)].unsigned_abs() {
-            return Err(Error::conversion(format!("{self} does not fit NUMERIC({precision},{scale})")));
+            return Err(Error::conversion(format!(
+                "{self} does not fit NUMERIC({precision},{scale})"
+            )));
         }
         Ok(v)
     }
@@ -149,7 +167,11 @@ impl PartialOrd for Numeric {
 
 impl Ord for Numeric {
     fn cmp(&self, other: &Numeric) -> Ordering {
-        let (low, high, flipped) = if self.scale <= other.scale { (self, other, false) } else { (other, self, true) };
+        let (low, high, flipped) = if self.scale <= other.scale {
+            (self, other, false)
+        } else {
+            (other, self, true)
+        };
         let factor = POW10[usize::from(high.scale - low.scale)];
         let ord = match low.unscaled.checked_mul(factor) {
             Some(v) => v.cmp(&high.unscaled),
@@ -213,7 +235,11 @@ impl fmt::Display for Numeric {
             written += 1;
         }
         // Only ASCII was written.
-        f.pad_integral(self.unscaled >= 0, "", std::str::from_utf8(&buf[pos..]).unwrap_or("?"))
+        f.pad_integral(
+            self.unscaled >= 0,
+            "",
+            std::str::from_utf8(&buf[pos..]).unwrap_or("?"),
+        )
     }
 }
 

@@ -13,8 +13,16 @@ fn parses_and_prints_exactly() {
         ("123.4500", 1_234_500, 4),
         ("0.000", 0, 3),
         ("99999999999999999999999999999999999999", MAX_UNSCALED, 0),
-        ("-9.9999999999999999999999999999999999999", -MAX_UNSCALED, 37),
-        ("0.12345678901234567890123456789012345678", 12_345_678_901_234_567_890_123_456_789_012_345_678, 38),
+        (
+            "-9.9999999999999999999999999999999999999",
+            -MAX_UNSCALED,
+            37,
+        ),
+        (
+            "0.12345678901234567890123456789012345678",
+            12_345_678_901_234_567_890_123_456_789_012_345_678,
+            38,
+        ),
         ("1", 1, 0),
     ] {
         let n = num(text);
@@ -31,7 +39,10 @@ fn parse_accepts_loose_forms() {
     assert_eq!(num(" 007.10 ").to_string(), "7.10");
     assert_eq!(num("-0").to_string(), "0");
     // Leading zeros do not count toward the 38 digits.
-    assert_eq!(num("000000000099999999999999999999999999999999999999").unscaled(), MAX_UNSCALED);
+    assert_eq!(
+        num("000000000099999999999999999999999999999999999999").unscaled(),
+        MAX_UNSCALED
+    );
 }
 
 #[test]
@@ -69,7 +80,10 @@ fn comparison_is_numeric() {
     assert!(num("1.01") > num("1.0"));
     assert!(num("-0.5") < num("0"));
     assert!(num("-0.05") > num("-0.5"));
-    assert!(num("99999999999999999999999999999999999999") > num("0.12345678901234567890123456789012345678"));
+    assert!(
+        num("99999999999999999999999999999999999999")
+            > num("0.12345678901234567890123456789012345678")
+    );
     assert!(num("-99999999999999999999999999999999999999") < num("-0.1"));
     let hash = |n: Numeric| {
         use std::collections::hash_map::DefaultHasher;
@@ -83,8 +97,18 @@ fn comparison_is_numeric() {
 
 #[test]
 fn rescale_never_rounds() {
-    assert_eq!(num("1.5").rescale(3).map(|n| n.to_string()).ok().as_deref(), Some("1.500"));
-    assert_eq!(num("1.500").rescale(1).map(|n| n.to_string()).ok().as_deref(), Some("1.5"));
+    assert_eq!(
+        num("1.5").rescale(3).map(|n| n.to_string()).ok().as_deref(),
+        Some("1.500")
+    );
+    assert_eq!(
+        num("1.500")
+            .rescale(1)
+            .map(|n| n.to_string())
+            .ok()
+            .as_deref(),
+        Some("1.5")
+    );
     assert!(num("1.55").rescale(1).is_err());
     assert!(num("99999999999999999999").rescale(19).is_err());
     assert_eq!(num("1.500").normalize().to_string(), "1.5");
@@ -92,11 +116,17 @@ fn rescale_never_rounds() {
 
 #[test]
 fn column_fit() {
-    assert_eq!(num("12.5").for_column(18, 3).map(Numeric::unscaled).ok(), Some(12_500));
+    assert_eq!(
+        num("12.5").for_column(18, 3).map(Numeric::unscaled).ok(),
+        Some(12_500)
+    );
     assert!(num("1234").for_column(5, 2).is_err()); // 1234.00 needs 6 digits
     assert!(num("0.001").for_column(5, 2).is_err());
     assert!(num("1").for_column(39, 0).is_err());
-    assert_eq!(num("-0.5").for_column(1, 1).map(Numeric::unscaled).ok(), Some(-5));
+    assert_eq!(
+        num("-0.5").for_column(1, 1).map(Numeric::unscaled).ok(),
+        Some(-5)
+    );
 }
 
 #[test]
@@ -104,7 +134,10 @@ fn precision_and_conversions() {
     assert_eq!(num("0").precision(), 1);
     assert_eq!(num("-0.05").precision(), 1);
     assert_eq!(num("123.4500").precision(), 7);
-    assert_eq!(Numeric::new(MAX_UNSCALED, 0).map(Numeric::precision).ok(), Some(38));
+    assert_eq!(
+        Numeric::new(MAX_UNSCALED, 0).map(Numeric::precision).ok(),
+        Some(38)
+    );
     assert_eq!(Numeric::from(i64::MIN).to_string(), "-9223372036854775808");
     assert_eq!(Numeric::from(u64::MAX).precision(), 20);
     assert!(Numeric::try_from(i128::MAX).is_err());

@@ -76,7 +76,9 @@ pub trait FromPgBinary<'a>: Sized {
 
     /// Reads a NULL field; only `Option<T>` accepts one.
     fn decode_pg_null(ty: &SqlType) -> Result<Self> {
-        Err(Error::conversion(format!("unexpected NULL in a {ty} column; read it as an Option")))
+        Err(Error::conversion(format!(
+            "unexpected NULL in a {ty} column; read it as an Option"
+        )))
     }
 }
 
@@ -126,8 +128,12 @@ impl<'a, T: FromPgBinary<'a>> FromPgBinary<'a> for Option<T> {
 }
 
 fn be<const N: usize>(ty: &SqlType, raw: &[u8]) -> Result<[u8; N]> {
-    raw.try_into()
-        .map_err(|_| Error::conversion(format!("binary {ty} value must be {N} bytes, got {}", raw.len())))
+    raw.try_into().map_err(|_| {
+        Error::conversion(format!(
+            "binary {ty} value must be {N} bytes, got {}",
+            raw.len()
+        ))
+    })
 }
 
 /// Reads an integer column of any width, big-endian.
@@ -177,15 +183,33 @@ macro_rules! pg_impl {
     };
 }
 
-pg_impl!(bool, oid::BOOL, SqlType::Bool, |v, buf| buf.put_u8(u8::from(*v)), |ty, raw| match be::<1>(ty, raw)? {
-    [0] => Ok(false),
-    [1] => Ok(true),
-    [b] => Err(Error::conversion(format!("binary BOOLEAN byte {b} is neither 0 nor 1"))),
-});
-pg_impl!(i16, oid::INT2, SqlType::SmallInt, |v, buf| buf.put_i16(*v), |ty, raw| Ok(i16::from_be_bytes(be(ty, raw)?)));
-pg_impl!(i32, oid::INT4, SqlType::SmallInt | SqlType::Int, |v, buf| buf.put_i32(*v), |ty, raw| {
-    i32::try_from(get_int(ty, raw, "i32")?).map_err(|_| mismatch("i32", ty))
-});
+pg_impl!(
+    bool,
+    oid::BOOL,
+    SqlType::Bool,
+    |v, buf| buf.put_u8(u8::from(*v)),
+    |ty, raw| match be::<1>(ty, raw)? {
+        [0] => Ok(false),
+        [1] => Ok(true),
+        [b] => Err(Error::conversion(format!(
+            "binary BOOLEAN byte {b} is neither 0 nor 1"
+        ))),
+    }
+);
+pg_impl!(
+    i16,
+    oid::INT2,
+    SqlType::SmallInt,
+    |v, buf| buf.put_i16(*v),
+    |ty, raw| Ok(i16::from_be_bytes(be(ty, raw)?))
+);
+pg_impl!(
+    i32,
+    oid::INT4,
+    SqlType::SmallInt | SqlType::Int,
+    |v, buf| buf.put_i32(*v),
+    |ty, raw| i32::try_from(get_int(ty, raw, "i32")?).map_err(|_| mismatch("i32", ty))
+);
 pg_impl!(
     i64,
     oid::INT8,
@@ -193,12 +217,30 @@ pg_impl!(
     |v, buf| buf.put_i64(*v),
     |ty, raw| get_int(ty, raw, "i64")
 );
-pg_impl!(u32, oid::OID, SqlType::Oid, |v, buf| buf.put_u32(*v), |ty, raw| Ok(u32::from_be_bytes(be(ty, raw)?)));
-pg_impl!(f32, oid::FLOAT4, SqlType::Real, |v, buf| buf.put_f32(*v), |ty, raw| Ok(f32::from_be_bytes(be(ty, raw)?)));
-pg_impl!(f64, oid::FLOAT8, SqlType::Real | SqlType::Double, |v, buf| buf.put_f64(*v), |ty, raw| match ty {
-    SqlType::Real => Ok(f32::from_be_bytes(be(ty, raw)?).into()),
-    _ => Ok(f64::from_be_bytes(be(ty, raw)?)),
-});
+pg_impl!(
+    u32,
+    oid::OID,
+    SqlType::Oid,
+    |v, buf| buf.put_u32(*v),
+    |ty, raw| Ok(u32::from_be_bytes(be(ty, raw)?))
+);
+pg_impl!(
+    f32,
+    oid::FLOAT4,
+    SqlType::Real,
+    |v, buf| buf.put_f32(*v),
+    |ty, raw| Ok(f32::from_be_bytes(be(ty, raw)?))
+);
+pg_impl!(
+    f64,
+    oid::FLOAT8,
+    SqlType::Real | SqlType::Double,
+    |v, buf| buf.put_f64(*v),
+    |ty, raw| match ty {
+        SqlType::Real => Ok(f32::from_be_bytes(be(ty, raw)?).into()),
+        _ => Ok(f64::from_be_bytes(be(ty, raw)?)),
+    }
+);
 
 macro_rules! text_impl {
     ($t:ty, $own:expr) => {
@@ -230,18 +272,42 @@ macro_rules! bytes_impl {
 bytes_impl!(&'a [u8], |b| b);
 bytes_impl!(Vec<u8>, <[u8]>::to_vec);
 
-pg_impl!(Date, oid::DATE, SqlType::Date, |v, buf| buf.put_i32(pg_days(*v)?), |ty, raw| {
-    Date::from_days_since_2000(i32::from_be_bytes(be(ty, raw)?).into())
-});
-pg_impl!(Time, oid::TIME, SqlType::Time, |v, buf| buf.put_i64(v.micros()), |ty, raw| {
-    Time::from_micros(i64::from_be_bytes(be(ty, raw)?))
-});
-pg_impl!(Timestamp, oid::TIMESTAMP, SqlType::Timestamp, |v, buf| buf.put_i64(v.micros_since_2000()), |ty, raw| {
-    Ok(Timestamp::from_micros_since_2000(i64::from_be_bytes(be(ty, raw)?)))
-});
-pg_impl!(TimestampTz, oid::TIMESTAMPTZ, SqlType::TimestampTz, |v, buf| buf.put_i64(v.micros_since_2000()), |ty, raw| {
-    Ok(TimestampTz::from_micros_since_2000(i64::from_be_bytes(be(ty, raw)?)))
-});
+pg_impl!(
+    Date,
+    oid::DATE,
+    SqlType::Date,
+    |v, buf| buf.put_i32(pg_days(*v)?),
+    |ty, raw| Date::from_days_since_2000(i32::from_be_bytes(be(ty, raw)?).into())
+);
+pg_impl!(
+    Time,
+    oid::TIME,
+    SqlType::Time,
+    |v, buf| buf.put_i64(v.micros()),
+    |ty, raw| Time::from_micros(i64::from_be_bytes(be(ty, raw)?))
+);
+pg_impl!(
+    Timestamp,
+    oid::TIMESTAMP,
+    SqlType::Timestamp,
+    |v, buf| buf.put_i64(v.micros_since_2000()),
+    |ty, raw| {
+        Ok(Timestamp::from_micros_since_2000(i64::from_be_bytes(be(
+            ty, raw,
+        )?)))
+    }
+);
+pg_impl!(
+    TimestampTz,
+    oid::TIMESTAMPTZ,
+    SqlType::TimestampTz,
+    |v, buf| buf.put_i64(v.micros_since_2000()),
+    |ty, raw| {
+        Ok(TimestampTz::from_micros_since_2000(i64::from_be_bytes(be(
+            ty, raw,
+        )?)))
+    }
+);
 pg_impl!(
     Interval,
     oid::INTERVAL,
@@ -263,9 +329,13 @@ pg_impl!(
     }
 );
 // OID 0, not NUMERIC's 1700: see the module docs.
-pg_impl!(Numeric, 0, SqlType::Numeric { .. }, |v, buf| pg_numeric::encode(*v, buf), |_ty, raw| {
-    pg_numeric::decode(raw)
-});
+pg_impl!(
+    Numeric,
+    0,
+    SqlType::Numeric { .. },
+    |v, buf| pg_numeric::encode(*v, buf),
+    |_ty, raw| pg_numeric::decode(raw)
+);
 
 fn pg_days(d: Date) -> Result<i32> {
     i32::try_from(d.days_since_2000())

@@ -71,7 +71,11 @@ pub(crate) fn encode(n: Numeric, buf: &mut BytesMut) {
         // At most 10 integer groups.
         (len - first_int - 1) as i16
     };
-    let sign = if n.is_negative() { SIGN_NEGATIVE } else { SIGN_POSITIVE };
+    let sign = if n.is_negative() {
+        SIGN_NEGATIVE
+    } else {
+        SIGN_POSITIVE
+    };
     // len <= 20 and scale <= 38 fit an i16.
     buf.put_i16(len as i16);
     buf.put_i16(weight);
@@ -87,21 +91,34 @@ pub(crate) fn encode(n: Numeric, buf: &mut BytesMut) {
 pub(crate) fn decode(raw: &[u8]) -> Result<Numeric> {
     let bad = |why: String| Error::conversion(format!("invalid binary NUMERIC: {why}"));
     let word = |i: usize| raw.get(i..i + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
-    let (Some(ndigits), Some(weight), Some(sign), Some(dscale)) = (word(0), word(2), word(4), word(6)) else {
-        return Err(bad(format!("{} bytes is shorter than the 8-byte header", raw.len())));
+    let (Some(ndigits), Some(weight), Some(sign), Some(dscale)) =
+        (word(0), word(2), word(4), word(6))
+    else {
+        return Err(bad(format!(
+            "{} bytes is shorter than the 8-byte header",
+            raw.len()
+        )));
     };
     let (ndigits, weight, dscale) = (ndigits as i16, i32::from(weight as i16), dscale as i16);
     if ndigits < 0 || raw.len() != 8 + 2 * ndigits as usize {
-        return Err(bad(format!("{ndigits} digits do not match {} bytes", raw.len())));
+        return Err(bad(format!(
+            "{ndigits} digits do not match {} bytes",
+            raw.len()
+        )));
     }
     let negative = match sign {
         SIGN_POSITIVE => false,
         SIGN_NEGATIVE => true,
         SIGN_NAN => return Err(Error::conversion("NUMERIC NaN has no exact value")),
-        SIGN_POS_INF | SIGN_NEG_INF => return Err(Error::conversion("NUMERIC infinity has no exact value")),
+        SIGN_POS_INF | SIGN_NEG_INF => {
+            return Err(Error::conversion("NUMERIC infinity has no exact value"))
+        }
         other => return Err(bad(format!("sign word {other:#06x}"))),
     };
-    let scale = u8::try_from(dscale).ok().filter(|s| *s <= 38).ok_or_else(|| bad(format!("dscale {dscale}")))?;
+    let scale = u8::try_from(dscale)
+        .ok()
+        .filter(|s| *s <= 38)
+        .ok_or_else(|| bad(format!("dscale {dscale}")))?;
     let overflow = || Error::conversion("binary NUMERIC has more than 38 digits");
     let mut acc: i128 = 0;
     for i in 0..ndigits as usize {
@@ -113,12 +130,22 @@ pub(crate) fn decode(raw: &[u8]) -> Result<Numeric> {
         let exp = 4 * (weight - i as i32) + i32::from(dscale);
         if exp >= 0 {
             if d != 0 {
-                let factor = usize::try_from(exp).ok().and_then(|e| POW10.get(e)).ok_or_else(overflow)?;
-                acc = d.checked_mul(*factor).and_then(|v| acc.checked_add(v)).ok_or_else(overflow)?;
+                let factor = usize::try_from(exp)
+                    .ok()
+                    .and_then(|e| POW10.get(e))
+                    .ok_or_else(overflow)?;
+                acc = d
+                    .checked_mul(*factor)
+                    .and_then(|v| acc.checked_add(v))
+                    .ok_or_else(overflow)?;
             }
         } else {
             let drop = -exp;
-            let divisor = if drop >= 4 { 10_000 } else { POW10[drop as usize] };
+            let divisor = if drop >= 4 {
+                10_000
+            } else {
+                POW10[drop as usize]
+            };
             if d % divisor != 0 {
                 return Err(bad(format!("digits beyond dscale {dscale}")));
             }
@@ -150,8 +177,14 @@ mod tests {
         assert_eq!(hex("-0.05"), "0002000040000002000001f4");
         assert_eq!(hex("0.000"), "0000000000000003");
         assert_eq!(hex("0.00001"), "0002ffff00000005000003e8");
-        assert_eq!(hex("100000000000000000000"), "0006000500000000000100000000000000000000");
-        assert_eq!(hex("0.500000000000000000"), "0005ffff0000001213880000000000000000");
+        assert_eq!(
+            hex("100000000000000000000"),
+            "0006000500000000000100000000000000000000"
+        );
+        assert_eq!(
+            hex("0.500000000000000000"),
+            "0005ffff0000001213880000000000000000"
+        );
         assert_eq!(hex("-0.5"), "000200004000000100001388");
     }
 
@@ -186,14 +219,23 @@ mod tests {
         // What PostgreSQL itself sends: stripped leading and trailing groups.
         let pg = |ndigits: i16, weight: i16, sign: u16, dscale: i16, digits: &[u16]| {
             let mut v = Vec::new();
-            for w in [ndigits as u16, weight as u16, sign, dscale as u16].iter().chain(digits) {
+            for w in [ndigits as u16, weight as u16, sign, dscale as u16]
+                .iter()
+                .chain(digits)
+            {
                 v.extend_from_slice(&w.to_be_bytes());
             }
             v
         };
         let got = |raw: Vec<u8>| decode(&raw).map(|n| n.to_string()).ok();
-        assert_eq!(got(pg(1, -1, SIGN_NEGATIVE, 2, &[500])).as_deref(), Some("-0.05"));
-        assert_eq!(got(pg(1, 5, 0, 0, &[1])).as_deref(), Some("100000000000000000000"));
+        assert_eq!(
+            got(pg(1, -1, SIGN_NEGATIVE, 2, &[500])).as_deref(),
+            Some("-0.05")
+        );
+        assert_eq!(
+            got(pg(1, 5, 0, 0, &[1])).as_deref(),
+            Some("100000000000000000000")
+        );
         assert_eq!(got(pg(1, -2, 0, 5, &[1000])).as_deref(), Some("0.00001"));
         assert_eq!(got(pg(0, 0, 0, 2, &[])).as_deref(), Some("0.00"));
         assert!(decode(&pg(0, 0, SIGN_NAN, 0, &[])).is_err());

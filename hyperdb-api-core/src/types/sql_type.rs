@@ -244,7 +244,9 @@ pub(crate) fn check_numeric(precision: u8, scale: u8) -> Result<()> {
 
 fn check_length(name: &str, n: u32) -> Result<()> {
     if n == 0 || n > MAX_CHAR_LENGTH {
-        return Err(Error::invalid_input(format!("{name} length {n} is outside 1..={MAX_CHAR_LENGTH}")));
+        return Err(Error::invalid_input(format!(
+            "{name} length {n} is outside 1..={MAX_CHAR_LENGTH}"
+        )));
     }
     Ok(())
 }
@@ -300,8 +302,6 @@ impl FromStr for SqlType {
         let (name, args) = match s.find('(') {
             Some(open) => {
                 let close = s.rfind(')').filter(|c| *c > open).ok_or_else(bad)?;
-                // Only whitespace may follow the modifier list, except for
-                // `time(p) with time zone` style suffixes, which Hyper lacks.
                 if !s[close + 1..].trim().is_empty() {
                     return Err(bad());
                 }
@@ -309,7 +309,11 @@ impl FromStr for SqlType {
             }
             None => (s, None),
         };
-        let name = name.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
+        let name = name
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
         let mut nums = [0u32; 2];
         let mut count = 0;
         if let Some(args) = args {
@@ -337,7 +341,10 @@ impl FromStr for SqlType {
             },
             "oid" => plain(SqlType::Oid),
             "numeric" | "decimal" => match count {
-                0 if args.is_none() => Ok(SqlType::Numeric { precision: 38, scale: 0 }),
+                0 if args.is_none() => Ok(SqlType::Numeric {
+                    precision: 38,
+                    scale: 0,
+                }),
                 1 => SqlType::numeric(small(0)?, 0),
                 2 => SqlType::numeric(small(0)?, small(1)?),
                 _ => Err(bad()),
@@ -384,12 +391,18 @@ pub struct ColumnType {
 impl ColumnType {
     /// A column that admits NULL (the SQL default).
     pub const fn nullable(sql_type: SqlType) -> ColumnType {
-        ColumnType { sql_type, nullability: Nullability::Nullable }
+        ColumnType {
+            sql_type,
+            nullability: Nullability::Nullable,
+        }
     }
 
     /// A `NOT NULL` column.
     pub const fn not_null(sql_type: SqlType) -> ColumnType {
-        ColumnType { sql_type, nullability: Nullability::NotNull }
+        ColumnType {
+            sql_type,
+            nullability: Nullability::NotNull,
+        }
     }
 
     /// Whether NULL is allowed.

@@ -10,10 +10,42 @@ const MEASURED: &[(SqlType, u32, i32, &str)] = &[
     (SqlType::Real, 700, -1, "real"),
     (SqlType::Double, 701, -1, "double precision"),
     (SqlType::Oid, 26, -1, "oid"),
-    (SqlType::Numeric { precision: 18, scale: 3 }, 1700, 1_179_655, "numeric(18,3)"),
-    (SqlType::Numeric { precision: 10, scale: 0 }, 1700, 655_364, "numeric(10,0)"),
-    (SqlType::Numeric { precision: 5, scale: 5 }, 1700, 327_689, "numeric(5,5)"),
-    (SqlType::Numeric { precision: 38, scale: 2 }, 1700, 2_490_374, "numeric(38,2)"),
+    (
+        SqlType::Numeric {
+            precision: 18,
+            scale: 3,
+        },
+        1700,
+        1_179_655,
+        "numeric(18,3)",
+    ),
+    (
+        SqlType::Numeric {
+            precision: 10,
+            scale: 0,
+        },
+        1700,
+        655_364,
+        "numeric(10,0)",
+    ),
+    (
+        SqlType::Numeric {
+            precision: 5,
+            scale: 5,
+        },
+        1700,
+        327_689,
+        "numeric(5,5)",
+    ),
+    (
+        SqlType::Numeric {
+            precision: 38,
+            scale: 2,
+        },
+        1700,
+        2_490_374,
+        "numeric(38,2)",
+    ),
     (SqlType::Text, 25, -1, "text"),
     (SqlType::Varchar(10), 1043, 14, "character varying(10)"),
     (SqlType::Varchar(1), 1043, 5, "character varying(1)"),
@@ -34,7 +66,11 @@ fn oid_and_typmod_match_hyperd() {
     for &(ty, oid, typmod, name) in MEASURED {
         assert_eq!(ty.oid(), oid, "{ty}");
         assert_eq!(ty.typmod(), typmod, "{ty}");
-        assert_eq!(SqlType::from_oid_typmod(oid, typmod).ok(), Some(ty), "{oid}/{typmod}");
+        assert_eq!(
+            SqlType::from_oid_typmod(oid, typmod).ok(),
+            Some(ty),
+            "{oid}/{typmod}"
+        );
         assert_eq!(name.parse::<SqlType>().ok(), Some(ty), "{name}");
     }
 }
@@ -44,9 +80,20 @@ fn display_round_trips_through_from_str() {
     for &(ty, ..) in MEASURED {
         let text = ty.to_string();
         assert_eq!(text.parse::<SqlType>().ok(), Some(ty), "{text}");
-        assert_eq!(text.to_lowercase().parse::<SqlType>().ok(), Some(ty), "{text}");
+        assert_eq!(
+            text.to_lowercase().parse::<SqlType>().ok(),
+            Some(ty),
+            "{text}"
+        );
     }
-    assert_eq!(SqlType::Numeric { precision: 18, scale: 3 }.to_string(), "NUMERIC(18,3)");
+    assert_eq!(
+        SqlType::Numeric {
+            precision: 18,
+            scale: 3
+        }
+        .to_string(),
+        "NUMERIC(18,3)"
+    );
     assert_eq!(SqlType::TimestampTz.to_string(), "TIMESTAMP WITH TIME ZONE");
 }
 
@@ -60,9 +107,27 @@ fn parses_aliases_like_hyperd() {
         ("float(24)", SqlType::Real),
         ("float8", SqlType::Double),
         ("DOUBLE   PRECISION", SqlType::Double),
-        ("decimal(18, 2)", SqlType::Numeric { precision: 18, scale: 2 }),
-        ("NUMERIC(18)", SqlType::Numeric { precision: 18, scale: 0 }),
-        ("numeric", SqlType::Numeric { precision: 38, scale: 0 }),
+        (
+            "decimal(18, 2)",
+            SqlType::Numeric {
+                precision: 18,
+                scale: 2,
+            },
+        ),
+        (
+            "NUMERIC(18)",
+            SqlType::Numeric {
+                precision: 18,
+                scale: 0,
+            },
+        ),
+        (
+            "numeric",
+            SqlType::Numeric {
+                precision: 38,
+                scale: 0,
+            },
+        ),
         ("varchar", SqlType::Text),
         ("CHARACTER VARYING (5)", SqlType::Varchar(5)),
         ("char", SqlType::Char(1)),
@@ -116,19 +181,50 @@ fn from_oid_typmod_rejects_unknown_and_unmodified() {
 
 #[test]
 fn widths_and_versions() {
-    assert_eq!(SqlType::Numeric { precision: 18, scale: 0 }.fixed_width(), Some(8));
-    assert_eq!(SqlType::Numeric { precision: 19, scale: 0 }.fixed_width(), Some(16));
+    assert_eq!(
+        SqlType::Numeric {
+            precision: 18,
+            scale: 0
+        }
+        .fixed_width(),
+        Some(8)
+    );
+    assert_eq!(
+        SqlType::Numeric {
+            precision: 19,
+            scale: 0
+        }
+        .fixed_width(),
+        Some(16)
+    );
     assert_eq!(SqlType::Interval.fixed_width(), Some(16));
     assert_eq!(SqlType::Time.fixed_width(), Some(8));
     assert_eq!(SqlType::Char(1).fixed_width(), None);
     assert_eq!(SqlType::Real.min_database_version(), Some(4));
-    assert_eq!(SqlType::Numeric { precision: 19, scale: 2 }.min_database_version(), Some(3));
-    assert_eq!(SqlType::Numeric { precision: 18, scale: 2 }.min_database_version(), None);
+    assert_eq!(
+        SqlType::Numeric {
+            precision: 19,
+            scale: 2
+        }
+        .min_database_version(),
+        Some(3)
+    );
+    assert_eq!(
+        SqlType::Numeric {
+            precision: 18,
+            scale: 2
+        }
+        .min_database_version(),
+        None
+    );
 }
 
 #[test]
 fn column_type_renders_nullability() {
-    assert_eq!(ColumnType::not_null(SqlType::Int).to_string(), "INTEGER NOT NULL");
+    assert_eq!(
+        ColumnType::not_null(SqlType::Int).to_string(),
+        "INTEGER NOT NULL"
+    );
     assert_eq!(ColumnType::from(SqlType::Text).to_string(), "TEXT");
     assert!(ColumnType::from(SqlType::Text).is_nullable());
 }

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::calendar::{self, Scanner, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
+use super::calendar::{
+    self, Scanner, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND,
+};
 use crate::error::{Error, Result};
 
 /// A time of day with microsecond precision, stored as microseconds since
@@ -87,7 +89,9 @@ impl FromStr for Time {
         let mut sc = Scanner::new(s);
         match sc.time_of_day() {
             Some(micros) if sc.is_empty() => Ok(Time { micros }),
-            _ => Err(Error::conversion(format!("invalid TIME '{s}': expected HH:MM:SS[.ffffff]"))),
+            _ => Err(Error::conversion(format!(
+                "invalid TIME '{s}': expected HH:MM:SS[.ffffff]"
+            ))),
         }
     }
 }
@@ -102,7 +106,13 @@ mod tests {
         assert_eq!(t.micros(), 3_723_000_004);
         assert_eq!(t.to_string(), "01:02:03.000004");
         assert_eq!(t.hms_micro(), (1, 2, 3, 4));
-        assert_eq!(Time::from_hms_micro(1, 2, 3, 500_000).map(|t| t.to_string()).ok().as_deref(), Some("01:02:03.5"));
+        assert_eq!(
+            Time::from_hms_micro(1, 2, 3, 500_000)
+                .map(|t| t.to_string())
+                .ok()
+                .as_deref(),
+            Some("01:02:03.5")
+        );
         assert_eq!(Time::MIDNIGHT.to_string(), "00:00:00");
         let last = Time::from_hms_micro(23, 59, 59, 999_999).expect("valid");
         assert_eq!(last.micros(), MICROS_PER_DAY - 1);
@@ -124,7 +134,16 @@ mod tests {
         assert!(Time::from_hms_micro(0, 0, 0, 1_000_000).is_err());
         assert!(Time::from_micros(-1).is_err());
         assert!(Time::from_micros(MICROS_PER_DAY + 1).is_err());
-        for text in ["", "1", "25:00:00", "24:00:01", "12:60", "12:00:00.1234567", "12:00:00.", "12:00:00 x"] {
+        for text in [
+            "",
+            "1",
+            "25:00:00",
+            "24:00:01",
+            "12:60",
+            "12:00:00.1234567",
+            "12:00:00.",
+            "12:00:00 x",
+        ] {
             assert!(text.parse::<Time>().is_err(), "{text}");
         }
     }
@@ -132,6 +151,9 @@ mod tests {
     #[test]
     fn parses() {
         assert_eq!("1:02".parse::<Time>().ok(), Time::from_hms(1, 2, 0).ok());
-        assert_eq!("01:02:03.25".parse::<Time>().ok(), Time::from_hms_micro(1, 2, 3, 250_000).ok());
+        assert_eq!(
+            "01:02:03.25".parse::<Time>().ok(),
+            Time::from_hms_micro(1, 2, 3, 250_000).ok()
+        );
     }
 }

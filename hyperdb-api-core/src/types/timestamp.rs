@@ -3,7 +3,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::calendar::{self, Scanner, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, PG_EPOCH_JULIAN_DAY};
+use super::calendar::{
+    self, Scanner, MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, PG_EPOCH_JULIAN_DAY,
+};
 use super::{Date, Time};
 use crate::error::{Error, Result};
 
@@ -43,7 +45,9 @@ impl Timestamp {
             .checked_mul(MICROS_PER_DAY)
             .and_then(|m| m.checked_add(time.micros()))
             .map(Timestamp::from_micros_since_2000)
-            .ok_or_else(|| Error::conversion(format!("{date} {time} is out of the TIMESTAMP range")))
+            .ok_or_else(|| {
+                Error::conversion(format!("{date} {time} is out of the TIMESTAMP range"))
+            })
     }
 
     /// The calendar date.
@@ -63,7 +67,11 @@ impl Timestamp {
         micros
             .checked_sub(UNIX_OFFSET_MICROS)
             .map(Timestamp::from_micros_since_2000)
-            .ok_or_else(|| Error::conversion(format!("Unix time {micros}us is out of the TIMESTAMP range")))
+            .ok_or_else(|| {
+                Error::conversion(format!(
+                    "Unix time {micros}us is out of the TIMESTAMP range"
+                ))
+            })
     }
 
     /// Microseconds since 1970-01-01 00:00:00; `None` when that overflows.
@@ -76,7 +84,9 @@ impl Timestamp {
     /// 9435184819199999999, past `i64::MAX`.
     pub(crate) fn hyper_micros(self) -> Result<u64> {
         u64::try_from(i128::from(self.micros) + i128::from(HYPER_OFFSET_MICROS)).map_err(|_| {
-            Error::conversion(format!("timestamp {self} is before Julian day 0, outside HyperBinary's range"))
+            Error::conversion(format!(
+                "timestamp {self} is before Julian day 0, outside HyperBinary's range"
+            ))
         })
     }
 
@@ -84,7 +94,9 @@ impl Timestamp {
     pub(crate) fn from_hyper_micros(micros: u64) -> Result<Timestamp> {
         i64::try_from(i128::from(micros) - i128::from(HYPER_OFFSET_MICROS))
             .map(Timestamp::from_micros_since_2000)
-            .map_err(|_| Error::conversion(format!("HyperBinary timestamp {micros} is out of range")))
+            .map_err(|_| {
+                Error::conversion(format!("HyperBinary timestamp {micros} is out of range"))
+            })
     }
 
     fn fmt_with(self, f: &mut fmt::Formatter<'_>, zone: &str) -> fmt::Result {
@@ -126,7 +138,12 @@ impl Parts {
         } else {
             0
         };
-        Some(Parts { year, month, day, time })
+        Some(Parts {
+            year,
+            month,
+            day,
+            time,
+        })
     }
 }
 
@@ -148,7 +165,11 @@ impl FromStr for Timestamp {
         parts
             .filter(|_| sc.is_empty())
             .and_then(|p| Timestamp::from_parts(p, bc))
-            .ok_or_else(|| Error::conversion(format!("invalid TIMESTAMP '{s}': expected YYYY-MM-DD HH:MM:SS[.ffffff]")))
+            .ok_or_else(|| {
+                Error::conversion(format!(
+                    "invalid TIMESTAMP '{s}': expected YYYY-MM-DD HH:MM:SS[.ffffff]"
+                ))
+            })
     }
 }
 
@@ -172,7 +193,9 @@ impl TimestampTz {
 
     /// The instant `micros` after 2000-01-01 00:00:00 UTC.
     pub const fn from_micros_since_2000(micros: i64) -> TimestampTz {
-        TimestampTz { utc: Timestamp::from_micros_since_2000(micros) }
+        TimestampTz {
+            utc: Timestamp::from_micros_since_2000(micros),
+        }
     }
 
     /// Microseconds since 2000-01-01 00:00:00 UTC.
@@ -204,7 +227,11 @@ impl FromStr for TimestampTz {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<TimestampTz> {
-        let bad = || Error::conversion(format!("invalid TIMESTAMPTZ '{s}': expected YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]"));
+        let bad = || {
+            Error::conversion(format!(
+                "invalid TIMESTAMPTZ '{s}': expected YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]"
+            ))
+        };
         let mut sc = Scanner::new(s);
         let parts = Parts::scan(&mut sc).ok_or_else(bad)?;
         sc.skip_spaces();
@@ -214,7 +241,11 @@ impl FromStr for TimestampTz {
             sc.eat(sign);
             let h = sc.digits(2, 2).ok_or_else(bad)?;
             sc.eat(b':');
-            let m = if sc.peek().is_some_and(|c| c.is_ascii_digit()) { sc.digits(2, 2).ok_or_else(bad)? } else { 0 };
+            let m = if sc.peek().is_some_and(|c| c.is_ascii_digit()) {
+                sc.digits(2, 2).ok_or_else(bad)?
+            } else {
+                0
+            };
             if h > 15 || m > 59 {
                 return Err(bad());
             }
@@ -232,7 +263,10 @@ impl FromStr for TimestampTz {
             return Err(bad());
         }
         let local = Timestamp::from_parts(parts, bc).ok_or_else(bad)?;
-        let utc = local.micros_since_2000().checked_sub(offset).ok_or_else(bad)?;
+        let utc = local
+            .micros_since_2000()
+            .checked_sub(offset)
+            .ok_or_else(bad)?;
         Ok(TimestampTz::from_micros_since_2000(utc))
     }
 }

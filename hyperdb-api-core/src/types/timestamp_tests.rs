@@ -7,8 +7,14 @@ fn ts(text: &str) -> Timestamp {
 #[test]
 fn hyper_values_match_hyperd() {
     // Read back from hyperd as HyperBinary.
-    assert_eq!(ts("2000-01-01 00:00:01").hyper_micros().ok(), Some(211_813_488_001_000_000));
-    assert_eq!(ts("9999-12-31 23:59:59.999999").hyper_micros().ok(), Some(0x0671_6a4a_501b_dfff));
+    assert_eq!(
+        ts("2000-01-01 00:00:01").hyper_micros().ok(),
+        Some(211_813_488_001_000_000)
+    );
+    assert_eq!(
+        ts("9999-12-31 23:59:59.999999").hyper_micros().ok(),
+        Some(0x0671_6a4a_501b_dfff)
+    );
     // hyperd's +infinity and -infinity.
     let inf = Timestamp::from_hyper_micros(9_435_184_819_199_999_999).expect("infinity");
     assert_eq!(inf.to_string(), "294276-12-31 23:59:59.999999");
@@ -20,9 +26,16 @@ fn hyper_values_match_hyperd() {
 
 #[test]
 fn hyper_range_errors() {
-    assert!(Timestamp::from_micros_since_2000(i64::MIN).hyper_micros().is_err());
+    assert!(Timestamp::from_micros_since_2000(i64::MIN)
+        .hyper_micros()
+        .is_err());
     assert!(Timestamp::from_hyper_micros(u64::MAX).is_err());
-    assert_eq!(Timestamp::from_hyper_micros(0).map(|t| t.date().julian_day()).ok(), Some(0));
+    assert_eq!(
+        Timestamp::from_hyper_micros(0)
+            .map(|t| t.date().julian_day())
+            .ok(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -42,7 +55,10 @@ fn parts_round_trip() {
     }
     let t = ts("1899-12-31 12:34:56.5");
     assert_eq!(t.date(), Date::from_ymd(1899, 12, 31).expect("date"));
-    assert_eq!(t.time(), Time::from_hms_micro(12, 34, 56, 500_000).expect("time"));
+    assert_eq!(
+        t.time(),
+        Time::from_hms_micro(12, 34, 56, 500_000).expect("time")
+    );
     assert!(t.micros_since_2000() < 0);
 }
 
@@ -51,7 +67,13 @@ fn parses_variants() {
     assert_eq!(ts("2000-01-01"), Timestamp::PG_EPOCH);
     assert_eq!(ts("2000-01-01T00:00"), Timestamp::PG_EPOCH);
     assert_eq!(ts("2000-01-01 24:00:00"), ts("2000-01-02 00:00:00"));
-    for bad in ["", "2000-01-01 25:00", "2000-02-30 00:00", "2000-01-01 00:00:00+00", "2000-01-01 x"] {
+    for bad in [
+        "",
+        "2000-01-01 25:00",
+        "2000-02-30 00:00",
+        "2000-01-01 00:00:00+00",
+        "2000-01-01 x",
+    ] {
         assert!(bad.parse::<Timestamp>().is_err(), "{bad}");
     }
 }
@@ -74,21 +96,46 @@ fn new_rejects_overflow() {
 fn timestamptz_text() {
     let utc = TimestampTz::from_utc(ts("2000-01-01 00:00:00"));
     assert_eq!(utc.to_string(), "2000-01-01 00:00:00+00");
-    assert_eq!("2000-01-01 00:00:00+00".parse::<TimestampTz>().ok(), Some(utc));
-    assert_eq!("2000-01-01T00:00:00Z".parse::<TimestampTz>().ok(), Some(utc));
+    assert_eq!(
+        "2000-01-01 00:00:00+00".parse::<TimestampTz>().ok(),
+        Some(utc)
+    );
+    assert_eq!(
+        "2000-01-01T00:00:00Z".parse::<TimestampTz>().ok(),
+        Some(utc)
+    );
     assert_eq!("2000-01-01 00:00:00".parse::<TimestampTz>().ok(), Some(utc));
-    assert_eq!("2000-01-01 05:30:00+05:30".parse::<TimestampTz>().ok(), Some(utc));
-    assert_eq!("1999-12-31 19:00:00-0500".parse::<TimestampTz>().ok(), Some(utc));
+    assert_eq!(
+        "2000-01-01 05:30:00+05:30".parse::<TimestampTz>().ok(),
+        Some(utc)
+    );
+    assert_eq!(
+        "1999-12-31 19:00:00-0500".parse::<TimestampTz>().ok(),
+        Some(utc)
+    );
     // As hyperd printed '2000-01-01 00:00:00.25+05:30'::timestamptz.
     assert_eq!(
-        "2000-01-01 00:00:00.25+05:30".parse::<TimestampTz>().map(|t| t.to_string()).ok().as_deref(),
+        "2000-01-01 00:00:00.25+05:30"
+            .parse::<TimestampTz>()
+            .map(|t| t.to_string())
+            .ok()
+            .as_deref(),
         Some("1999-12-31 18:30:00.25+00")
     );
     let bc = TimestampTz::from_utc(ts("4713-01-01 00:00:00 BC"));
     assert_eq!(bc.to_string(), "4713-01-01 00:00:00+00 BC");
     assert_eq!(bc.to_string().parse::<TimestampTz>().ok(), Some(bc));
-    for bad in ["2000-01-01 00:00:00+24", "2000-01-01 00:00:00+0", "2000-01-01 00:00:00 CET"] {
+    for bad in [
+        "2000-01-01 00:00:00+24",
+        "2000-01-01 00:00:00+0",
+        "2000-01-01 00:00:00 CET",
+    ] {
         assert!(bad.parse::<TimestampTz>().is_err(), "{bad}");
     }
-    assert_eq!(TimestampTz::from_unix_micros(0).ok().and_then(TimestampTz::unix_micros), Some(0));
+    assert_eq!(
+        TimestampTz::from_unix_micros(0)
+            .ok()
+            .and_then(TimestampTz::unix_micros),
+        Some(0)
+    );
 }
