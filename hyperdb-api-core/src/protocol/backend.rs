@@ -161,8 +161,9 @@ pub enum Message {
     CopyData(Bytes),
     CopyDone,
     DataRow(DataRow),
-    ErrorResponse(DbError),
-    NoticeResponse(DbError),
+    // Boxed: DbError is large, and every DataRow moves a Message by value.
+    ErrorResponse(Box<DbError>),
+    NoticeResponse(Box<DbError>),
     NotificationResponse { process_id: i32, channel: String, payload: String },
     ParameterDescription(Vec<u32>),
     ParameterStatus { name: String, value: String },
@@ -247,8 +248,8 @@ pub fn decode(tag: u8, body: Bytes) -> Result<Message> {
         b'G' => Message::CopyInResponse(r.copy_response()?),
         b'H' => Message::CopyOutResponse(r.copy_response()?),
         b'W' => Message::CopyBothResponse(r.copy_response()?),
-        b'E' => Message::ErrorResponse(r.error_fields()?),
-        b'N' => Message::NoticeResponse(r.error_fields()?),
+        b'E' => Message::ErrorResponse(Box::new(r.error_fields()?)),
+        b'N' => Message::NoticeResponse(Box::new(r.error_fields()?)),
         b'A' => Message::NotificationResponse {
             process_id: r.i32()?,
             channel: r.cstr()?,

@@ -33,7 +33,7 @@ pub struct Session {
     limits: Limits,
     broken: Option<String>,
     in_startup: bool,
-    pending_error: Option<DbError>,
+    pending_error: Option<Box<DbError>>,
     /// `ReadyForQuery` messages the server still owes: requests sent whose
     /// replies have not been fully read (also those of abandoned results).
     outstanding: u32,
@@ -171,7 +171,7 @@ impl Session {
                     let fatal = matches!(e.severity, Some(Severity::Fatal | Severity::Panic));
                     if fatal || self.in_startup {
                         self.mark_broken(&e.message);
-                        return Err(Error::server(e));
+                        return Err(Error::server(*e));
                     }
                     // Keep the first error; later ones are consequences.
                     self.pending_error.get_or_insert(e);
@@ -180,7 +180,7 @@ impl Session {
                     self.tx_status = status;
                     self.outstanding = self.outstanding.saturating_sub(1);
                     if let Some(e) = self.pending_error.take() {
-                        return Err(Error::server(e));
+                        return Err(Error::server(*e));
                     }
                     return Ok(Some(msg));
                 }

@@ -1,14 +1,578 @@
-//! PLACEHOLDER (lead): replaced by the real auth module (SCRAM/MD5) shortly.
+//! Client authentication, without I/O.
+//!
+//! The startup flow decodes each `Authentication*` message into an
+//! [`AuthRequest`], feeds it to [`Authenticator::step`], and sends whatever
+//! [`AuthResponse`] comes back (`PasswordMessage`, `SASLInitialResponse` or
+//! `SASLResponse`). Supported methods: trust (no password), cleartext, MD5
+//! and SCRAM-SHA-256 without channel binding.
+//!
+//! `hyperd` started with a password (see `HYPER_INITIAL_USER_PASSWORD`)
+//! offers SASL with `SCRAM-SHA-256` only.
+
+pub mod md5;
+mod saslprep;
+pub mod scram;
+
+use std::fmt;
+
+pub use self::md5::md5_password;
+pub use self::scram::ScramSha256;
+
 use crate::error::{Error, Result};
 
-pub enum AuthRequest<'a> { Ok, Cleartext, Md5 { salt: [u8; 4] }, Sasl { mechanisms: &'a [String] }, SaslContinue(&'a [u8]), SaslFinal(&'a [u8]), Other(u32) }
-pub enum AuthResponse { None, Password(Vec<u8>), SaslInitial { mechanism: &'static str, data: Vec<u8> }, Sasl(Vec<u8>) }
-#[derive(Debug)]
-pub struct Authenticator { done: bool }
-impl Authenticator {
-    pub fn new(_user: &str, _password: Option<&str>) -> Authenticator { Authenticator { done: false } }
-    pub fn step(&mut self, req: AuthRequest<'_>) -> Result<AuthResponse> {
-        match req { AuthRequest::Ok => { self.done = true; Ok(AuthResponse::None) } _ => Err(Error::auth("placeholder")) }
+/// An `Authentication*` request from the server, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthRequest<'a> {
+    /// `AuthenticationOk` (0).
+    Ok,
+    /// `AuthenticationCleartextPassword` (3).
+    Cleartext,
+    /// `AuthenticationMD5Password` (5).
+    Md5 {
+        /// The 4-byte salt.
+        salt: [u8; 4],
+    },
+    /// `AuthenticationSASL` (10): the mechanisms the server offers.
+    Sasl {
+        /// Mechanism names, in the server's order of preference.
+        mechanisms: &'a [String],
+    },
+    /// `AuthenticationSASLContinue` (11): the server-first message.
+    SaslContinue(&'a [u8]),
+    /// `AuthenticationSASLFinal` (12): the server-final message.
+    SaslFinal(&'a [u8]),
+    /// Any other request code (2 KerberosV5, 7 GSS, 9 SSPI, ...).
+    Other(u32),
+}
+
+/// What to send back for an [`AuthRequest`].
+///
+/// `Debug` shows only sizes: password messages carry the password.
+#[derive(Clone, PartialEq, Eq)]
+pub enum AuthResponse {
+    /// Nothing to send.
+    None,
+    /// A `PasswordMessage` body: the password (or MD5 hash) with its trailing NUL.
+    Password(Vec<u8>),
+    /// A `SASLInitialResponse`: the chosen mechanism and the client-first message.
+    SaslInitial {
+        /// The mechanism name (`SCRAM-SHA-256`).
+        mechanism: &'static str,
+        /// The initial response data.
+        data: Vec<u8>,
+    },
+    /// A `SASLResponse` body (the client-final message).
+    Sasl(Vec<u8>),
+}
+
+impl fmt::Debug for AuthResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AuthResponse::None => f.write_str("None"),
+            AuthResponse::Password(p) => write!(f, "Password(<redacted, {} bytes>)", p.len()),
+            AuthResponse::SaslInitial { mechanism, data } => f
+                .debug_struct("SaslInitial")
+                .field("mechanism", mechanism)
+                .field("data", &format_args!("<{} bytes>", data.len()))
+                .finish(),
+            AuthResponse::Sasl(d) => write!(f, "Sasl(<{} bytes>)", d.len()),
+        }
     }
-    pub fn is_done(&self) -> bool { self.done }
+}
+
+/// Where the authentication exchange stands.
+enum State {
+    /// Nothing received yet.
+    Start,
+    /// A cleartext or MD5 password was sent; the server answers Ok or an error.
+    PasswordSent,
+    /// `SASLInitialResponse` sent; waiting for the server-first message.
+    ScramStarted(ScramSha256),
+    /// Client-final sent; waiting for the server-final message.
+    ScramFinalSent(ScramSha256),
+    /// The server proved it knows the password; waiting for Ok.
+    ScramVerified,
+    /// `AuthenticationOk` received.
+    Done,
+    /// A step failed; the exchange cannot continue.
+    Failed,
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Start => "not started",
+            State::PasswordSent => "waiting for the password check",
+            State::ScramStarted(_) => "waiting for the SCRAM server-first-message",
+            State::ScramFinalSent(_) => "waiting for the SCRAM server-final-message",
+            State::ScramVerified => "waiting for AuthenticationOk after SCRAM",
+            State::Done => "done",
+            State::Failed => "failed",
+        }
+    }
+}
+
+/// Drives one connection's authentication exchange.
+///
+/// Every error ends the exchange: later calls fail too. `Debug` never prints
+/// the password.
+pub struct Authenticator {
+    user: String,
+    /// Taken when first used: one exchange uses the password once.
+    password: Option<String>,
+    state: State,
+    /// Fixed SCRAM client nonce, for tests.
+    #[cfg(test)]
+    scram_nonce: Option<&'static str>,
+}
+
+impl fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("state", &self.state.name())
+            .finish()
+    }
+}
+
+impl Authenticator {
+    /// An authenticator for `user` (as sent in the startup message), with an
+    /// optional password.
+    pub fn new(user: &str, password: Option<&str>) -> Authenticator {
+        Authenticator {
+            user: user.to_owned(),
+            password: password.map(str::to_owned),
+            state: State::Start,
+            #[cfg(test)]
+            scram_nonce: None,
+        }
+    }
+
+    /// `AuthenticationOk` was received.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+
+    /// Handles one request from the server and returns what to send back.
+    ///
+    /// Errors ([`Error::auth`] unless noted): the server asks for a password
+    /// and none is configured; it offers no supported SASL mechanism or asks
+    /// for an unsupported method; the SCRAM exchange fails, including the
+    /// server skipping its proof (`Ok` before a verified server-final);
+    /// a request arrives out of order or after the end ([`Error::protocol`]).
+    pub fn step(&mut self, req: AuthRequest<'_>) -> Result<AuthResponse> {
+        let state = std::mem::replace(&mut self.state, State::Failed);
+        let (next, response) = self.transition(state, req)?;
+        self.state = next;
+        Ok(response)
+    }
+
+    fn transition(&mut self, state: State, req: AuthRequest<'_>) -> Result<(State, AuthResponse)> {
+        if let AuthRequest::Other(code) = req {
+            return Err(Error::auth(format!(
+                "server requested unsupported authentication method {} (code {code})",
+                method_name(code)
+            )));
+        }
+        match (state, req) {
+            (State::Start | State::PasswordSent | State::ScramVerified, AuthRequest::Ok) => {
+                Ok((State::Done, AuthResponse::None))
+            }
+            (State::ScramStarted(_) | State::ScramFinalSent(_), AuthRequest::Ok) => {
+                Err(Error::auth(
+                    "server ended SCRAM authentication without proving it knows the password",
+                ))
+            }
+
+            (State::Start, AuthRequest::Cleartext) => {
+                let password = self.take_password("cleartext")?;
+                if password.contains('\0') {
+                    return Err(Error::invalid_input("password contains a NUL byte"));
+                }
+                Ok((
+                    State::PasswordSent,
+                    AuthResponse::Password(nul_terminated(password)),
+                ))
+            }
+            (State::Start, AuthRequest::Md5 { salt }) => {
+                let password = self.take_password("MD5")?;
+                let hashed = md5_password(&self.user, &password, salt);
+                Ok((
+                    State::PasswordSent,
+                    AuthResponse::Password(nul_terminated(hashed)),
+                ))
+            }
+            (State::Start, AuthRequest::Sasl { mechanisms }) => {
+                if !mechanisms.iter().any(|m| m == scram::MECHANISM) {
+                    return Err(Error::auth(format!(
+                        "server offers no supported SASL mechanism (offered: {}; supported: {})",
+                        if mechanisms.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            mechanisms.join(", ")
+                        },
+                        scram::MECHANISM
+                    )));
+                }
+                let password = self.take_password(scram::MECHANISM)?;
+                let scram = self.new_scram(&password)?;
+                let data = scram.client_first_message();
+                Ok((
+                    State::ScramStarted(scram),
+                    AuthResponse::SaslInitial {
+                        mechanism: scram::MECHANISM,
+                        data,
+                    },
+                ))
+            }
+            (State::ScramStarted(mut scram), AuthRequest::SaslContinue(data)) => {
+                let client_final = scram.handle_server_first(data)?;
+                Ok((
+                    State::ScramFinalSent(scram),
+                    AuthResponse::Sasl(client_final),
+                ))
+            }
+            (State::ScramStarted(_), AuthRequest::SaslFinal(_)) => Err(Error::auth(
+                "SCRAM server-final-message received before the server-first-message",
+            )),
+            (State::ScramFinalSent(mut scram), AuthRequest::SaslFinal(data)) => {
+                scram.verify_server_final(data)?;
+                Ok((State::ScramVerified, AuthResponse::None))
+            }
+            (State::Failed, _) => Err(Error::auth("authentication already failed")),
+            (State::Done, _) => Err(Error::protocol(
+                "authentication request received after authentication completed",
+            )),
+            (state, req) => Err(Error::protocol(format!(
+                "unexpected authentication request {} while {}",
+                request_name(&req),
+                state.name()
+            ))),
+        }
+    }
+
+    fn take_password(&mut self, method: &str) -> Result<String> {
+        self.password.take().ok_or_else(|| {
+            Error::auth(format!(
+                "server requires a password ({method} authentication) but none was configured"
+            ))
+        })
+    }
+
+    fn new_scram(&self, password: &str) -> Result<ScramSha256> {
+        #[cfg(test)]
+        if let Some(nonce) = self.scram_nonce {
+            return ScramSha256::with_nonce(password, nonce);
+        }
+        ScramSha256::new(password)
+    }
+}
+
+fn nul_terminated(s: String) -> Vec<u8> {
+    let mut v = s.into_bytes();
+    v.push(0);
+    v
+}
+
+fn request_name(req: &AuthRequest<'_>) -> &'static str {
+    match req {
+        AuthRequest::Ok => "AuthenticationOk",
+        AuthRequest::Cleartext => "AuthenticationCleartextPassword",
+        AuthRequest::Md5 { .. } => "AuthenticationMD5Password",
+        AuthRequest::Sasl { .. } => "AuthenticationSASL",
+        AuthRequest::SaslContinue(_) => "AuthenticationSASLContinue",
+        AuthRequest::SaslFinal(_) => "AuthenticationSASLFinal",
+        AuthRequest::Other(_) => "Authentication (other)",
+    }
+}
+
+/// Names of the authentication codes this client does not implement.
+fn method_name(code: u32) -> &'static str {
+    match code {
+        2 => "KerberosV5",
+        6 => "SCMCredential",
+        7 => "GSSAPI",
+        8 => "GSSAPI continue",
+        9 => "SSPI",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    const NONCE: &str = "rOprNGfwEbeRWgbNEkqO";
+    const SERVER_FIRST: &[u8] =
+        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+    const CLIENT_FINAL: &[u8] = b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,\
+        p=qvT2SWdEH5Q06albL+hjSYuUhCG7VndFyzIb7CK4n9k=";
+    const SERVER_FINAL: &[u8] = b"v=3HO6Qt1M4MKJrmlKaoOqLAI0/0TV0HZe7J9H3MBtSOg=";
+
+    fn scram_auth() -> Authenticator {
+        let mut a = Authenticator::new("user", Some("pencil"));
+        a.scram_nonce = Some(NONCE);
+        a
+    }
+
+    fn mechs(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn err(r: Result<AuthResponse>) -> Error {
+        match r {
+            Ok(resp) => panic!("expected an error, got {resp:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn trust() {
+        let mut a = Authenticator::new("u", None);
+        assert_eq!(a.step(AuthRequest::Ok).expect("ok"), AuthResponse::None);
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn cleartext() {
+        let mut a = Authenticator::new("u", Some("pw"));
+        assert_eq!(
+            a.step(AuthRequest::Cleartext).expect("ok"),
+            AuthResponse::Password(b"pw\0".to_vec())
+        );
+        assert!(!a.is_done());
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn cleartext_with_nul_rejected() {
+        let mut a = Authenticator::new("u", Some("p\0w"));
+        assert_eq!(
+            err(a.step(AuthRequest::Cleartext)).kind(),
+            ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn md5() {
+        let mut a = Authenticator::new("user", Some("pencil"));
+        let r = a.step(AuthRequest::Md5 { salt: [1, 2, 3, 4] }).expect("ok");
+        assert_eq!(
+            r,
+            AuthResponse::Password(b"md54376eb6913b38f9aaff38dc7cf19ca76\0".to_vec())
+        );
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn scram_full_exchange() {
+        let mut a = scram_auth();
+        let offered = mechs(&["SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"]);
+        let r = a
+            .step(AuthRequest::Sasl {
+                mechanisms: &offered,
+            })
+            .expect("ok");
+        assert_eq!(
+            r,
+            AuthResponse::SaslInitial {
+                mechanism: "SCRAM-SHA-256",
+                data: b"n,,n=,r=rOprNGfwEbeRWgbNEkqO".to_vec()
+            }
+        );
+        let r = a.step(AuthRequest::SaslContinue(SERVER_FIRST)).expect("ok");
+        assert_eq!(r, AuthResponse::Sasl(CLIENT_FINAL.to_vec()));
+        let r = a.step(AuthRequest::SaslFinal(SERVER_FINAL)).expect("ok");
+        assert_eq!(r, AuthResponse::None);
+        assert!(!a.is_done());
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn scram_with_random_nonce() {
+        let mut a = Authenticator::new("u", Some("pw"));
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        match a
+            .step(AuthRequest::Sasl {
+                mechanisms: &offered,
+            })
+            .expect("ok")
+        {
+            AuthResponse::SaslInitial { mechanism, data } => {
+                assert_eq!(mechanism, "SCRAM-SHA-256");
+                assert!(data.starts_with(b"n,,n=,r="));
+                assert!(data.len() >= 8 + 24);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ok_before_server_final_is_refused() {
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        // Right after SASLInitialResponse.
+        let mut a = scram_auth();
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Auth);
+        assert!(!a.is_done());
+        // After the client proof, before the server's.
+        let mut a = scram_auth();
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        a.step(AuthRequest::SaslContinue(SERVER_FIRST)).expect("ok");
+        assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Auth);
+        assert!(!a.is_done());
+        // And it stays failed.
+        assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Auth);
+    }
+
+    #[test]
+    fn scram_bad_server_signature() {
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let mut a = scram_auth();
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        a.step(AuthRequest::SaslContinue(SERVER_FIRST)).expect("ok");
+        let r = a.step(AuthRequest::SaslFinal(
+            b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=",
+        ));
+        assert_eq!(err(r).kind(), ErrorKind::Auth);
+        assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Auth);
+        assert!(!a.is_done());
+    }
+
+    #[test]
+    fn scram_final_before_continue() {
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let mut a = scram_auth();
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        let r = a.step(AuthRequest::SaslFinal(SERVER_FINAL));
+        assert_eq!(err(r).kind(), ErrorKind::Auth);
+    }
+
+    #[test]
+    fn sasl_without_scram() {
+        let offered = mechs(&["SCRAM-SHA-256-PLUS", "OAUTHBEARER"]);
+        let mut a = Authenticator::new("u", Some("pw"));
+        let e = err(a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        }));
+        assert_eq!(e.kind(), ErrorKind::Auth);
+        let msg = e.to_string();
+        assert!(msg.contains("SCRAM-SHA-256-PLUS, OAUTHBEARER"), "{msg}");
+    }
+
+    #[test]
+    fn no_password_configured() {
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        for req in [
+            AuthRequest::Cleartext,
+            AuthRequest::Md5 { salt: [0; 4] },
+            AuthRequest::Sasl {
+                mechanisms: &offered,
+            },
+        ] {
+            let mut a = Authenticator::new("u", None);
+            let e = err(a.step(req));
+            assert_eq!(e.kind(), ErrorKind::Auth);
+            assert!(e.to_string().contains("server requires a password"), "{e}");
+        }
+    }
+
+    #[test]
+    fn unsupported_methods_named() {
+        for (code, name) in [
+            (2, "KerberosV5"),
+            (7, "GSSAPI"),
+            (9, "SSPI"),
+            (42, "unknown"),
+        ] {
+            let mut a = Authenticator::new("u", Some("pw"));
+            let msg = err(a.step(AuthRequest::Other(code))).to_string();
+            assert!(
+                msg.contains(name) && msg.contains(&code.to_string()),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn requests_after_done_rejected() {
+        let mut a = Authenticator::new("u", Some("pw"));
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+        assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Protocol);
+        let mut a = Authenticator::new("u", Some("pw"));
+        a.step(AuthRequest::Ok).expect("ok");
+        assert_eq!(
+            err(a.step(AuthRequest::Cleartext)).kind(),
+            ErrorKind::Protocol
+        );
+    }
+
+    #[test]
+    fn out_of_order_requests() {
+        let mut a = Authenticator::new("u", Some("pw"));
+        assert_eq!(
+            err(a.step(AuthRequest::SaslContinue(SERVER_FIRST))).kind(),
+            ErrorKind::Protocol
+        );
+        // A second password request after one was sent.
+        let mut a = Authenticator::new("u", Some("pw"));
+        a.step(AuthRequest::Cleartext).expect("ok");
+        assert_eq!(
+            err(a.step(AuthRequest::Cleartext)).kind(),
+            ErrorKind::Protocol
+        );
+        // SASL restarted mid-exchange.
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let mut a = scram_auth();
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        assert_eq!(
+            err(a.step(AuthRequest::Sasl {
+                mechanisms: &offered
+            }))
+            .kind(),
+            ErrorKind::Protocol
+        );
+    }
+
+    #[test]
+    fn debug_redacts_password() {
+        let mut a = Authenticator::new("alice", Some("hunter2-secret"));
+        let dbg = format!("{a:?}");
+        assert!(!dbg.contains("hunter2"), "{dbg}");
+        assert!(dbg.contains("alice") && dbg.contains("redacted"), "{dbg}");
+
+        let r = a.step(AuthRequest::Cleartext).expect("ok");
+        let dbg = format!("{r:?} {a:?}");
+        assert!(!dbg.contains("hunter2"), "{dbg}");
+
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let mut a = Authenticator::new("alice", Some("hunter2-secret"));
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        let dbg = format!("{a:?}");
+        assert!(!dbg.contains("hunter2"), "{dbg}");
+    }
 }

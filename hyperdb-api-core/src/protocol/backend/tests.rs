@@ -120,8 +120,8 @@ fn corpus() -> Vec<(Vec<u8>, Message)> {
         ),
         (frame(b'd', b"\xff\xff\xff\xff"), Message::CopyData(Bytes::from_static(b"\xff\xff\xff\xff"))),
         (frame(b'D', &row), Message::DataRow(DataRow::new(Bytes::from(row.clone())))),
-        (frame(b'E', err_body), Message::ErrorResponse(err)),
-        (frame(b'N', b"SNOTICE\0Mhello\0\0"), Message::NoticeResponse(notice)),
+        (frame(b'E', err_body), Message::ErrorResponse(Box::new(err))),
+        (frame(b'N', b"SNOTICE\0Mhello\0\0"), Message::NoticeResponse(Box::new(notice))),
         (
             frame(b'A', b"\0\0\0\x05chan\0payload\0"),
             Message::NotificationResponse { process_id: 5, channel: "chan".into(), payload: "payload".into() },
