@@ -108,7 +108,6 @@ impl HyperProcess {
         command
             .arg("run")
             .arg(format!("--init-user={}", Config::DEFAULT_USER))
-            .arg("--no-password")
             .arg("--skip-license")
             .arg(os_arg("--log-dir=", &log_dir))
             .arg("--listen-connection")
@@ -119,6 +118,16 @@ impl HyperProcess {
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(stderr);
+
+        // hyperd takes the initial password from the environment (never the
+        // command line, where `ps` would show it).
+        match &options.password {
+            Some(pw) if pw.is_empty() => {
+                return Err(Error::invalid_argument("password", "hyperd refuses an empty password"))
+            }
+            Some(pw) => command.env("HYPER_INITIAL_USER_PASSWORD", pw),
+            None => command.arg("--no-password"),
+        };
 
         let started = Instant::now();
         let start_error = |message: String| Error::ProcessStart {

@@ -50,9 +50,10 @@ pub enum Listen {
 /// )?;
 /// # Ok::<(), hyperdb_api::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HyperProcessOptions {
     pub(super) hyperd: Option<PathBuf>,
+    pub(super) password: Option<String>,
     pub(super) listen: Listen,
     pub(super) params: BTreeMap<String, String>,
     pub(super) log_dir: Option<PathBuf>,
@@ -63,6 +64,7 @@ impl Default for HyperProcessOptions {
     fn default() -> Self {
         HyperProcessOptions {
             hyperd: None,
+            password: None,
             listen: Listen::default(),
             params: BTreeMap::new(),
             log_dir: None,
@@ -71,7 +73,28 @@ impl Default for HyperProcessOptions {
     }
 }
 
+impl std::fmt::Debug for HyperProcessOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HyperProcessOptions")
+            .field("hyperd", &self.hyperd)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("listen", &self.listen)
+            .field("params", &self.params)
+            .field("log_dir", &self.log_dir)
+            .field("start_timeout", &self.start_timeout)
+            .finish()
+    }
+}
+
 impl HyperProcessOptions {
+    /// Requires this password for the initial user (hyperd then asks
+    /// clients for SCRAM-SHA-256). Without it hyperd runs with
+    /// `--no-password` and trusts every local client.
+    pub fn with_password(mut self, password: impl Into<String>) -> Self {
+        self.password = Some(password.into());
+        self
+    }
+
     /// The hyperd executable (or a directory containing `hyperd`). Without it,
     /// `$HYPERD_PATH` and then `.hyperd/hyperd` in the current directory or
     /// its parents are tried.

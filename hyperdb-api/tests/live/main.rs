@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod auth;
 mod cancel;
 mod common;
 mod connect;
