@@ -26,6 +26,7 @@ test-rust: hyperd
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
 
 ## Start hyperd, create a .hyper file, insert and query a few rows.
 example: hyperd

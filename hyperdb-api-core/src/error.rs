@@ -365,7 +365,10 @@ mod tests {
 
     #[test]
     fn server_error_exposes_fields() {
-        let mut db = DbError::new(Some(SqlState::SYNTAX_ERROR), "syntax error at or near \"SELEC\"");
+        let mut db = DbError::new(
+            Some(SqlState::SYNTAX_ERROR),
+            "syntax error at or near \"SELEC\"",
+        );
         db.position = Some(1);
         db.hint = Some("check the spelling".into());
         let e = Error::server(db);
@@ -378,7 +381,10 @@ mod tests {
 
     #[test]
     fn io_errors_keep_their_source() {
-        let e = Error::io("reading from server", io::Error::new(io::ErrorKind::TimedOut, "t"));
+        let e = Error::io(
+            "reading from server",
+            io::Error::new(io::ErrorKind::TimedOut, "t"),
+        );
         assert!(e.is_timeout());
         assert!(std::error::Error::source(&e).is_some());
         assert_eq!(e.to_string(), "reading from server: t");

@@ -44,7 +44,9 @@ impl Endpoint {
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Endpoint::Tcp { host, port } if host.contains(':') => write!(f, "tab.tcp://[{host}]:{port}"),
+            Endpoint::Tcp { host, port } if host.contains(':') => {
+                write!(f, "tab.tcp://[{host}]:{port}")
+            }
             Endpoint::Tcp { host, port } => write!(f, "tab.tcp://{host}:{port}"),
             Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
         }
@@ -67,11 +69,15 @@ impl FromStr for Endpoint {
             return Ok(Endpoint::Unix(PathBuf::from(path)));
         }
         if let Some(rest) = s.strip_prefix("tab.domain://") {
-            let (dir, name) = rest
-                .rsplit_once("/domain/")
-                .ok_or_else(|| Error::config(format!("endpoint `{s}`: expected tab.domain://DIR/domain/NAME")))?;
+            let (dir, name) = rest.rsplit_once("/domain/").ok_or_else(|| {
+                Error::config(format!(
+                    "endpoint `{s}`: expected tab.domain://DIR/domain/NAME"
+                ))
+            })?;
             if name.is_empty() || name.contains('/') {
-                return Err(Error::config(format!("endpoint `{s}`: bad socket name `{name}`")));
+                return Err(Error::config(format!(
+                    "endpoint `{s}`: bad socket name `{name}`"
+                )));
             }
             return Ok(Endpoint::Unix(Path::new(dir).join(name)));
         }
@@ -243,7 +249,10 @@ impl Config {
     /// Checks everything that can be checked before touching the network.
     pub(crate) fn validate(&self) -> Result<()> {
         for (name, value) in &self.params {
-            if value.chars().any(|c| c.is_whitespace() || c == '\\' || c == '\0') {
+            if value
+                .chars()
+                .any(|c| c.is_whitespace() || c == '\\' || c == '\0')
+            {
                 return Err(Error::config(format!(
                     "setting `{name}`: hyperd's startup options cannot carry whitespace, \
                      backslashes or NUL in a value; run `SET {name} = '...'` after connecting"
@@ -314,10 +323,17 @@ mod tests {
     #[test]
     fn parses_tcp_forms() {
         let want = Endpoint::tcp("127.0.0.1", 7483);
-        for s in ["tab.tcp://127.0.0.1:7483", "tcp://127.0.0.1:7483", "127.0.0.1:7483"] {
+        for s in [
+            "tab.tcp://127.0.0.1:7483",
+            "tcp://127.0.0.1:7483",
+            "127.0.0.1:7483",
+        ] {
             assert_eq!(s.parse::<Endpoint>().unwrap(), want, "{s}");
         }
-        assert_eq!("[::1]:5".parse::<Endpoint>().unwrap(), Endpoint::tcp("::1", 5));
+        assert_eq!(
+            "[::1]:5".parse::<Endpoint>().unwrap(),
+            Endpoint::tcp("::1", 5)
+        );
         assert_eq!(Endpoint::tcp("::1", 5).to_string(), "tab.tcp://[::1]:5");
     }
 
@@ -325,12 +341,23 @@ mod tests {
     fn domain_descriptor_maps_to_socket_file() {
         let e: Endpoint = "tab.domain:///tmp/x/domain/pgsql".parse().unwrap();
         assert_eq!(e, Endpoint::unix("/tmp/x/pgsql"));
-        assert_eq!("unix:/tmp/s".parse::<Endpoint>().unwrap(), Endpoint::unix("/tmp/s"));
+        assert_eq!(
+            "unix:/tmp/s".parse::<Endpoint>().unwrap(),
+            Endpoint::unix("/tmp/s")
+        );
     }
 
     #[test]
     fn rejects_bad_endpoints() {
-        for s in ["", "nohost", "host:notaport", ":5", "host:70000", "unix:", "tab.domain:///tmp/x"] {
+        for s in [
+            "",
+            "nohost",
+            "host:notaport",
+            ":5",
+            "host:70000",
+            "unix:",
+            "tab.domain:///tmp/x",
+        ] {
             let e = s.parse::<Endpoint>().unwrap_err();
             assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{s}");
             assert!(e.to_string().contains("endpoint"), "{s}: {e}");
@@ -348,7 +375,10 @@ mod tests {
     #[test]
     fn validate_rejects_bad_param_names() {
         let c = Config::new(Endpoint::tcp("h", 1)).with_param("bad name", "x");
-        assert_eq!(c.validate().unwrap_err().kind(), crate::error::ErrorKind::Config);
+        assert_eq!(
+            c.validate().unwrap_err().kind(),
+            crate::error::ErrorKind::Config
+        );
         let c = Config::new(Endpoint::tcp("h", 1)).with_param("lc_time", "C");
         assert!(c.validate().is_ok());
     }
@@ -361,7 +391,10 @@ mod tests {
         assert_eq!(c.startup_options().unwrap(), "-c a=x -c b.c=y,z");
         for bad in ["x y", "a\\b", "t\tab"] {
             let c = Config::new(Endpoint::tcp("h", 1)).with_param("a", bad);
-            assert!(c.validate().unwrap_err().to_string().contains("SET a"), "{bad}");
+            assert!(
+                c.validate().unwrap_err().to_string().contains("SET a"),
+                "{bad}"
+            );
         }
     }
 }

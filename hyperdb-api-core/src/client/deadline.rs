@@ -36,6 +36,7 @@ impl Deadline {
         }
     }
 
+    #[cfg(feature = "tokio")]
     pub(crate) fn at(&self) -> Instant {
         self.at
     }

@@ -5,8 +5,8 @@
 //! once by `request_methods!`); each implements only `flush`, `fill` and
 //! connecting. See DEVELOPMENT.md, "Driver design", for why this shape.
 
-pub mod config;
 mod cancel;
+pub mod config;
 mod deadline;
 #[macro_use]
 mod requests;

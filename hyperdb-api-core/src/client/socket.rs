@@ -31,7 +31,11 @@ pub enum Socket {
 
 impl Socket {
     /// Connects to `endpoint` and applies `opts`.
-    pub fn connect(endpoint: &Endpoint, opts: &SocketOptions, timeout: Option<Duration>) -> Result<Socket> {
+    pub fn connect(
+        endpoint: &Endpoint,
+        opts: &SocketOptions,
+        timeout: Option<Duration>,
+    ) -> Result<Socket> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
                 let addrs = resolve(host, *port)?;
@@ -42,7 +46,10 @@ impl Socket {
                         Err(e) => last = Some(e),
                     }
                 }
-                Err(connect_error(endpoint, last.unwrap_or_else(|| io::ErrorKind::NotFound.into())))
+                Err(connect_error(
+                    endpoint,
+                    last.unwrap_or_else(|| io::ErrorKind::NotFound.into()),
+                ))
             }
             Endpoint::Unix(path) => {
                 let sock = RawSocket::new(Domain::UNIX, Type::STREAM, None)
@@ -75,7 +82,9 @@ pub(crate) fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>> {
         .map_err(|e| Error::io(format!("resolving {host}:{port}"), e))?
         .collect();
     if addrs.is_empty() {
-        return Err(Error::config(format!("{host}:{port} resolves to no address")));
+        return Err(Error::config(format!(
+            "{host}:{port} resolves to no address"
+        )));
     }
     Ok(addrs)
 }
@@ -87,12 +96,20 @@ pub(crate) fn connect_error(endpoint: &Endpoint, e: io::Error) -> Error {
 /// A TCP socket with its buffers sized before connect, so the kernel can
 /// negotiate a window scale that uses them.
 pub(crate) fn tcp_socket(addr: SocketAddr, opts: &SocketOptions) -> io::Result<RawSocket> {
-    let s = RawSocket::new(Domain::for_address(addr), Type::STREAM, Some(socket2::Protocol::TCP))?;
+    let s = RawSocket::new(
+        Domain::for_address(addr),
+        Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
     apply_buffers(&SockRef::from(&s), opts)?;
     Ok(s)
 }
 
-fn connect_tcp(addr: SocketAddr, opts: &SocketOptions, timeout: Option<Duration>) -> io::Result<TcpStream> {
+fn connect_tcp(
+    addr: SocketAddr,
+    opts: &SocketOptions,
+    timeout: Option<Duration>,
+) -> io::Result<TcpStream> {
     let s = tcp_socket(addr, opts)?;
     match timeout {
         Some(t) => s.connect_timeout(&addr.into(), t)?,
@@ -187,7 +204,11 @@ mod tests {
         assert_eq!(n, 5);
         assert_eq!(&buf[..], b"xyhello");
         drop(a);
-        assert_eq!(recv_into(b.as_raw_fd(), &mut buf, 64 * 1024).unwrap(), 0, "EOF");
+        assert_eq!(
+            recv_into(b.as_raw_fd(), &mut buf, 64 * 1024).unwrap(),
+            0,
+            "EOF"
+        );
         assert_eq!(&buf[..], b"xyhello");
     }
 
@@ -206,7 +227,10 @@ mod tests {
         b.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let mut buf = BytesMut::new();
         let e = recv_into(b.as_raw_fd(), &mut buf, 1024).unwrap_err();
-        assert!(matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut));
+        assert!(matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ));
         assert!(buf.is_empty());
     }
 
@@ -215,9 +239,19 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         drop(l);
-        let e = Socket::connect(&Endpoint::tcp("127.0.0.1", port), &SocketOptions::default(), None).unwrap_err();
+        let e = Socket::connect(
+            &Endpoint::tcp("127.0.0.1", port),
+            &SocketOptions::default(),
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
-        let e = Socket::connect(&Endpoint::unix("/nonexistent/sock"), &SocketOptions::default(), None).unwrap_err();
+        let e = Socket::connect(
+            &Endpoint::unix("/nonexistent/sock"),
+            &SocketOptions::default(),
+            None,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("/nonexistent/sock"), "{e}");
     }
 }

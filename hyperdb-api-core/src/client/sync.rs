@@ -44,7 +44,11 @@ impl Client<Socket> {
 
 impl<T: Transport> Client<T> {
     /// Runs the startup handshake over an already connected stream.
-    pub fn handshake(stream: T, config: &Config, notices: Option<NoticeHandler>) -> Result<Client<T>> {
+    pub fn handshake(
+        stream: T,
+        config: &Config,
+        notices: Option<NoticeHandler>,
+    ) -> Result<Client<T>> {
         let mut client = Client {
             stream,
             session: Session::new(config.limits, notices),
@@ -52,7 +56,12 @@ impl<T: Transport> Client<T> {
             query_timeout: config.query_timeout,
             deadline: None,
             timeout_armed: false,
-            cancel: CancelHandle::new(config.endpoint.clone(), config.socket.clone(), config.connect_timeout, None),
+            cancel: CancelHandle::new(
+                config.endpoint.clone(),
+                config.socket.clone(),
+                config.connect_timeout,
+                None,
+            ),
         };
         client.startup(config)?;
         client.cancel = CancelHandle::new(
@@ -96,11 +105,16 @@ impl<T: Transport> Client<T> {
                     .map_err(|e| Error::io("setting read timeout", e))?;
                 self.timeout_armed = timeout.is_some();
             }
-            match self.stream.read_into(self.session.read_buf(), self.read_window) {
+            match self
+                .stream
+                .read_into(self.session.read_buf(), self.read_window)
+            {
                 Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
                 Ok(_) => return Ok(()),
                 Err(e) if is_timeout(&e) && self.deadline.is_some() => continue,
-                Err(e) => return Err(self.broken(Error::connection_lost("reading from the server", e))),
+                Err(e) => {
+                    return Err(self.broken(Error::connection_lost("reading from the server", e)))
+                }
             }
         }
     }
@@ -140,7 +154,10 @@ impl<T: Transport> Client<T> {
 }
 
 fn is_timeout(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 #[cfg(test)]

@@ -37,23 +37,36 @@ impl AsyncClient<AsyncSocket> {
     }
 
     /// Connects, sending server notices to `notices` instead of `tracing`.
-    pub async fn connect_with_notices(config: &Config, notices: Option<NoticeHandler>) -> Result<AsyncClient> {
+    pub async fn connect_with_notices(
+        config: &Config,
+        notices: Option<NoticeHandler>,
+    ) -> Result<AsyncClient> {
         config.validate()?;
-        let socket = AsyncSocket::connect(&config.endpoint, &config.socket, config.connect_timeout).await?;
+        let socket =
+            AsyncSocket::connect(&config.endpoint, &config.socket, config.connect_timeout).await?;
         AsyncClient::handshake(socket, config, notices).await
     }
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     /// Runs the startup handshake over an already connected stream.
-    pub async fn handshake(stream: T, config: &Config, notices: Option<NoticeHandler>) -> Result<AsyncClient<T>> {
+    pub async fn handshake(
+        stream: T,
+        config: &Config,
+        notices: Option<NoticeHandler>,
+    ) -> Result<AsyncClient<T>> {
         let mut client = AsyncClient {
             stream,
             session: Session::new(config.limits, notices),
             read_window: config.socket.read_window,
             query_timeout: config.query_timeout,
             deadline: None,
-            cancel: CancelHandle::new(config.endpoint.clone(), config.socket.clone(), config.connect_timeout, None),
+            cancel: CancelHandle::new(
+                config.endpoint.clone(),
+                config.socket.clone(),
+                config.connect_timeout,
+                None,
+            ),
         };
         client.startup(config).await?;
         client.cancel = CancelHandle::new(
@@ -82,13 +95,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             buf.reserve(self.read_window);
             let res = match &self.deadline {
                 None => self.stream.read_buf(buf).await,
-                Some(d) => match tokio::time::timeout_at(d.at().into(), self.stream.read_buf(buf)).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        self.on_deadline().await?;
-                        continue;
+                Some(d) => {
+                    match tokio::time::timeout_at(d.at().into(), self.stream.read_buf(buf)).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            self.on_deadline().await?;
+                            continue;
+                        }
                     }
-                },
+                }
             };
             return match res {
                 Ok(0) => Err(self.broken(Error::closed("server closed the connection"))),

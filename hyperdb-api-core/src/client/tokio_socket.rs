@@ -22,7 +22,11 @@ pub enum AsyncSocket {
 
 impl AsyncSocket {
     /// Connects to `endpoint` with the same tuning as the sync driver.
-    pub async fn connect(endpoint: &Endpoint, opts: &SocketOptions, timeout: Option<Duration>) -> Result<AsyncSocket> {
+    pub async fn connect(
+        endpoint: &Endpoint,
+        opts: &SocketOptions,
+        timeout: Option<Duration>,
+    ) -> Result<AsyncSocket> {
         let connect = async {
             match endpoint {
                 Endpoint::Tcp { host, port } => {
@@ -41,26 +45,36 @@ impl AsyncSocket {
                             Err(e) => last = Some(e),
                         }
                     }
-                    Err(connect_error(endpoint, last.unwrap_or_else(|| io::ErrorKind::NotFound.into())))
+                    Err(connect_error(
+                        endpoint,
+                        last.unwrap_or_else(|| io::ErrorKind::NotFound.into()),
+                    ))
                 }
                 Endpoint::Unix(path) => {
-                    let s = UnixStream::connect(path).await.map_err(|e| connect_error(endpoint, e))?;
-                    apply_buffers(&SockRef::from(&s), opts).map_err(|e| connect_error(endpoint, e))?;
+                    let s = UnixStream::connect(path)
+                        .await
+                        .map_err(|e| connect_error(endpoint, e))?;
+                    apply_buffers(&SockRef::from(&s), opts)
+                        .map_err(|e| connect_error(endpoint, e))?;
                     Ok(AsyncSocket::Unix(s))
                 }
             }
         };
         match timeout {
-            Some(t) => tokio::time::timeout(t, connect)
-                .await
-                .map_err(|_| Error::timeout(format!("connecting to {endpoint}: timed out after {t:?}")))?,
+            Some(t) => tokio::time::timeout(t, connect).await.map_err(|_| {
+                Error::timeout(format!("connecting to {endpoint}: timed out after {t:?}"))
+            })?,
             None => connect.await,
         }
     }
 }
 
 impl AsyncRead for AsyncSocket {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             AsyncSocket::Unix(s) => Pin::new(s).poll_read(cx, buf),
@@ -69,7 +83,11 @@ impl AsyncRead for AsyncSocket {
 }
 
 impl AsyncWrite for AsyncSocket {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_write(cx, data),
             AsyncSocket::Unix(s) => Pin::new(s).poll_write(cx, data),

@@ -31,8 +31,12 @@ pub enum TransactionStatus {
 pub enum Authentication {
     Ok,
     CleartextPassword,
-    Md5Password { salt: [u8; 4] },
-    Sasl { mechanisms: Vec<String> },
+    Md5Password {
+        salt: [u8; 4],
+    },
+    Sasl {
+        mechanisms: Vec<String>,
+    },
     SaslContinue(Bytes),
     SaslFinal(Bytes),
     /// A method this client does not implement (Kerberos, GSS, SSPI, ...).
@@ -146,7 +150,10 @@ pub(crate) fn split_field<'a>(buf: &mut &'a [u8]) -> Result<Option<&'a [u8]>> {
 #[non_exhaustive]
 pub enum Message {
     Authentication(Authentication),
-    BackendKeyData { process_id: i32, secret_key: i32 },
+    BackendKeyData {
+        process_id: i32,
+        secret_key: i32,
+    },
     ParseComplete,
     BindComplete,
     CloseComplete,
@@ -164,12 +171,22 @@ pub enum Message {
     // Boxed: DbError is large, and every DataRow moves a Message by value.
     ErrorResponse(Box<DbError>),
     NoticeResponse(Box<DbError>),
-    NotificationResponse { process_id: i32, channel: String, payload: String },
+    NotificationResponse {
+        process_id: i32,
+        channel: String,
+        payload: String,
+    },
     ParameterDescription(Vec<u32>),
-    ParameterStatus { name: String, value: String },
+    ParameterStatus {
+        name: String,
+        value: String,
+    },
     ReadyForQuery(TransactionStatus),
     RowDescription(Vec<FieldDescription>),
-    NegotiateProtocolVersion { newest_minor: i32, unrecognized: Vec<String> },
+    NegotiateProtocolVersion {
+        newest_minor: i32,
+        unrecognized: Vec<String>,
+    },
 }
 
 const HEADER: usize = 5;
@@ -316,7 +333,10 @@ struct Reader {
 
 impl Reader {
     fn truncated(&self) -> Error {
-        Error::protocol(format!("message '{}' is truncated", self.tag.escape_ascii()))
+        Error::protocol(format!(
+            "message '{}' is truncated",
+            self.tag.escape_ascii()
+        ))
     }
 
     fn u8(&mut self) -> Result<u8> {

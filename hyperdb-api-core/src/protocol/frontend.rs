@@ -58,7 +58,10 @@ fn cstr(buf: &mut BytesMut, s: &str, what: &str) -> Result<()> {
 
 fn count_i16(n: usize, what: &str) -> Result<i16> {
     i16::try_from(n).map_err(|_| {
-        Error::invalid_input(format!("{n} {what}: the protocol allows at most {}", i16::MAX))
+        Error::invalid_input(format!(
+            "{n} {what}: the protocol allows at most {}",
+            i16::MAX
+        ))
     })
 }
 
@@ -276,7 +279,9 @@ pub fn copy_done(buf: &mut BytesMut) {
 
 /// `CopyFail` with a reason the server puts in its error.
 pub fn copy_fail(buf: &mut BytesMut, reason: &str) -> Result<()> {
-    message(buf, Some(b'f'), |buf| cstr(buf, reason, "COPY failure reason"))
+    message(buf, Some(b'f'), |buf| {
+        cstr(buf, reason, "COPY failure reason")
+    })
 }
 
 #[cfg(test)]
@@ -323,9 +328,13 @@ mod tests {
         let mut b = BytesMut::new();
         let params = [BindParam::Value(&[0, 0, 0, 7]), BindParam::Null];
         bind(&mut b, "", "", &[1], params.into_iter(), &[2]).unwrap();
-        let body = b"\0\0\x00\x01\x00\x01\x00\x02\0\0\0\x04\0\0\0\x07\xff\xff\xff\xff\x00\x01\x00\x02";
+        let body =
+            b"\0\0\x00\x01\x00\x01\x00\x02\0\0\0\x04\0\0\0\x07\xff\xff\xff\xff\x00\x01\x00\x02";
         assert_eq!(b[0], b'B');
-        assert_eq!(i32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize, body.len() + 4);
+        assert_eq!(
+            i32::from_be_bytes([b[1], b[2], b[3], b[4]]) as usize,
+            body.len() + 4
+        );
         assert_eq!(&b[5..], &body[..]);
     }
 

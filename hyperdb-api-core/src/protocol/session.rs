@@ -210,7 +210,10 @@ mod tests {
         s.expect_ready();
         push(&mut s, b'E', b"SERROR\0C42601\0Mbad\0\0");
         push(&mut s, b'D', &[0, 0]);
-        assert!(s.next_message().unwrap().is_none(), "error waits for ReadyForQuery");
+        assert!(
+            s.next_message().unwrap().is_none(),
+            "error waits for ReadyForQuery"
+        );
         push(&mut s, b'Z', b"I");
         let e = s.next_message().unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("42601"));
@@ -234,12 +237,17 @@ mod tests {
         let sink = seen.clone();
         let mut s = Session::new(
             Limits::default(),
-            Some(Arc::new(move |n: &DbError| sink.lock().unwrap().push(n.message.clone()))),
+            Some(Arc::new(move |n: &DbError| {
+                sink.lock().unwrap().push(n.message.clone())
+            })),
         );
         push(&mut s, b'N', b"SWARNING\0Mcareful\0\0");
         push(&mut s, b'S', b"a\0b\0");
         push(&mut s, b'Z', b"T");
-        assert!(matches!(s.next_message().unwrap(), Some(Message::ReadyForQuery(_))));
+        assert!(matches!(
+            s.next_message().unwrap(),
+            Some(Message::ReadyForQuery(_))
+        ));
         assert_eq!(*seen.lock().unwrap(), vec!["careful".to_string()]);
         assert_eq!(s.parameter("a"), Some("b"));
         assert_eq!(s.transaction_status(), TransactionStatus::InTransaction);

@@ -73,8 +73,14 @@ fn corpus() -> Vec<(Vec<u8>, Message)> {
 
     let row = data_row(&[Some(&7i32.to_le_bytes()), None, Some(b"")]);
     vec![
-        (frame(b'R', &0i32.to_be_bytes()), Message::Authentication(Authentication::Ok)),
-        (frame(b'R', &3i32.to_be_bytes()), Message::Authentication(Authentication::CleartextPassword)),
+        (
+            frame(b'R', &0i32.to_be_bytes()),
+            Message::Authentication(Authentication::Ok),
+        ),
+        (
+            frame(b'R', &3i32.to_be_bytes()),
+            Message::Authentication(Authentication::CleartextPassword),
+        ),
         (
             frame(b'R', &[0, 0, 0, 5, 1, 2, 3, 4]),
             Message::Authentication(Authentication::Md5Password { salt: [1, 2, 3, 4] }),
@@ -87,16 +93,24 @@ fn corpus() -> Vec<(Vec<u8>, Message)> {
         ),
         (
             frame(b'R', b"\0\0\0\x0br=abc,s=xyz,i=4096"),
-            Message::Authentication(Authentication::SaslContinue(Bytes::from_static(b"r=abc,s=xyz,i=4096"))),
+            Message::Authentication(Authentication::SaslContinue(Bytes::from_static(
+                b"r=abc,s=xyz,i=4096",
+            ))),
         ),
         (
             frame(b'R', b"\0\0\0\x0cv=sig"),
             Message::Authentication(Authentication::SaslFinal(Bytes::from_static(b"v=sig"))),
         ),
-        (frame(b'R', &7i32.to_be_bytes()), Message::Authentication(Authentication::Unsupported(7))),
+        (
+            frame(b'R', &7i32.to_be_bytes()),
+            Message::Authentication(Authentication::Unsupported(7)),
+        ),
         (
             frame(b'K', &[0, 0, 0, 9, 0xff, 0xff, 0xff, 0xfe]),
-            Message::BackendKeyData { process_id: 9, secret_key: -2 },
+            Message::BackendKeyData {
+                process_id: 9,
+                secret_key: -2,
+            },
         ),
         (frame(b'1', b""), Message::ParseComplete),
         (frame(b'2', b""), Message::BindComplete),
@@ -105,39 +119,85 @@ fn corpus() -> Vec<(Vec<u8>, Message)> {
         (frame(b's', b""), Message::PortalSuspended),
         (frame(b'I', b""), Message::EmptyQueryResponse),
         (frame(b'c', b""), Message::CopyDone),
-        (frame(b'C', b"INSERT 0 5\0"), Message::CommandComplete("INSERT 0 5".into())),
+        (
+            frame(b'C', b"INSERT 0 5\0"),
+            Message::CommandComplete("INSERT 0 5".into()),
+        ),
         (
             frame(b'G', &[0, 0, 2, 0, 0, 0, 0]),
-            Message::CopyInResponse(CopyResponse { format: 0, column_formats: vec![0, 0] }),
+            Message::CopyInResponse(CopyResponse {
+                format: 0,
+                column_formats: vec![0, 0],
+            }),
         ),
         (
             frame(b'H', &[1, 0, 1, 0, 1]),
-            Message::CopyOutResponse(CopyResponse { format: 1, column_formats: vec![1] }),
+            Message::CopyOutResponse(CopyResponse {
+                format: 1,
+                column_formats: vec![1],
+            }),
         ),
         (
             frame(b'W', &[0, 0, 0]),
-            Message::CopyBothResponse(CopyResponse { format: 0, column_formats: vec![] }),
+            Message::CopyBothResponse(CopyResponse {
+                format: 0,
+                column_formats: vec![],
+            }),
         ),
-        (frame(b'd', b"\xff\xff\xff\xff"), Message::CopyData(Bytes::from_static(b"\xff\xff\xff\xff"))),
-        (frame(b'D', &row), Message::DataRow(DataRow::new(Bytes::from(row.clone())))),
+        (
+            frame(b'd', b"\xff\xff\xff\xff"),
+            Message::CopyData(Bytes::from_static(b"\xff\xff\xff\xff")),
+        ),
+        (
+            frame(b'D', &row),
+            Message::DataRow(DataRow::new(Bytes::from(row.clone()))),
+        ),
         (frame(b'E', err_body), Message::ErrorResponse(Box::new(err))),
-        (frame(b'N', b"SNOTICE\0Mhello\0\0"), Message::NoticeResponse(Box::new(notice))),
+        (
+            frame(b'N', b"SNOTICE\0Mhello\0\0"),
+            Message::NoticeResponse(Box::new(notice)),
+        ),
         (
             frame(b'A', b"\0\0\0\x05chan\0payload\0"),
-            Message::NotificationResponse { process_id: 5, channel: "chan".into(), payload: "payload".into() },
+            Message::NotificationResponse {
+                process_id: 5,
+                channel: "chan".into(),
+                payload: "payload".into(),
+            },
         ),
-        (frame(b't', &[0, 2, 0, 0, 0, 23, 0, 0, 0, 25]), Message::ParameterDescription(vec![23, 25])),
+        (
+            frame(b't', &[0, 2, 0, 0, 0, 23, 0, 0, 0, 25]),
+            Message::ParameterDescription(vec![23, 25]),
+        ),
         (
             frame(b'S', b"server_version\x009.1.0\0"),
-            Message::ParameterStatus { name: "server_version".into(), value: "9.1.0".into() },
+            Message::ParameterStatus {
+                name: "server_version".into(),
+                value: "9.1.0".into(),
+            },
         ),
-        (frame(b'Z', b"I"), Message::ReadyForQuery(TransactionStatus::Idle)),
-        (frame(b'Z', b"T"), Message::ReadyForQuery(TransactionStatus::InTransaction)),
-        (frame(b'Z', b"E"), Message::ReadyForQuery(TransactionStatus::Failed)),
-        (frame(b'T', &row_desc), Message::RowDescription(vec![field("id", 23), field("name", 25)])),
+        (
+            frame(b'Z', b"I"),
+            Message::ReadyForQuery(TransactionStatus::Idle),
+        ),
+        (
+            frame(b'Z', b"T"),
+            Message::ReadyForQuery(TransactionStatus::InTransaction),
+        ),
+        (
+            frame(b'Z', b"E"),
+            Message::ReadyForQuery(TransactionStatus::Failed),
+        ),
+        (
+            frame(b'T', &row_desc),
+            Message::RowDescription(vec![field("id", 23), field("name", 25)]),
+        ),
         (
             frame(b'v', b"\0\0\0\0\0\0\0\x01_pq_.x\0"),
-            Message::NegotiateProtocolVersion { newest_minor: 0, unrecognized: vec!["_pq_.x".into()] },
+            Message::NegotiateProtocolVersion {
+                newest_minor: 0,
+                unrecognized: vec!["_pq_.x".into()],
+            },
         ),
     ]
 }
@@ -172,7 +232,9 @@ fn every_split_point_needs_more_then_parses() {
 fn data_row_fields_decode_lazily() {
     let row = data_row(&[Some(b"abc"), None, Some(b"")]);
     let msgs = parse_all(&frame(b'D', &row)).unwrap();
-    let Message::DataRow(r) = &msgs[0] else { panic!("not a DataRow") };
+    let Message::DataRow(r) = &msgs[0] else {
+        panic!("not a DataRow")
+    };
     assert_eq!(r.len(), 3);
     let fields: Vec<_> = r.fields().collect::<Result<_>>().unwrap();
     assert_eq!(fields, vec![Some(&b"abc"[..]), None, Some(&b""[..])]);
@@ -183,7 +245,9 @@ fn truncated_data_row_is_an_error_not_a_panic() {
     // Declares 2 fields, carries one field whose length overruns.
     let body = [0u8, 2, 0, 0, 0, 9, b'x'];
     let msgs = parse_all(&frame(b'D', &body)).unwrap();
-    let Message::DataRow(r) = &msgs[0] else { panic!("not a DataRow") };
+    let Message::DataRow(r) = &msgs[0] else {
+        panic!("not a DataRow")
+    };
     let first = r.fields().next().unwrap();
     assert_eq!(first.unwrap_err().kind(), crate::error::ErrorKind::Protocol);
     // A DataRow shorter than its field count.
@@ -193,33 +257,43 @@ fn truncated_data_row_is_an_error_not_a_panic() {
 #[test]
 fn malformed_frames_are_protocol_errors() {
     let cases: Vec<Vec<u8>> = vec![
-        vec![b'Z', 0, 0, 0, 3],                         // length < 4
-        vec![b'Z', 0xff, 0xff, 0xff, 0xff],             // negative length
-        frame(b'Z', b"Q"),                              // unknown status
-        frame(b'Z', b""),                               // truncated
-        frame(b'Z', b"II"),                             // trailing bytes
-        frame(b'?', b""),                               // unknown tag
-        frame(b'C', b"no terminator"),                  // missing NUL
-        frame(b'K', &[0, 0, 0, 1]),                     // truncated
-        frame(b'T', &[0, 1, b'x']),                     // truncated field
-        frame(b'R', &[0, 0, 0, 5, 1]),                  // short salt
-        frame(b'E', b"Mmsg\0"),                         // missing terminator
-        frame(b'G', &[0, 0, 3, 0, 0]),                  // fewer formats than declared
+        vec![b'Z', 0, 0, 0, 3],             // length < 4
+        vec![b'Z', 0xff, 0xff, 0xff, 0xff], // negative length
+        frame(b'Z', b"Q"),                  // unknown status
+        frame(b'Z', b""),                   // truncated
+        frame(b'Z', b"II"),                 // trailing bytes
+        frame(b'?', b""),                   // unknown tag
+        frame(b'C', b"no terminator"),      // missing NUL
+        frame(b'K', &[0, 0, 0, 1]),         // truncated
+        frame(b'T', &[0, 1, b'x']),         // truncated field
+        frame(b'R', &[0, 0, 0, 5, 1]),      // short salt
+        frame(b'E', b"Mmsg\0"),             // missing terminator
+        frame(b'G', &[0, 0, 3, 0, 0]),      // fewer formats than declared
     ];
     for (i, bytes) in cases.iter().enumerate() {
         let err = parse_all(bytes).expect_err(&format!("case {i} should fail"));
-        assert_eq!(err.kind(), crate::error::ErrorKind::Protocol, "case {i}: {err}");
+        assert_eq!(
+            err.kind(),
+            crate::error::ErrorKind::Protocol,
+            "case {i}: {err}"
+        );
     }
 }
 
 #[test]
 fn declared_length_over_limits_is_rejected_before_buffering() {
-    let limits = Limits { max_control_message: 16, max_data_message: 32 };
+    let limits = Limits {
+        max_control_message: 16,
+        max_data_message: 32,
+    };
     // Only the header has arrived: the length alone must be enough to reject.
     let mut buf = BytesMut::from(&[b'C', 0, 0, 0, 100][..]);
     assert!(parse(&mut buf, &limits).is_err());
     let mut buf = BytesMut::from(&[b'D', 0, 0, 0, 30][..]);
-    assert!(parse(&mut buf, &limits).unwrap().is_none(), "data under its limit waits");
+    assert!(
+        parse(&mut buf, &limits).unwrap().is_none(),
+        "data under its limit waits"
+    );
     let mut buf = BytesMut::from(&[b'D', 0, 0, 0, 40][..]);
     assert!(parse(&mut buf, &limits).is_err());
     // A huge declared count inside a small message cannot force a huge allocation.

@@ -51,7 +51,10 @@ impl Operation for Command {
 /// Affected rows from a command tag: `INSERT 0 5` -> 5, `SELECT 3` -> 3,
 /// `CREATE TABLE` -> 0.
 pub fn affected_rows(tag: &str) -> u64 {
-    tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+    tag.rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Discards everything up to the next `ReadyForQuery`: what is left of a

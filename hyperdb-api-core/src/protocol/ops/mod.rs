@@ -15,7 +15,9 @@ mod startup;
 pub use command::{affected_rows, Command, Drain};
 pub use copy_in::{CopyInFinish, CopyInStart};
 pub use copy_out::{CopyOut, CopyOutEvent};
-pub use query::{QueryRequest, QueryStart, RowEvent, NextRow, FORMAT_HYPER_BINARY, FORMAT_TEXT, FORMAT_BINARY};
+pub use query::{
+    NextRow, QueryRequest, QueryStart, RowEvent, FORMAT_BINARY, FORMAT_HYPER_BINARY, FORMAT_TEXT,
+};
 pub use startup::Startup;
 
 use crate::error::{Error, Result};

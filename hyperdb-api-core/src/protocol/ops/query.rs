@@ -51,7 +51,11 @@ impl QueryStart {
                 Some(v) => BindParam::Value(v),
                 None => BindParam::Null,
             });
-            let param_formats: &[i16] = if req.params.is_empty() { &[] } else { &[FORMAT_BINARY] };
+            let param_formats: &[i16] = if req.params.is_empty() {
+                &[]
+            } else {
+                &[FORMAT_BINARY]
+            };
             frontend::bind(buf, "", "", param_formats, params, &[req.result_format])?;
             frontend::describe(buf, Target::Portal, "")?;
             frontend::execute(buf, "", 0)
@@ -85,7 +89,9 @@ impl Operation for QueryStart {
 pub enum RowEvent {
     Row(DataRow),
     /// The query finished; the server is ready for the next request.
-    Done { affected: u64 },
+    Done {
+        affected: u64,
+    },
 }
 
 /// Reads the next row of a started query.

@@ -47,11 +47,15 @@ impl Operation for Startup {
                 };
                 match self.auth.step(req)? {
                     AuthResponse::None => {}
-                    AuthResponse::Password(body) => frontend::password_message(session.write_buf(), &body)?,
+                    AuthResponse::Password(body) => {
+                        frontend::password_message(session.write_buf(), &body)?
+                    }
                     AuthResponse::SaslInitial { mechanism, data } => {
                         frontend::sasl_initial_response(session.write_buf(), mechanism, &data)?
                     }
-                    AuthResponse::Sasl(data) => frontend::password_message(session.write_buf(), &data)?,
+                    AuthResponse::Sasl(data) => {
+                        frontend::password_message(session.write_buf(), &data)?
+                    }
                 }
                 Ok(None)
             }
@@ -68,7 +72,9 @@ impl Operation for Startup {
             }
             Message::ReadyForQuery(_) => {
                 if !self.auth.is_done() {
-                    return Err(Error::auth("server finished startup before authentication completed"));
+                    return Err(Error::auth(
+                        "server finished startup before authentication completed",
+                    ));
                 }
                 session.finish_startup();
                 Ok(Some(()))
