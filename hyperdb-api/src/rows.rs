@@ -48,6 +48,7 @@ pub trait ColumnIndex: sealed::Sealed + std::fmt::Display {
 }
 
 impl ColumnIndex for usize {
+    #[inline]
     fn index_in(&self, schema: &Schema) -> Option<usize> {
         (*self < schema.len()).then_some(*self)
     }
@@ -134,11 +135,14 @@ impl Row {
     /// read into a non-`Option` ([`Error::UnexpectedNull`]), a type that
     /// cannot be read as `T` ([`Error::TypeMismatch`]) and a value that does
     /// not fit ([`Error::Conversion`]).
+    #[inline]
     pub fn try_get<'a, T: FromHyperBinary<'a>>(&'a self, column: impl ColumnIndex) -> Result<T> {
-        let index = column.index_in(&self.schema).ok_or_else(|| Error::ColumnNotFound {
-            column: column.to_string(),
-            count: self.schema.len(),
-        })?;
+        let index = column
+            .index_in(&self.schema)
+            .ok_or_else(|| Error::ColumnNotFound {
+                column: column.to_string(),
+                count: self.schema.len(),
+            })?;
         let col = &self.schema.columns[index];
         let Some(ty) = col.sql_type.as_ref() else {
             return Err(Error::TypeMismatch {
@@ -166,16 +170,15 @@ impl Row {
     }
 
     /// The raw HyperBinary bytes of column `index`; `None` is SQL NULL.
+    #[inline]
     pub fn raw(&self, index: usize) -> Result<Option<&[u8]>> {
-        let n = self.data.len();
-        self.data
-            .fields()
-            .nth(index)
-            .ok_or_else(|| Error::ColumnNotFound {
+        match self.data.field(index) {
+            Some(field) => field.map_err(Error::from),
+            None => Err(Error::ColumnNotFound {
                 column: index.to_string(),
-                count: n,
-            })?
-            .map_err(Error::from)
+                count: self.data.len(),
+            }),
+        }
     }
 }
 

@@ -34,15 +34,18 @@ pub trait ToHyperBinary {
     /// Whether values of this type can be written to columns of `ty` at all.
     /// Check it when a schema is known, before sending rows; individual
     /// values can still fail (out of range, too long).
+    #[inline]
     fn accepts(ty: &SqlType) -> bool
     where
         Self: Sized;
 
     /// Appends the value, without a null indicator, in the layout of `ty`.
     /// Errors when `ty` is not accepted or the value does not fit it.
+    #[inline]
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()>;
 
     /// Whether this is SQL NULL.
+    #[inline]
     fn is_null(&self) -> bool {
         false
     }
@@ -106,13 +109,16 @@ pub fn encode_row(
 /// instead of copying.
 pub trait FromHyperBinary<'a>: Sized {
     /// Whether columns of `ty` can be read as this type at all.
+    #[inline]
     fn accepts(ty: &SqlType) -> bool;
 
     /// Reads a non-NULL field. `raw` is the field's bytes as the DataRow
     /// framed them: no null indicator and no inner length prefix.
+    #[inline]
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self>;
 
     /// Reads a NULL field; only `Option<T>` accepts one.
+    #[inline]
     fn decode_hyper_null(ty: &SqlType) -> Result<Self> {
         Err(Error::conversion(format!(
             "unexpected NULL in a {ty} column; read it as an Option"
@@ -129,9 +135,12 @@ pub fn decode_field<'a, T: FromHyperBinary<'a>>(ty: &SqlType, raw: Option<&'a [u
 }
 
 impl<T: ToHyperBinary> ToHyperBinary for Option<T> {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         T::accepts(ty)
     }
+
+    #[inline]
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match self {
@@ -142,19 +151,26 @@ impl<T: ToHyperBinary> ToHyperBinary for Option<T> {
         }
     }
 
+    #[inline]
+
     fn is_null(&self) -> bool {
         self.as_ref().is_none_or(ToHyperBinary::is_null)
     }
 }
 
 impl<T: ToHyperBinary> ToHyperBinary for &T {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         T::accepts(ty)
     }
 
+    #[inline]
+
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         (**self).encode_hyper(ty, buf)
     }
+
+    #[inline]
 
     fn is_null(&self) -> bool {
         (**self).is_null()
@@ -162,13 +178,18 @@ impl<T: ToHyperBinary> ToHyperBinary for &T {
 }
 
 impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         T::accepts(ty)
     }
 
+    #[inline]
+
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         T::decode_hyper(ty, raw).map(Some)
     }
+
+    #[inline]
 
     fn decode_hyper_null(_: &SqlType) -> Result<Self> {
         Ok(None)
@@ -181,6 +202,7 @@ pub(crate) fn mismatch(rust: &str, ty: &SqlType) -> Error {
 }
 
 /// Checks a fixed-width field and returns its bytes.
+#[inline]
 pub(crate) fn fixed<const N: usize>(ty: &SqlType, raw: &[u8]) -> Result<[u8; N]> {
     raw.try_into().map_err(|_| {
         Error::conversion(format!(

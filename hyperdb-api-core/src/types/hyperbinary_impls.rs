@@ -66,6 +66,7 @@ fn get_unscaled(ty: &SqlType, precision: u8, raw: &[u8]) -> Result<i128> {
 }
 
 /// Reads any integer column, or a NUMERIC without decimals, as i128.
+#[inline]
 fn get_int(ty: &SqlType, raw: &[u8], rust: &str) -> Result<i128> {
     Ok(match *ty {
         SqlType::SmallInt => i16::from_le_bytes(fixed(ty, raw)?).into(),
@@ -83,9 +84,12 @@ fn get_int(ty: &SqlType, raw: &[u8], rust: &str) -> Result<i128> {
 macro_rules! int_impls {
     ($($t:ident $(=> $native:ident, $put:ident)?;)*) => {$(
         impl ToHyperBinary for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 int_column(ty) || matches!(ty, SqlType::Numeric { .. })
             }
+
+            #[inline]
 
             fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
                 $(if matches!(ty, SqlType::$native) {
@@ -97,9 +101,12 @@ macro_rules! int_impls {
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 int_column(ty) || matches!(ty, SqlType::Numeric { scale: 0, .. })
             }
+
+            #[inline]
 
             fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
                 $(if matches!(ty, SqlType::$native) {
@@ -127,9 +134,12 @@ int_impls! {
 }
 
 impl ToHyperBinary for f64 {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Double | SqlType::Real)
     }
+
+    #[inline]
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
@@ -150,9 +160,12 @@ impl ToHyperBinary for f64 {
 }
 
 impl ToHyperBinary for f32 {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Double | SqlType::Real)
     }
+
+    #[inline]
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
@@ -165,9 +178,12 @@ impl ToHyperBinary for f32 {
 }
 
 impl<'a> FromHyperBinary<'a> for f64 {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Double | SqlType::Real)
     }
+
+    #[inline]
 
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match ty {
@@ -179,9 +195,12 @@ impl<'a> FromHyperBinary<'a> for f64 {
 }
 
 impl<'a> FromHyperBinary<'a> for f32 {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Real)
     }
+
+    #[inline]
 
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match ty {
@@ -192,9 +211,12 @@ impl<'a> FromHyperBinary<'a> for f32 {
 }
 
 impl ToHyperBinary for bool {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Bool)
     }
+
+    #[inline]
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         if !matches!(ty, SqlType::Bool) {
@@ -206,9 +228,12 @@ impl ToHyperBinary for bool {
 }
 
 impl<'a> FromHyperBinary<'a> for bool {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Bool)
     }
+
+    #[inline]
 
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match (ty, fixed::<1>(ty, raw)?) {
@@ -281,9 +306,12 @@ fn get_bytes<'a>(ty: &SqlType, raw: &'a [u8], rust: &str) -> Result<&'a [u8]> {
 macro_rules! owned_or_borrowed {
     ($t:ty, $name:literal, $put:ident, $get:ident, $accepts_in:ident, $accepts_out:ident, $own:expr) => {
         impl<'a> ToHyperBinary for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 $accepts_in(ty)
             }
+
+            #[inline]
 
             fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
                 $put(self, $name, ty, buf)
@@ -291,9 +319,12 @@ macro_rules! owned_or_borrowed {
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 $accepts_out(ty)
             }
+
+            #[inline]
 
             fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
                 $get(ty, raw, $name).map($own)
@@ -347,9 +378,12 @@ owned_or_borrowed!(
 macro_rules! value_impls {
     ($($t:ident: $col:ident, |$v:ident, $buf:ident| $put:expr, |$ty:ident, $raw:ident| $get:expr;)*) => {$(
         impl ToHyperBinary for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 matches!(ty, SqlType::$col)
             }
+
+            #[inline]
 
             fn encode_hyper(&self, ty: &SqlType, $buf: &mut BytesMut) -> Result<()> {
                 if !matches!(ty, SqlType::$col) {
@@ -362,9 +396,12 @@ macro_rules! value_impls {
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
+            #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 matches!(ty, SqlType::$col)
             }
+
+            #[inline]
 
             fn decode_hyper($ty: &SqlType, $raw: &'a [u8]) -> Result<Self> {
                 if !matches!($ty, SqlType::$col) {
@@ -408,9 +445,12 @@ value_impls! {
 }
 
 impl ToHyperBinary for Numeric {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Numeric { .. })
     }
+
+    #[inline]
 
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match *ty {
@@ -421,9 +461,12 @@ impl ToHyperBinary for Numeric {
 }
 
 impl<'a> FromHyperBinary<'a> for Numeric {
+    #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Numeric { .. }) || int_column(ty)
     }
+
+    #[inline]
 
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match *ty {
