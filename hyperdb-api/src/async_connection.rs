@@ -2,8 +2,8 @@
 
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
-use std::time::Instant;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_core::Stream;
 use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
@@ -13,7 +13,9 @@ use hyperdb_api_core::protocol::ops::{QueryRequest, RowEvent};
 use hyperdb_api_core::types::FromHyperBinary;
 
 use crate::error::Result;
-use crate::options::{attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL};
+use crate::options::{
+    attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
+};
 use crate::rows::{Row, Schema};
 
 /// An async connection to hyperd.
@@ -27,8 +29,15 @@ pub struct AsyncConnection {
 
 impl AsyncConnection {
     /// Connects to `endpoint` and opens `database` according to `mode`.
-    pub async fn connect(endpoint: &Endpoint, database: impl AsRef<Path>, mode: CreateMode) -> Result<AsyncConnection> {
-        AsyncConnection::connect_with(&ConnectOptions::new(endpoint.clone()).with_database(database, mode)).await
+    pub async fn connect(
+        endpoint: &Endpoint,
+        database: impl AsRef<Path>,
+        mode: CreateMode,
+    ) -> Result<AsyncConnection> {
+        AsyncConnection::connect_with(
+            &ConnectOptions::new(endpoint.clone()).with_database(database, mode),
+        )
+        .await
     }
 
     /// Connects with full options.
@@ -80,7 +89,9 @@ impl AsyncConnection {
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
-        self.execute_command(&attach_sql(path.as_ref(), alias)?).await.map(drop)
+        self.execute_command(&attach_sql(path.as_ref(), alias)?)
+            .await
+            .map(drop)
     }
 
     pub async fn detach_database(&mut self, alias: &str) -> Result<()> {
@@ -90,7 +101,10 @@ impl AsyncConnection {
     /// Starts a transaction; it rolls back unless committed.
     pub async fn transaction(&mut self) -> Result<AsyncTransaction<'_>> {
         self.execute_command("BEGIN").await?;
-        Ok(AsyncTransaction { conn: self, open: true })
+        Ok(AsyncTransaction {
+            conn: self,
+            open: true,
+        })
     }
 
     pub fn transaction_status(&self) -> TransactionStatus {

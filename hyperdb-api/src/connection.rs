@@ -10,7 +10,9 @@ use hyperdb_api_core::protocol::ops::QueryRequest;
 use hyperdb_api_core::types::FromHyperBinary;
 
 use crate::error::Result;
-use crate::options::{attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL};
+use crate::options::{
+    attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
+};
 use crate::rows::{Rows, Schema};
 use crate::transaction::Transaction;
 
@@ -31,8 +33,14 @@ pub struct Connection {
 
 impl Connection {
     /// Connects to `endpoint` and opens `database` according to `mode`.
-    pub fn connect(endpoint: &Endpoint, database: impl AsRef<Path>, mode: CreateMode) -> Result<Connection> {
-        Connection::connect_with(&ConnectOptions::new(endpoint.clone()).with_database(database, mode))
+    pub fn connect(
+        endpoint: &Endpoint,
+        database: impl AsRef<Path>,
+        mode: CreateMode,
+    ) -> Result<Connection> {
+        Connection::connect_with(
+            &ConnectOptions::new(endpoint.clone()).with_database(database, mode),
+        )
     }
 
     /// Connects with full options.
@@ -81,7 +89,8 @@ impl Connection {
 
     /// Attaches another database file under `alias`.
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
-        self.execute_command(&attach_sql(path.as_ref(), alias)?).map(drop)
+        self.execute_command(&attach_sql(path.as_ref(), alias)?)
+            .map(drop)
     }
 
     /// Detaches the database known as `alias`.

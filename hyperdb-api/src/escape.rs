@@ -77,7 +77,10 @@ mod tests {
         assert_eq!(quote_identifier("My Table").unwrap(), "\"My Table\"");
         assert_eq!(quote_identifier("a\"b").unwrap(), "\"a\"\"b\"");
         assert_eq!(quote_identifier("").unwrap(), "\"\"");
-        assert_eq!(quote_identifier("/tmp/ä x.hyper").unwrap(), "\"/tmp/ä x.hyper\"");
+        assert_eq!(
+            quote_identifier("/tmp/ä x.hyper").unwrap(),
+            "\"/tmp/ä x.hyper\""
+        );
         assert_eq!(identifier_list(["a", "b\"c"]).unwrap(), "\"a\", \"b\"\"c\"");
     }
 

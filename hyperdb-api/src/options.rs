@@ -85,7 +85,11 @@ impl ConnectOptions {
     }
 
     /// A session setting sent at startup (e.g. `lc_time`).
-    pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> ConnectOptions {
+    pub fn with_param(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> ConnectOptions {
         self.config = self.config.with_param(name, value);
         self
     }
@@ -101,7 +105,10 @@ impl ConnectOptions {
     }
 
     /// Receives server notices (default: logged through `tracing`).
-    pub fn with_notice_handler(mut self, f: impl Fn(&DbError) + Send + Sync + 'static) -> ConnectOptions {
+    pub fn with_notice_handler(
+        mut self,
+        f: impl Fn(&DbError) + Send + Sync + 'static,
+    ) -> ConnectOptions {
         self.notices = Some(NoticeCallback(Arc::new(f)));
         self
     }
@@ -137,18 +144,25 @@ impl ConnectOptions {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| Error::invalid_argument("database", format!("`{db}` has no file name")))?;
+            .ok_or_else(|| {
+                Error::invalid_argument("database", format!("`{db}` has no file name"))
+            })?;
         let mut setup = Vec::new();
         match self.create_mode {
             CreateMode::Create => setup.push(format!("CREATE DATABASE {path}")),
-            CreateMode::CreateIfNotExists => setup.push(format!("CREATE DATABASE IF NOT EXISTS {path}")),
+            CreateMode::CreateIfNotExists => {
+                setup.push(format!("CREATE DATABASE IF NOT EXISTS {path}"))
+            }
             CreateMode::CreateAndReplace => {
                 setup.push(format!("DROP DATABASE IF EXISTS {path}"));
                 setup.push(format!("CREATE DATABASE {path}"));
             }
             CreateMode::DoNotCreate => {}
         }
-        setup.push(format!("ATTACH DATABASE {path} AS {}", quote_identifier(&alias)?));
+        setup.push(format!(
+            "ATTACH DATABASE {path} AS {}",
+            quote_identifier(&alias)?
+        ));
         Ok(ConnectPlan {
             config: self.config.clone(),
             setup,
@@ -166,7 +180,8 @@ pub(crate) const IN_USE_POLL: Duration = Duration::from_millis(20);
 
 /// Whether a setup statement should be retried (see [`IN_USE_PATIENCE`]).
 pub(crate) fn should_retry(e: &hyperdb_api_core::Error, started: std::time::Instant) -> bool {
-    e.code() == Some(&hyperdb_api_core::error::SqlState::OBJECT_IN_USE) && started.elapsed() < IN_USE_PATIENCE
+    e.code() == Some(&hyperdb_api_core::error::SqlState::OBJECT_IN_USE)
+        && started.elapsed() < IN_USE_PATIENCE
 }
 
 /// The result of [`ConnectOptions::plan`].
@@ -200,14 +215,20 @@ mod tests {
 
     #[test]
     fn do_not_create_attaches_at_startup() {
-        let p = opts().with_database("/d/x.hyper", CreateMode::DoNotCreate).plan().unwrap();
+        let p = opts()
+            .with_database("/d/x.hyper", CreateMode::DoNotCreate)
+            .plan()
+            .unwrap();
         assert_eq!(p.config.database(), Some("/d/x.hyper"));
         assert!(p.setup.is_empty());
     }
 
     #[test]
     fn create_modes_run_ddl_then_attach() {
-        let p = opts().with_database("/d/my \"db\".hyper", CreateMode::CreateAndReplace).plan().unwrap();
+        let p = opts()
+            .with_database("/d/my \"db\".hyper", CreateMode::CreateAndReplace)
+            .plan()
+            .unwrap();
         assert_eq!(p.config.database(), None);
         assert_eq!(
             p.setup,
@@ -217,13 +238,19 @@ mod tests {
                 "ATTACH DATABASE \"/d/my \"\"db\"\".hyper\" AS \"my \"\"db\"\"\"".to_string(),
             ]
         );
-        let p = opts().with_database("/d/x.hyper", CreateMode::CreateIfNotExists).plan().unwrap();
+        let p = opts()
+            .with_database("/d/x.hyper", CreateMode::CreateIfNotExists)
+            .plan()
+            .unwrap();
         assert_eq!(p.setup[0], "CREATE DATABASE IF NOT EXISTS \"/d/x.hyper\"");
     }
 
     #[test]
     fn bad_paths_are_rejected_before_connecting() {
         assert!(opts().with_database("", CreateMode::Create).plan().is_err());
-        assert!(opts().with_database("/d/a\0b.hyper", CreateMode::Create).plan().is_err());
+        assert!(opts()
+            .with_database("/d/a\0b.hyper", CreateMode::Create)
+            .plan()
+            .is_err());
     }
 }

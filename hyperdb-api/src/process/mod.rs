@@ -123,7 +123,10 @@ impl HyperProcess {
         // command line, where `ps` would show it).
         match &options.password {
             Some(pw) if pw.is_empty() => {
-                return Err(Error::invalid_argument("password", "hyperd refuses an empty password"))
+                return Err(Error::invalid_argument(
+                    "password",
+                    "hyperd refuses an empty password",
+                ))
             }
             Some(pw) => command.env("HYPER_INITIAL_USER_PASSWORD", pw),
             None => command.arg("--no-password"),

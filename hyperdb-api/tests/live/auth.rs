@@ -13,10 +13,12 @@ fn scram_right_wrong_and_missing_password() {
     let hyper = password_server();
     let ep = hyper.endpoint().clone();
 
-    let mut c = Connection::connect_with(&ConnectOptions::new(ep.clone()).with_password(PASSWORD)).unwrap();
+    let mut c =
+        Connection::connect_with(&ConnectOptions::new(ep.clone()).with_password(PASSWORD)).unwrap();
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 
-    let e = Connection::connect_with(&ConnectOptions::new(ep.clone()).with_password("wrong")).unwrap_err();
+    let e = Connection::connect_with(&ConnectOptions::new(ep.clone()).with_password("wrong"))
+        .unwrap_err();
     assert!(e.code().is_some(), "hyperd refuses with a SQLSTATE: {e:?}");
 
     let e = Connection::connect_with(&ConnectOptions::new(ep)).unwrap_err();
@@ -35,7 +37,10 @@ async fn scram_async() {
 #[test]
 fn empty_password_is_refused_before_starting() {
     let e = HyperProcess::new(HyperProcessOptions::default().with_password("")).unwrap_err();
-    assert!(matches!(e, hyperdb_api::Error::InvalidArgument { .. }), "{e:?}");
+    assert!(
+        matches!(e, hyperdb_api::Error::InvalidArgument { .. }),
+        "{e:?}"
+    );
 }
 
 #[test]

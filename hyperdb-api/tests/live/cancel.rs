@@ -7,7 +7,8 @@ use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
 use crate::common::endpoints;
 
 /// Runs for minutes unless cancelled.
-const LONG_QUERY: &str = "SELECT count(*) FROM generate_series(1, 100000000000) g(i) WHERE i % 7 = 3";
+const LONG_QUERY: &str =
+    "SELECT count(*) FROM generate_series(1, 100000000000) g(i) WHERE i % 7 = 3";
 
 #[test]
 fn cancel_from_another_thread() {
@@ -33,7 +34,9 @@ fn cancel_from_another_thread() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_from_another_task() {
     for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep)).await.unwrap();
+        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
+            .await
+            .unwrap();
         let handle = c.cancel_handle();
         let canceller = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -60,9 +63,19 @@ fn query_timeout_cancels_and_connection_survives() {
     let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
     let took = start.elapsed();
     assert!(e.is_cancelled(), "{e:?}");
-    assert!(took >= Duration::from_millis(400), "not before the timeout: {took:?}");
-    assert!(took < Duration::from_millis(1400), "soon after it: {took:?}");
-    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1, "short queries still run");
+    assert!(
+        took >= Duration::from_millis(400),
+        "not before the timeout: {took:?}"
+    );
+    assert!(
+        took < Duration::from_millis(1400),
+        "soon after it: {took:?}"
+    );
+    assert_eq!(
+        c.query_scalar::<i32>("SELECT 1").unwrap(),
+        1,
+        "short queries still run"
+    );
 }
 
 #[tokio::test]

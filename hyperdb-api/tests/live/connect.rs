@@ -12,16 +12,26 @@ fn create_modes_sync() {
         let db = dir.path().join("modes.hyper");
 
         let e = Connection::connect(&ep, &db, CreateMode::DoNotCreate).unwrap_err();
-        assert!(e.code().is_some(), "missing file is a server error with SQLSTATE: {e:?}");
+        assert!(
+            e.code().is_some(),
+            "missing file is a server error with SQLSTATE: {e:?}"
+        );
         assert!(e.to_string().contains("modes.hyper"), "{e}");
 
         let mut c = Connection::connect(&ep, &db, CreateMode::Create).unwrap();
         c.execute_command("CREATE TABLE t (x INT)").unwrap();
-        assert_eq!(c.execute_command("INSERT INTO t VALUES (1), (2), (3)").unwrap(), 3);
+        assert_eq!(
+            c.execute_command("INSERT INTO t VALUES (1), (2), (3)")
+                .unwrap(),
+            3
+        );
         c.close().unwrap();
 
         let e = Connection::connect(&ep, &db, CreateMode::Create).unwrap_err();
-        assert!(e.code().is_some(), "Create on an existing file fails: {e:?}");
+        assert!(
+            e.code().is_some(),
+            "Create on an existing file fails: {e:?}"
+        );
 
         let mut c = Connection::connect(&ep, &db, CreateMode::CreateIfNotExists).unwrap();
         assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 3);
@@ -33,7 +43,11 @@ fn create_modes_sync() {
 
         let mut c = Connection::connect(&ep, &db, CreateMode::CreateAndReplace).unwrap();
         let e = c.execute_command("SELECT * FROM t").unwrap_err();
-        assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "replaced file has no table t: {e}");
+        assert_eq!(
+            e.code().map(|c| c.code()),
+            Some("42P01"),
+            "replaced file has no table t: {e}"
+        );
         assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
     }
 }
@@ -41,12 +55,32 @@ fn create_modes_sync() {
 #[test]
 fn dml_counts_attach_detach_sync() {
     let dir = temp_dir();
-    let mut c = Connection::connect(server().endpoint(), dir.path().join("a.hyper"), CreateMode::Create).unwrap();
-    assert_eq!(c.execute_command("CREATE TABLE t (x INT, s TEXT)").unwrap(), 0);
-    assert_eq!(c.execute_command("INSERT INTO t SELECT i, 'v' || i FROM generate_series(1, 100) g(i)").unwrap(), 100);
-    assert_eq!(c.execute_command("UPDATE t SET s = 'even' WHERE x % 2 = 0").unwrap(), 50);
+    let mut c = Connection::connect(
+        server().endpoint(),
+        dir.path().join("a.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
+    assert_eq!(
+        c.execute_command("CREATE TABLE t (x INT, s TEXT)").unwrap(),
+        0
+    );
+    assert_eq!(
+        c.execute_command("INSERT INTO t SELECT i, 'v' || i FROM generate_series(1, 100) g(i)")
+            .unwrap(),
+        100
+    );
+    assert_eq!(
+        c.execute_command("UPDATE t SET s = 'even' WHERE x % 2 = 0")
+            .unwrap(),
+        50
+    );
     assert_eq!(c.execute_command("DELETE FROM t WHERE x > 90").unwrap(), 10);
-    assert_eq!(c.query_scalar::<String>("SELECT s FROM t WHERE x = 4").unwrap(), "even");
+    assert_eq!(
+        c.query_scalar::<String>("SELECT s FROM t WHERE x = 4")
+            .unwrap(),
+        "even"
+    );
 
     // A second file, attached under an alias and addressed by it.
     let other = dir.path().join("other file.hyper");
@@ -55,16 +89,27 @@ fn dml_counts_attach_detach_sync() {
     c2.execute_command("INSERT INTO u VALUES (42)").unwrap();
     c2.close().unwrap();
     c.attach_database(&other, "o\"ther").unwrap();
-    assert_eq!(c.query_scalar::<i64>("SELECT y FROM \"o\"\"ther\".\"public\".\"u\"").unwrap(), 42);
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT y FROM \"o\"\"ther\".\"public\".\"u\"")
+            .unwrap(),
+        42
+    );
     c.detach_database("o\"ther").unwrap();
-    assert!(c.execute_command("SELECT y FROM \"o\"\"ther\".\"public\".\"u\"").is_err());
+    assert!(c
+        .execute_command("SELECT y FROM \"o\"\"ther\".\"public\".\"u\"")
+        .is_err());
     assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 90);
 }
 
 #[test]
 fn transactions_commit_rollback_and_drop_sync() {
     let dir = temp_dir();
-    let mut c = Connection::connect(server().endpoint(), dir.path().join("tx.hyper"), CreateMode::Create).unwrap();
+    let mut c = Connection::connect(
+        server().endpoint(),
+        dir.path().join("tx.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
     c.execute_command("CREATE TABLE t (x INT)").unwrap();
 
     let mut tx = c.transaction().unwrap();
@@ -90,25 +135,54 @@ async fn create_modes_dml_and_transactions_async() {
     for ep in endpoints() {
         let dir = temp_dir();
         let db = dir.path().join("async.hyper");
-        assert!(AsyncConnection::connect(&ep, &db, CreateMode::DoNotCreate).await.is_err());
-        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateAndReplace).await.unwrap();
+        assert!(AsyncConnection::connect(&ep, &db, CreateMode::DoNotCreate)
+            .await
+            .is_err());
+        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateAndReplace)
+            .await
+            .unwrap();
         c.execute_command("CREATE TABLE t (x INT)").await.unwrap();
-        assert_eq!(c.execute_command("INSERT INTO t VALUES (1), (2)").await.unwrap(), 2);
-        assert_eq!(c.execute_command("UPDATE t SET x = x + 1").await.unwrap(), 2);
+        assert_eq!(
+            c.execute_command("INSERT INTO t VALUES (1), (2)")
+                .await
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            c.execute_command("UPDATE t SET x = x + 1").await.unwrap(),
+            2
+        );
         {
             let mut tx = c.transaction().await.unwrap();
             tx.execute_command("DELETE FROM t").await.unwrap();
         }
         let mut tx = c.transaction().await.unwrap();
-        tx.execute_command("INSERT INTO t VALUES (10)").await.unwrap();
+        tx.execute_command("INSERT INTO t VALUES (10)")
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
-        assert_eq!(c.query_scalar::<i64>("SELECT sum(x) FROM t").await.unwrap(), 15);
+        assert_eq!(
+            c.query_scalar::<i64>("SELECT sum(x) FROM t").await.unwrap(),
+            15
+        );
         c.close().await.unwrap();
 
-        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateIfNotExists).await.unwrap();
-        assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").await.unwrap(), 3);
+        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateIfNotExists)
+            .await
+            .unwrap();
+        assert_eq!(
+            c.query_scalar::<i64>("SELECT count(*) FROM t")
+                .await
+                .unwrap(),
+            3
+        );
         let other = dir.path().join("o.hyper");
-        AsyncConnection::connect(&ep, &other, CreateMode::Create).await.unwrap().close().await.unwrap();
+        AsyncConnection::connect(&ep, &other, CreateMode::Create)
+            .await
+            .unwrap()
+            .close()
+            .await
+            .unwrap();
         c.attach_database(&other, "o").await.unwrap();
         c.detach_database("o").await.unwrap();
     }

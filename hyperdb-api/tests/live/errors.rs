@@ -37,7 +37,10 @@ fn failed_statement_in_transaction_then_select_1_works() {
         let e = tx.execute_command("SELECT 1/0").unwrap_err();
         assert!(e.code().is_some(), "{e:?}");
         let e = tx.execute_command("SELECT 1").unwrap_err();
-        assert!(e.code().is_some(), "the failed transaction refuses further commands: {e:?}");
+        assert!(
+            e.code().is_some(),
+            "the failed transaction refuses further commands: {e:?}"
+        );
     }
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 
@@ -52,7 +55,9 @@ fn failed_statement_in_transaction_then_select_1_works() {
 fn dropped_half_read_stream_then_select_1_works() {
     let mut c = connect();
     {
-        let mut rows = c.execute_query("SELECT i FROM generate_series(1, 10000000) g(i)").unwrap();
+        let mut rows = c
+            .execute_query("SELECT i FROM generate_series(1, 10000000) g(i)")
+            .unwrap();
         for _ in 0..1000 {
             rows.next().unwrap().unwrap();
         }
@@ -63,14 +68,19 @@ fn dropped_half_read_stream_then_select_1_works() {
         .execute_query("SELECT 10 / (5 - i) FROM generate_series(1, 10) g(i)")
         .unwrap()
         .collect();
-    assert!(rows.last().unwrap().is_err(), "division by zero surfaces in the stream");
+    assert!(
+        rows.last().unwrap().is_err(),
+        "division by zero surfaces in the stream"
+    );
     assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3);
 }
 
 #[tokio::test]
 async fn async_errors_leave_the_connection_usable() {
     for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep)).await.unwrap();
+        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
+            .await
+            .unwrap();
         let e = c.execute_command("SELECT 1 FROM WHERE").await.unwrap_err();
         assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
         assert!(e.db_error().unwrap().position.is_some());
@@ -79,7 +89,10 @@ async fn async_errors_leave_the_connection_usable() {
             tx.execute_command("SELECT 1/0").await.unwrap_err();
         }
         {
-            let mut rows = c.execute_query("SELECT i FROM generate_series(1, 10000000) g(i)").await.unwrap();
+            let mut rows = c
+                .execute_query("SELECT i FROM generate_series(1, 10000000) g(i)")
+                .await
+                .unwrap();
             rows.next().await.unwrap().unwrap();
         }
         // A future dropped mid-flight (cancel-safety).
@@ -93,7 +106,11 @@ async fn async_errors_leave_the_connection_usable() {
 fn bad_input_is_a_typed_error_and_keeps_the_connection() {
     let mut c = connect();
     let e = c.execute_command("SELECT '\0'").unwrap_err();
-    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::InvalidInput), "{e:?}");
+    assert_eq!(
+        e.kind(),
+        Some(hyperdb_api::ErrorKind::InvalidInput),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("NUL"), "{e}");
     let e = c.query_scalar::<i32>("SELECT 1 WHERE false").unwrap_err();
     assert!(matches!(e, Error::NoRows), "{e:?}");
@@ -103,8 +120,14 @@ fn bad_input_is_a_typed_error_and_keeps_the_connection() {
     assert!(matches!(e, Error::UnexpectedNull { .. }), "{e:?}");
     let mut rows = c.execute_query("SELECT 1 AS a").unwrap();
     let row = rows.next().unwrap().unwrap();
-    assert!(matches!(row.try_get::<i32>(5), Err(Error::ColumnNotFound { .. })));
-    assert!(matches!(row.try_get::<i32>("b"), Err(Error::ColumnNotFound { .. })));
+    assert!(matches!(
+        row.try_get::<i32>(5),
+        Err(Error::ColumnNotFound { .. })
+    ));
+    assert!(matches!(
+        row.try_get::<i32>("b"),
+        Err(Error::ColumnNotFound { .. })
+    ));
     assert_eq!(row.try_get::<i32>("a").unwrap(), 1);
     assert_eq!(row.try_get::<Option<i32>>(0).unwrap(), Some(1));
     drop(rows);
@@ -113,14 +136,23 @@ fn bad_input_is_a_typed_error_and_keeps_the_connection() {
 
 #[test]
 fn unknown_startup_parameter_is_a_typed_error() {
-    let opts = ConnectOptions::new(server().endpoint().clone()).with_param("no_such_setting_xyz", "1");
+    let opts =
+        ConnectOptions::new(server().endpoint().clone()).with_param("no_such_setting_xyz", "1");
     let e = Connection::connect_with(&opts).unwrap_err();
-    assert!(e.code().is_some(), "hyperd rejects it with a SQLSTATE: {e:?}");
+    assert!(
+        e.code().is_some(),
+        "hyperd rejects it with a SQLSTATE: {e:?}"
+    );
     assert!(e.to_string().contains("no_such_setting_xyz"), "{e}");
     // A known setting is applied.
     let opts = ConnectOptions::new(server().endpoint().clone()).with_param("lc_time", "de_DE");
     let mut c = Connection::connect_with(&opts).unwrap();
-    assert_eq!(c.query_scalar::<String>("SHOW lc_time").unwrap().to_lowercase(), "de_de");
+    assert_eq!(
+        c.query_scalar::<String>("SHOW lc_time")
+            .unwrap()
+            .to_lowercase(),
+        "de_de"
+    );
     let opts = ConnectOptions::new(server().endpoint().clone()).with_param("search_path", "a b");
     let e = Connection::connect_with(&opts).unwrap_err();
     assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
@@ -133,7 +165,12 @@ fn unknown_startup_parameter_is_a_typed_error() {
 fn connection_to_a_stopped_server_reports_closed() {
     let hyper = HyperProcess::start().unwrap();
     let dir = temp_dir();
-    let mut c = Connection::connect(hyper.endpoint(), dir.path().join("gone.hyper"), CreateMode::Create).unwrap();
+    let mut c = Connection::connect(
+        hyper.endpoint(),
+        dir.path().join("gone.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
     let ep = hyper.endpoint().clone();
     hyper.shutdown(Duration::from_secs(5)).unwrap();
     let e = c.query_scalar::<i32>("SELECT 1").unwrap_err();

@@ -33,7 +33,10 @@ struct Tally {
 
 impl Tally {
     fn new() -> Tally {
-        Tally { base: rss(), ..Tally::default() }
+        Tally {
+            base: rss(),
+            ..Tally::default()
+        }
     }
 
     fn add(&mut self, row: hyperdb_api::Row) {
@@ -49,7 +52,11 @@ impl Tally {
         assert_eq!(self.n, N);
         assert_eq!(self.sum_i, N * (N + 1) / 2);
         assert_eq!(self.sum_j, N * (N + 1));
-        assert!(self.peak < RSS_BUDGET, "RSS grew by {} MiB", self.peak >> 20);
+        assert!(
+            self.peak < RSS_BUDGET,
+            "RSS grew by {} MiB",
+            self.peak >> 20
+        );
     }
 }
 
@@ -71,7 +78,9 @@ fn ten_million_rows_sync() {
 #[tokio::test]
 async fn ten_million_rows_async() {
     for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep)).await.unwrap();
+        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
+            .await
+            .unwrap();
         let mut t = Tally::new();
         let mut rows = c.execute_query(QUERY).await.unwrap();
         while let Some(row) = rows.next().await {
