@@ -175,8 +175,11 @@ pub enum ErrorKind {
     Auth,
     /// The caller passed a value the protocol cannot carry (NUL byte, too long, ...).
     InvalidInput,
-    /// A value could not be converted to or from its wire form.
+    /// A value could not be converted to or from its wire form (out of
+    /// range, too long, malformed bytes).
     Conversion,
+    /// A Rust type cannot be written to or read from a column's SQL type.
+    TypeMismatch,
     /// The connection is closed or broken and can no longer be used.
     Closed,
     /// A connect or query timeout expired.
@@ -246,6 +249,11 @@ impl Error {
     /// A value could not be converted.
     pub fn conversion(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Conversion, message)
+    }
+
+    /// A Rust type and a SQL type do not go together.
+    pub fn type_mismatch(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::TypeMismatch, message)
     }
 
     /// Authentication failed.

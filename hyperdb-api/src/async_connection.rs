@@ -125,7 +125,6 @@ impl AsyncConnection {
         Ok(self.client.close().await?)
     }
 
-    #[allow(dead_code)]
     pub(crate) fn client(&mut self) -> &mut AsyncClient {
         &mut self.client
     }

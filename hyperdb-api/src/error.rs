@@ -53,6 +53,21 @@ pub enum Error {
         source: hyperdb_api_core::Error,
     },
 
+    /// A row given to an inserter was rejected before anything was sent;
+    /// the row was discarded and the inserter is still usable.
+    #[error("row {row}{}: {kind}: {message}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
+    InvalidRow {
+        /// 0-based index of the row within this inserter.
+        row: u64,
+        column: Option<String>,
+        kind: RowErrorKind,
+        message: String,
+    },
+
+    /// The server stored a different number of rows than were sent.
+    #[error("the server stored {stored} rows but {sent} were sent")]
+    RowCountMismatch { sent: u64, stored: u64 },
+
     /// A query that must return a row returned none.
     #[error("the query returned no rows")]
     NoRows,
@@ -64,6 +79,31 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Why an inserter rejected a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RowErrorKind {
+    /// More or fewer values than the table has columns.
+    ColumnCount,
+    /// The value's Rust type cannot be written to the column's SQL type.
+    WrongType,
+    /// NULL for a NOT NULL column.
+    NullInNotNull,
+    /// The value does not fit the column (out of range, too long).
+    OutOfRange,
+}
+
+impl std::fmt::Display for RowErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RowErrorKind::ColumnCount => "wrong number of values",
+            RowErrorKind::WrongType => "wrong type",
+            RowErrorKind::NullInNotNull => "NULL in a NOT NULL column",
+            RowErrorKind::OutOfRange => "value does not fit",
+        })
+    }
 }
 
 impl Error {

@@ -179,6 +179,15 @@ macro_rules! request_methods {
             ops::Command::send(&mut self.session, sql).map(drop)
         }
 
+        /// Queues `CopyFail` for a running COPY FROM STDIN without waiting:
+        /// the next request sends it and settles the server's reply. For
+        /// `Drop` impls of writers that must not block.
+        pub fn queue_copy_fail(&mut self, reason: &str) {
+            if frontend::copy_fail(self.session.write_buf(), reason).is_err() {
+                frontend::copy_fail(self.session.write_buf(), "aborted").unwrap_or(());
+            }
+        }
+
         /// Where COPY IN frames are appended (the session's send buffer).
         pub fn copy_buf(&mut self) -> &mut BytesMut {
             self.session.write_buf()

@@ -86,6 +86,14 @@ impl<T: Transport> Client<T> {
         res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
     }
 
+    /// Sends what is queued, then `data` straight from the caller's buffer
+    /// (complete frames, e.g. a pre-encoded COPY chunk) without copying it.
+    pub fn send_raw(&mut self, data: &[u8]) -> Result<()> {
+        self.flush()?;
+        let res = self.stream.write_all(data);
+        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
+    }
+
     /// Reads at least one more byte into the session, honouring the deadline.
     fn fill(&mut self) -> Result<()> {
         loop {

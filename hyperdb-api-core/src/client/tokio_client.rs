@@ -88,6 +88,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
         res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
     }
 
+    /// Sends what is queued, then `data` (complete frames). `data` is copied
+    /// into the send buffer first, which keeps the call cancel-safe.
+    pub async fn send_raw(&mut self, data: &[u8]) -> Result<()> {
+        self.session.write_buf().extend_from_slice(data);
+        self.flush().await
+    }
+
     /// Reads at least one more byte into the session, honouring the deadline.
     async fn fill(&mut self) -> Result<()> {
         loop {

@@ -34,14 +34,12 @@ pub trait ToHyperBinary {
     /// Whether values of this type can be written to columns of `ty` at all.
     /// Check it when a schema is known, before sending rows; individual
     /// values can still fail (out of range, too long).
-    #[inline]
     fn accepts(ty: &SqlType) -> bool
     where
         Self: Sized;
 
     /// Appends the value, without a null indicator, in the layout of `ty`.
     /// Errors when `ty` is not accepted or the value does not fit it.
-    #[inline]
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()>;
 
     /// Whether this is SQL NULL.
@@ -109,12 +107,10 @@ pub fn encode_row(
 /// instead of copying.
 pub trait FromHyperBinary<'a>: Sized {
     /// Whether columns of `ty` can be read as this type at all.
-    #[inline]
     fn accepts(ty: &SqlType) -> bool;
 
     /// Reads a non-NULL field. `raw` is the field's bytes as the DataRow
     /// framed them: no null indicator and no inner length prefix.
-    #[inline]
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self>;
 
     /// Reads a NULL field; only `Option<T>` accepts one.
@@ -141,7 +137,6 @@ impl<T: ToHyperBinary> ToHyperBinary for Option<T> {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match self {
             Some(v) => v.encode_hyper(ty, buf),
@@ -152,7 +147,6 @@ impl<T: ToHyperBinary> ToHyperBinary for Option<T> {
     }
 
     #[inline]
-
     fn is_null(&self) -> bool {
         self.as_ref().is_none_or(ToHyperBinary::is_null)
     }
@@ -165,13 +159,11 @@ impl<T: ToHyperBinary> ToHyperBinary for &T {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         (**self).encode_hyper(ty, buf)
     }
 
     #[inline]
-
     fn is_null(&self) -> bool {
         (**self).is_null()
     }
@@ -184,13 +176,11 @@ impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
     }
 
     #[inline]
-
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         T::decode_hyper(ty, raw).map(Some)
     }
 
     #[inline]
-
     fn decode_hyper_null(_: &SqlType) -> Result<Self> {
         Ok(None)
     }
@@ -198,7 +188,7 @@ impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
 
 /// The error for a Rust type that cannot meet a column type at all.
 pub(crate) fn mismatch(rust: &str, ty: &SqlType) -> Error {
-    Error::conversion(format!("cannot convert between {rust} and a {ty} column"))
+    Error::type_mismatch(format!("cannot convert between {rust} and a {ty} column"))
 }
 
 /// Checks a fixed-width field and returns its bytes.

@@ -89,8 +89,7 @@ macro_rules! int_impls {
                 int_column(ty) || matches!(ty, SqlType::Numeric { .. })
             }
 
-            #[inline]
-
+#[inline]
             fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
                 $(if matches!(ty, SqlType::$native) {
                     buf.$put(*self);
@@ -106,8 +105,7 @@ macro_rules! int_impls {
                 int_column(ty) || matches!(ty, SqlType::Numeric { scale: 0, .. })
             }
 
-            #[inline]
-
+#[inline]
             fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
                 $(if matches!(ty, SqlType::$native) {
                     return Ok($t::from_le_bytes(fixed(ty, raw)?));
@@ -140,7 +138,6 @@ impl ToHyperBinary for f64 {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
             SqlType::Double => buf.put_f64_le(*self),
@@ -166,7 +163,6 @@ impl ToHyperBinary for f32 {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
             SqlType::Real => buf.put_f32_le(*self),
@@ -184,7 +180,6 @@ impl<'a> FromHyperBinary<'a> for f64 {
     }
 
     #[inline]
-
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match ty {
             SqlType::Double => Ok(f64::from_le_bytes(fixed(ty, raw)?)),
@@ -201,7 +196,6 @@ impl<'a> FromHyperBinary<'a> for f32 {
     }
 
     #[inline]
-
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match ty {
             SqlType::Real => Ok(f32::from_le_bytes(fixed(ty, raw)?)),
@@ -217,7 +211,6 @@ impl ToHyperBinary for bool {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         if !matches!(ty, SqlType::Bool) {
             return Err(mismatch("bool", ty));
@@ -234,7 +227,6 @@ impl<'a> FromHyperBinary<'a> for bool {
     }
 
     #[inline]
-
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match (ty, fixed::<1>(ty, raw)?) {
             (SqlType::Bool, [0]) => Ok(false),
@@ -312,7 +304,6 @@ macro_rules! owned_or_borrowed {
             }
 
             #[inline]
-
             fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
                 $put(self, $name, ty, buf)
             }
@@ -325,7 +316,6 @@ macro_rules! owned_or_borrowed {
             }
 
             #[inline]
-
             fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
                 $get(ty, raw, $name).map($own)
             }
@@ -383,8 +373,7 @@ macro_rules! value_impls {
                 matches!(ty, SqlType::$col)
             }
 
-            #[inline]
-
+#[inline]
             fn encode_hyper(&self, ty: &SqlType, $buf: &mut BytesMut) -> Result<()> {
                 if !matches!(ty, SqlType::$col) {
                     return Err(mismatch(stringify!($t), ty));
@@ -401,8 +390,7 @@ macro_rules! value_impls {
                 matches!(ty, SqlType::$col)
             }
 
-            #[inline]
-
+#[inline]
             fn decode_hyper($ty: &SqlType, $raw: &'a [u8]) -> Result<Self> {
                 if !matches!($ty, SqlType::$col) {
                     return Err(mismatch(stringify!($t), $ty));
@@ -451,7 +439,6 @@ impl ToHyperBinary for Numeric {
     }
 
     #[inline]
-
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match *ty {
             SqlType::Numeric { precision, scale } => put_numeric(*self, precision, scale, ty, buf),
@@ -467,7 +454,6 @@ impl<'a> FromHyperBinary<'a> for Numeric {
     }
 
     #[inline]
-
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         match *ty {
             SqlType::Numeric { precision, scale } => {

@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-pub use options::{HyperProcessOptions, Listen};
+pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 
 use crate::error::{Error, Result};
 use crate::{Config, Endpoint};

@@ -1,0 +1,96 @@
+//! Row inserters over one connection, sync and async.
+
+use hyperdb_api_core::types::ToHyperBinary;
+
+use crate::error::Result;
+use crate::insert::encoder::{copy_sql, RowEncoder};
+use crate::insert::inserter_methods;
+use crate::table_definition::TableDefinition;
+use crate::Connection;
+
+/// Streams rows into a table; see the [module docs](crate::insert).
+///
+/// ```no_run
+/// # use hyperdb_api::{Connection, Inserter, TableDefinition, types::SqlType};
+/// # fn f(conn: &mut Connection) -> hyperdb_api::Result<()> {
+/// let table = TableDefinition::new("measurements")
+///     .with_not_null_column("id", SqlType::Int)
+///     .with_column("value", SqlType::Double);
+/// let mut ins = Inserter::new(conn, &table)?;
+/// for id in 0..1000 {
+///     ins.add_row(&[&id, &Some(id as f64 * 0.1)])?;
+/// }
+/// assert_eq!(ins.execute()?, 1000);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Inserter<'c> {
+    client: &'c mut hyperdb_api_core::client::Client,
+    encoder: RowEncoder,
+    finished: bool,
+}
+
+impl<'c> Inserter<'c> {
+    /// Starts a COPY into `table` (which must exist with these columns).
+    pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<Inserter<'c>> {
+        let mut encoder = RowEncoder::new(table)?;
+        let client = conn.client();
+        client.copy_in(&copy_sql(table, "HYPERBINARY")?)?;
+        encoder.start_stream(client.copy_buf());
+        Ok(Inserter {
+            client,
+            encoder,
+            finished: false,
+        })
+    }
+
+    inserter_methods!(;);
+}
+
+impl Drop for Inserter<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abort_queued("inserter dropped without execute()");
+        }
+    }
+}
+
+/// [`Inserter`] for [`crate::AsyncConnection`]. Dropping it (or a future of
+/// it) before `execute()` aborts the insert.
+#[cfg(feature = "async")]
+#[derive(Debug)]
+pub struct AsyncInserter<'c> {
+    client: &'c mut hyperdb_api_core::client::AsyncClient,
+    encoder: RowEncoder,
+    finished: bool,
+}
+
+#[cfg(feature = "async")]
+impl<'c> AsyncInserter<'c> {
+    /// Starts a COPY into `table` (which must exist with these columns).
+    pub async fn new(
+        conn: &'c mut crate::AsyncConnection,
+        table: &TableDefinition,
+    ) -> Result<AsyncInserter<'c>> {
+        let mut encoder = RowEncoder::new(table)?;
+        let client = conn.client();
+        client.copy_in(&copy_sql(table, "HYPERBINARY")?).await?;
+        encoder.start_stream(client.copy_buf());
+        Ok(AsyncInserter {
+            client,
+            encoder,
+            finished: false,
+        })
+    }
+
+    inserter_methods!(async; .await);
+}
+
+#[cfg(feature = "async")]
+impl Drop for AsyncInserter<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abort_queued("inserter dropped without execute()");
+        }
+    }
+}
