@@ -21,23 +21,35 @@
 
 #[cfg(feature = "async")]
 mod async_connection;
+mod catalog;
 mod connection;
 pub mod error;
 pub mod escape;
+pub mod insert;
+mod names;
 mod options;
 mod process;
 mod rows;
+mod table_definition;
 mod transaction;
 
 #[cfg(feature = "async")]
 pub use async_connection::{AsyncConnection, AsyncRows, AsyncTransaction};
+#[cfg(feature = "async")]
+pub use catalog::AsyncCatalog;
+pub use catalog::Catalog;
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, Result, Severity, SqlState};
 pub use hyperdb_api_core::client::{CancelHandle, Config, Endpoint, SocketOptions};
 pub use hyperdb_api_core::protocol::backend::TransactionStatus;
 pub use hyperdb_api_core::protocol::Limits;
-pub use options::{ConnectOptions, CreateMode};
-pub use process::{HyperProcess, HyperProcessOptions, Listen};
 pub use hyperdb_api_core::types;
+#[cfg(feature = "async")]
+pub use insert::{AsyncChunkSender, AsyncInserter};
+pub use insert::{ChunkSender, InsertChunk, Inserter};
+pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
+pub use options::{ConnectOptions, CreateMode};
+pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 pub use rows::{Column, ColumnIndex, Row, Rows, Schema};
+pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;

@@ -5,8 +5,10 @@
 
 mod auth;
 mod cancel;
+mod catalog;
 mod common;
 mod connect;
 mod errors;
+mod insert;
 mod process;
 mod streaming;

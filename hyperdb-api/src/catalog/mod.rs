@@ -1,0 +1,253 @@
+//! Schemas, tables and database files: create, drop, list and read back.
+//!
+//! [`Catalog`] and [`AsyncCatalog`] borrow a connection for a few calls; all
+//! SQL and result parsing lives in `sql.rs`, so each method here only runs
+//! what that module built.
+//!
+//! A name without a schema means `public` (hyperd's search path), in the
+//! connection's only database; qualify names when several are attached.
+
+mod sql;
+
+use std::path::Path;
+
+#[cfg(feature = "async")]
+use crate::async_connection::AsyncConnection;
+use crate::connection::Connection;
+use crate::error::Result;
+use crate::names::{DatabaseName, SchemaName, TableName};
+use crate::rows::Row;
+use crate::table_definition::TableDefinition;
+use sql::CatalogQuery;
+
+/// Catalog operations over a blocking [`Connection`].
+///
+/// ```no_run
+/// use hyperdb_api::{Catalog, Connection, CreateMode, HyperProcess, TableDefinition};
+/// use hyperdb_api::types::SqlType;
+///
+/// let hyper = HyperProcess::start()?;
+/// let mut conn = Connection::connect(hyper.endpoint(), "x.hyper", CreateMode::CreateAndReplace)?;
+/// let mut catalog = Catalog::new(&mut conn);
+/// catalog.create_schema("sales")?;
+/// let def = TableDefinition::new(("sales", "orders")).with_not_null_column("id", SqlType::BigInt);
+/// catalog.create_table(&def)?;
+/// assert_eq!(catalog.get_table_definition(("sales", "orders"))?, def);
+/// # Ok::<(), hyperdb_api::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Catalog<'c> {
+    conn: &'c mut Connection,
+}
+
+impl<'c> Catalog<'c> {
+    pub fn new(conn: &'c mut Connection) -> Self {
+        Catalog { conn }
+    }
+
+    fn command(&mut self, sql: Result<String>) -> Result<()> {
+        self.conn.execute_command(&sql?).map(drop)
+    }
+
+    fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
+        let query = query?;
+        let rows = self
+            .conn
+            .execute_query(&query.sql)?
+            .collect::<Result<Vec<Row>>>()?;
+        (query.parse)(rows)
+    }
+
+    /// Errors with SQLSTATE 42710 when the schema exists.
+    pub fn create_schema(&mut self, schema: impl Into<SchemaName>) -> Result<()> {
+        self.command(sql::create_schema(&schema.into(), false))
+    }
+
+    pub fn create_schema_if_not_exists(&mut self, schema: impl Into<SchemaName>) -> Result<()> {
+        self.command(sql::create_schema(&schema.into(), true))
+    }
+
+    /// Errors with SQLSTATE 42P07 when the table exists.
+    pub fn create_table(&mut self, table: &TableDefinition) -> Result<()> {
+        self.command(table.create_table_sql(false))
+    }
+
+    pub fn create_table_if_not_exists(&mut self, table: &TableDefinition) -> Result<()> {
+        self.command(table.create_table_sql(true))
+    }
+
+    /// Errors with SQLSTATE 42P01 when the table does not exist.
+    pub fn drop_table(&mut self, table: impl Into<TableName>) -> Result<()> {
+        self.command(sql::drop_table(&table.into(), false))
+    }
+
+    pub fn drop_table_if_exists(&mut self, table: impl Into<TableName>) -> Result<()> {
+        self.command(sql::drop_table(&table.into(), true))
+    }
+
+    pub fn has_table(&mut self, table: impl Into<TableName>) -> Result<bool> {
+        self.query(sql::has_table(&table.into()))
+    }
+
+    pub fn has_schema(&mut self, schema: impl Into<SchemaName>) -> Result<bool> {
+        self.query(sql::has_schema(&schema.into()))
+    }
+
+    /// User schemas (system ones like `pg_catalog` left out), sorted; in
+    /// `database` when given, qualified with it.
+    pub fn get_schema_names(&mut self, database: Option<&DatabaseName>) -> Result<Vec<SchemaName>> {
+        self.query(sql::schema_names(database))
+    }
+
+    /// Tables of `schema`, sorted and qualified with it; SQLSTATE 3F000 when
+    /// the schema does not exist.
+    pub fn get_table_names(&mut self, schema: impl Into<SchemaName>) -> Result<Vec<TableName>> {
+        self.query(sql::table_names(&schema.into()))
+    }
+
+    /// The table's columns as the server stores them; SQLSTATE 42P01 when
+    /// it does not exist. Collation names come back in hyperd's canonical
+    /// spelling (`en_us_ci` is stored as `en_US_CI`).
+    pub fn get_table_definition(&mut self, table: impl Into<TableName>) -> Result<TableDefinition> {
+        self.query(sql::table_definition(&table.into()))
+    }
+
+    pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        self.conn.attach_database(path, alias)
+    }
+
+    pub fn detach_database(&mut self, alias: &str) -> Result<()> {
+        self.conn.detach_database(alias)
+    }
+
+    /// Creates an empty `.hyper` file at `path` (server side); SQLSTATE
+    /// 42P04 when it exists.
+    pub fn create_database(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::create_database(path.as_ref(), false))
+    }
+
+    pub fn create_database_if_not_exists(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::create_database(path.as_ref(), true))
+    }
+
+    /// Deletes the file; fails with SQLSTATE 55006 while any session has it
+    /// attached.
+    pub fn drop_database(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::drop_database(path.as_ref(), false))
+    }
+
+    pub fn drop_database_if_exists(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::drop_database(path.as_ref(), true))
+    }
+}
+
+/// [`Catalog`] for an [`AsyncConnection`]; same methods, same errors.
+#[cfg(feature = "async")]
+#[derive(Debug)]
+pub struct AsyncCatalog<'c> {
+    conn: &'c mut AsyncConnection,
+}
+
+#[cfg(feature = "async")]
+impl<'c> AsyncCatalog<'c> {
+    pub fn new(conn: &'c mut AsyncConnection) -> Self {
+        AsyncCatalog { conn }
+    }
+
+    async fn command(&mut self, sql: Result<String>) -> Result<()> {
+        self.conn.execute_command(&sql?).await.map(drop)
+    }
+
+    async fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
+        let query = query?;
+        let mut rows = Vec::new();
+        let mut stream = self.conn.execute_query(&query.sql).await?;
+        while let Some(row) = stream.next().await {
+            rows.push(row?);
+        }
+        (query.parse)(rows)
+    }
+
+    pub async fn create_schema(&mut self, schema: impl Into<SchemaName>) -> Result<()> {
+        self.command(sql::create_schema(&schema.into(), false))
+            .await
+    }
+
+    pub async fn create_schema_if_not_exists(
+        &mut self,
+        schema: impl Into<SchemaName>,
+    ) -> Result<()> {
+        self.command(sql::create_schema(&schema.into(), true)).await
+    }
+
+    pub async fn create_table(&mut self, table: &TableDefinition) -> Result<()> {
+        self.command(table.create_table_sql(false)).await
+    }
+
+    pub async fn create_table_if_not_exists(&mut self, table: &TableDefinition) -> Result<()> {
+        self.command(table.create_table_sql(true)).await
+    }
+
+    pub async fn drop_table(&mut self, table: impl Into<TableName>) -> Result<()> {
+        self.command(sql::drop_table(&table.into(), false)).await
+    }
+
+    pub async fn drop_table_if_exists(&mut self, table: impl Into<TableName>) -> Result<()> {
+        self.command(sql::drop_table(&table.into(), true)).await
+    }
+
+    pub async fn has_table(&mut self, table: impl Into<TableName>) -> Result<bool> {
+        self.query(sql::has_table(&table.into())).await
+    }
+
+    pub async fn has_schema(&mut self, schema: impl Into<SchemaName>) -> Result<bool> {
+        self.query(sql::has_schema(&schema.into())).await
+    }
+
+    pub async fn get_schema_names(
+        &mut self,
+        database: Option<&DatabaseName>,
+    ) -> Result<Vec<SchemaName>> {
+        self.query(sql::schema_names(database)).await
+    }
+
+    pub async fn get_table_names(
+        &mut self,
+        schema: impl Into<SchemaName>,
+    ) -> Result<Vec<TableName>> {
+        self.query(sql::table_names(&schema.into())).await
+    }
+
+    pub async fn get_table_definition(
+        &mut self,
+        table: impl Into<TableName>,
+    ) -> Result<TableDefinition> {
+        self.query(sql::table_definition(&table.into())).await
+    }
+
+    pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        self.conn.attach_database(path, alias).await
+    }
+
+    pub async fn detach_database(&mut self, alias: &str) -> Result<()> {
+        self.conn.detach_database(alias).await
+    }
+
+    pub async fn create_database(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::create_database(path.as_ref(), false))
+            .await
+    }
+
+    pub async fn create_database_if_not_exists(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::create_database(path.as_ref(), true))
+            .await
+    }
+
+    pub async fn drop_database(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::drop_database(path.as_ref(), false)).await
+    }
+
+    pub async fn drop_database_if_exists(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        self.command(sql::drop_database(path.as_ref(), true)).await
+    }
+}

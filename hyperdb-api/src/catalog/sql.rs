@@ -1,0 +1,336 @@
+//! SQL for every catalog operation and the parsing of its result rows,
+//! shared by the blocking and the async catalog so the two cannot drift.
+//!
+//! hyperd has no `information_schema`; it exposes PostgreSQL-style
+//! `pg_catalog` tables per attached database, reachable as
+//! `"alias".pg_catalog.pg_class` (a `regclass` cast cannot name a database,
+//! so tables are found by joining names). Unqualified `pg_catalog` is the
+//! catalog of the one attached database, and shows no user schemas when
+//! several are attached, which matches how hyperd resolves unqualified names.
+
+use std::path::Path;
+
+use hyperdb_api_core::error::DbError;
+
+use crate::error::{Error, Result, SqlState};
+use crate::escape::{push_identifier, quote_literal};
+use crate::names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
+use crate::rows::Row;
+use crate::table_definition::{ColumnDefinition, TableDefinition};
+use crate::types::{Nullability, SqlType};
+
+/// Schemas every database has that hold no user tables.
+const SYSTEM_SCHEMAS: &str = "'pg_catalog', 'pg_temp', 'information_schema', 'tableau'";
+
+/// `3F000`, what hyperd reports for an unknown schema.
+const INVALID_SCHEMA_NAME: &str = "3F000";
+
+/// A catalog query and how to turn its complete result into a value.
+pub(crate) struct CatalogQuery<T> {
+    pub(crate) sql: String,
+    pub(crate) parse: Box<dyn FnOnce(Vec<Row>) -> Result<T> + Send>,
+}
+
+impl<T> CatalogQuery<T> {
+    fn new(sql: String, parse: impl FnOnce(Vec<Row>) -> Result<T> + Send + 'static) -> Self {
+        CatalogQuery {
+            sql,
+            parse: Box::new(parse),
+        }
+    }
+}
+
+pub(crate) fn create_schema(schema: &SchemaName, if_not_exists: bool) -> Result<String> {
+    let mut sql = String::from("CREATE SCHEMA ");
+    if if_not_exists {
+        sql.push_str("IF NOT EXISTS ");
+    }
+    schema.push_sql(&mut sql)?;
+    Ok(sql)
+}
+
+pub(crate) fn drop_table(table: &TableName, if_exists: bool) -> Result<String> {
+    let mut sql = String::from("DROP TABLE ");
+    if if_exists {
+        sql.push_str("IF EXISTS ");
+    }
+    table.push_sql(&mut sql)?;
+    Ok(sql)
+}
+
+/// `CREATE DATABASE "path"`: hyperd takes the path as an identifier.
+pub(crate) fn create_database(path: &Path, if_not_exists: bool) -> Result<String> {
+    database_sql(
+        "CREATE DATABASE ",
+        if_not_exists.then_some("IF NOT EXISTS "),
+        path,
+    )
+}
+
+pub(crate) fn drop_database(path: &Path, if_exists: bool) -> Result<String> {
+    database_sql("DROP DATABASE ", if_exists.then_some("IF EXISTS "), path)
+}
+
+fn database_sql(verb: &str, condition: Option<&str>, path: &Path) -> Result<String> {
+    // A lossy conversion would silently name a different file.
+    let path = path.to_str().ok_or_else(|| {
+        Error::invalid_argument("path", format!("{} is not valid UTF-8", path.display()))
+    })?;
+    let mut sql = String::from(verb);
+    sql.push_str(condition.unwrap_or(""));
+    push_identifier(&mut sql, path)?;
+    Ok(sql)
+}
+
+/// `"db".pg_catalog.` or `pg_catalog.` for the default database.
+fn catalog(database: Option<&DatabaseName>) -> Result<String> {
+    Ok(match database {
+        Some(db) => format!("{}.pg_catalog.", db.to_sql()?),
+        None => String::from("pg_catalog."),
+    })
+}
+
+/// The schema an unqualified table name resolves to in hyperd's search path.
+fn schema_of(table: &TableName) -> &str {
+    table.schema().map_or(DEFAULT_SCHEMA, SchemaName::name)
+}
+
+pub(crate) fn has_schema(schema: &SchemaName) -> Result<CatalogQuery<bool>> {
+    let sql = format!(
+        "SELECT 1 FROM {p}pg_namespace WHERE nspname = {s}",
+        p = catalog(schema.database())?,
+        s = quote_literal(schema.name())?,
+    );
+    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())))
+}
+
+pub(crate) fn has_table(table: &TableName) -> Result<CatalogQuery<bool>> {
+    let sql = format!(
+        "SELECT 1 FROM {p}pg_class c JOIN {p}pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = {s} AND c.relname = {t}",
+        p = catalog(table.database())?,
+        s = quote_literal(schema_of(table))?,
+        t = quote_literal(table.name())?,
+    );
+    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())))
+}
+
+pub(crate) fn schema_names(
+    database: Option<&DatabaseName>,
+) -> Result<CatalogQuery<Vec<SchemaName>>> {
+    let sql = format!(
+        "SELECT nspname FROM {p}pg_namespace WHERE nspname NOT IN ({SYSTEM_SCHEMAS}) \
+         ORDER BY nspname",
+        p = catalog(database)?,
+    );
+    let database = database.cloned();
+    Ok(CatalogQuery::new(sql, move |rows| {
+        rows.iter()
+            .map(|row| {
+                let schema = SchemaName::new(row.try_get::<String>(0)?);
+                Ok(match &database {
+                    Some(db) => schema.with_database(db),
+                    None => schema,
+                })
+            })
+            .collect()
+    }))
+}
+
+/// One row per table, or a single row with a NULL name for an empty schema,
+/// so that an empty schema and a missing one differ.
+pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableName>>> {
+    let sql = format!(
+        "SELECT c.relname FROM {p}pg_namespace n \
+         LEFT JOIN {p}pg_class c ON c.relnamespace = n.oid \
+         WHERE n.nspname = {s} ORDER BY c.relname",
+        p = catalog(schema.database())?,
+        s = quote_literal(schema.name())?,
+    );
+    let schema = schema.clone();
+    Ok(CatalogQuery::new(sql, move |rows| {
+        if rows.is_empty() {
+            return Err(missing_schema(&schema));
+        }
+        let mut names = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if let Some(name) = row.try_get::<Option<String>>(0)? {
+                names.push(TableName::new(name).with_schema(&schema));
+            }
+        }
+        Ok(names)
+    }))
+}
+
+/// Every column in order, with its exact type (modifiers included),
+/// nullability and collation. The LEFT JOINs keep one all-NULL row for a
+/// table without columns, so an empty result means the table is missing.
+pub(crate) fn table_definition(table: &TableName) -> Result<CatalogQuery<TableDefinition>> {
+    let sql = format!(
+        "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, coll.collname \
+         FROM {p}pg_class c \
+         JOIN {p}pg_namespace n ON n.oid = c.relnamespace \
+         LEFT JOIN {p}pg_attribute a \
+         ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
+         LEFT JOIN {p}pg_collation coll ON coll.oid = a.attcollation \
+         WHERE n.nspname = {s} AND c.relname = {t} ORDER BY a.attnum",
+        p = catalog(table.database())?,
+        s = quote_literal(schema_of(table))?,
+        t = quote_literal(table.name())?,
+    );
+    let table = table.clone();
+    Ok(CatalogQuery::new(sql, move |rows| {
+        if rows.is_empty() {
+            return Err(missing_table(&table));
+        }
+        let mut def = TableDefinition::new(table);
+        for row in &rows {
+            if let Some(column) = column_from_row(row, def.name())? {
+                def.add_column(column);
+            }
+        }
+        Ok(def)
+    }))
+}
+
+fn column_from_row(row: &Row, table: &TableName) -> Result<Option<ColumnDefinition>> {
+    let Some(name) = row.try_get::<Option<String>>(0)? else {
+        return Ok(None);
+    };
+    let type_oid: u32 = row.try_get(1)?;
+    let typmod: i32 = row.try_get(2)?;
+    let not_null: bool = row.try_get(3)?;
+    let collation: Option<String> = row.try_get(4)?;
+    let sql_type =
+        SqlType::from_oid_typmod(type_oid, typmod).map_err(|source| Error::Conversion {
+            column: format!("{table}.{name}"),
+            source,
+        })?;
+    let nullability = if not_null {
+        Nullability::NotNull
+    } else {
+        Nullability::Nullable
+    };
+    let column = ColumnDefinition::new(name, sql_type, nullability);
+    // Text columns without an explicit collation report hyperd's `default`.
+    Ok(Some(match collation.filter(|c| c != "default") {
+        Some(c) => column.with_collation(c),
+        None => column,
+    }))
+}
+
+pub(crate) fn missing_table(table: &TableName) -> Error {
+    let mut db = DbError::new(
+        Some(SqlState::UNDEFINED_TABLE),
+        format!("table {table} does not exist"),
+    );
+    db.table = Some(table.name().to_owned());
+    db.schema = Some(schema_of(table).to_owned());
+    not_found(db)
+}
+
+pub(crate) fn missing_schema(schema: &SchemaName) -> Error {
+    let mut db = DbError::new(
+        SqlState::from_code(INVALID_SCHEMA_NAME),
+        format!("schema {schema} does not exist"),
+    );
+    db.schema = Some(schema.name().to_owned());
+    not_found(db)
+}
+
+/// Shaped like the server's own error for the same mistake, so callers check
+/// one SQLSTATE whether the server or the catalog noticed.
+fn not_found(db: DbError) -> Error {
+    Error::Client(hyperdb_api_core::Error::server(db))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddl() {
+        let s = SchemaName::from(("d b", "s\"x"));
+        assert_eq!(
+            create_schema(&s, true).unwrap(),
+            "CREATE SCHEMA IF NOT EXISTS \"d b\".\"s\"\"x\""
+        );
+        let t = TableName::from(("s", "t"));
+        assert_eq!(drop_table(&t, false).unwrap(), "DROP TABLE \"s\".\"t\"");
+        assert_eq!(
+            drop_table(&t, true).unwrap(),
+            "DROP TABLE IF EXISTS \"s\".\"t\""
+        );
+        assert_eq!(
+            create_database(Path::new("/x/a\"b.hyper"), false).unwrap(),
+            "CREATE DATABASE \"/x/a\"\"b.hyper\""
+        );
+        assert_eq!(
+            drop_database(Path::new("a.hyper"), true).unwrap(),
+            "DROP DATABASE IF EXISTS \"a.hyper\""
+        );
+    }
+
+    #[test]
+    fn queries_escape_literals_and_qualify_the_catalog() {
+        let q = table_definition(&TableName::from(("d", "it's", "t"))).unwrap();
+        assert!(
+            q.sql.contains("FROM \"d\".pg_catalog.pg_class c"),
+            "{}",
+            q.sql
+        );
+        assert!(
+            q.sql.contains("n.nspname = 'it''s' AND c.relname = 't'"),
+            "{}",
+            q.sql
+        );
+        let q = has_table(&TableName::new("a.b")).unwrap();
+        assert!(q.sql.contains("FROM pg_catalog.pg_class"), "{}", q.sql);
+        assert!(
+            q.sql.contains("nspname = 'public' AND c.relname = 'a.b'"),
+            "{}",
+            q.sql
+        );
+        let q = schema_names(Some(&DatabaseName::from("x\"y"))).unwrap();
+        assert!(
+            q.sql.contains("FROM \"x\"\"y\".pg_catalog.pg_namespace"),
+            "{}",
+            q.sql
+        );
+    }
+
+    #[test]
+    fn nul_is_rejected_before_sending() {
+        let bad = TableName::from(("s", "t\0"));
+        assert!(matches!(
+            has_table(&bad),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            table_definition(&bad),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            drop_table(&bad, true),
+            Err(Error::InvalidArgument { .. })
+        ));
+        let bad = SchemaName::from("\0");
+        assert!(matches!(
+            create_schema(&bad, false),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            table_names(&bad),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+
+    #[test]
+    fn missing_objects_carry_sqlstates() {
+        let e = missing_table(&TableName::from(("s", "t")));
+        assert_eq!(e.code(), Some(&SqlState::UNDEFINED_TABLE));
+        assert!(e.to_string().contains("\"s\".\"t\""), "{e}");
+        let e = missing_schema(&SchemaName::from("s"));
+        assert_eq!(e.code().map(SqlState::code), Some("3F000"));
+    }
+}

@@ -1,0 +1,257 @@
+//! Table schemas on the client side: what `CREATE TABLE` needs, what the
+//! catalog reads back, and what a HyperBinary encoder needs to lay out rows.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::escape::push_identifier;
+use crate::names::TableName;
+use crate::types::{ColumnType, Nullability, SqlType};
+
+/// One column: name, type, nullability and optional collation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnDefinition {
+    name: String,
+    column_type: ColumnType,
+    collation: Option<String>,
+}
+
+impl ColumnDefinition {
+    pub fn new(name: impl Into<String>, sql_type: SqlType, nullability: Nullability) -> Self {
+        ColumnDefinition {
+            name: name.into(),
+            column_type: ColumnType {
+                sql_type,
+                nullability,
+            },
+            collation: None,
+        }
+    }
+
+    /// A column that admits NULL, the SQL default.
+    pub fn nullable(name: impl Into<String>, sql_type: SqlType) -> Self {
+        ColumnDefinition::new(name, sql_type, Nullability::Nullable)
+    }
+
+    pub fn not_null(name: impl Into<String>, sql_type: SqlType) -> Self {
+        ColumnDefinition::new(name, sql_type, Nullability::NotNull)
+    }
+
+    /// Compares and sorts this text column by `collation` (e.g. `en_US_CI`
+    /// for case-insensitive English) instead of by bytes.
+    pub fn with_collation(mut self, collation: impl Into<String>) -> Self {
+        self.collation = Some(collation.into());
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn sql_type(&self) -> &SqlType {
+        &self.column_type.sql_type
+    }
+
+    pub fn column_type(&self) -> &ColumnType {
+        &self.column_type
+    }
+
+    pub fn is_nullable(&self) -> bool {
+        self.column_type.is_nullable()
+    }
+
+    pub fn collation(&self) -> Option<&str> {
+        self.collation.as_deref()
+    }
+
+    /// `"name" TYPE [COLLATE "c"] [NOT NULL]`.
+    fn push_sql(&self, out: &mut String) -> Result<()> {
+        push_identifier(out, &self.name)?;
+        out.push(' ');
+        out.push_str(&self.column_type.sql_type.to_string());
+        if let Some(c) = &self.collation {
+            out.push_str(" COLLATE ");
+            push_identifier(out, c)?;
+        }
+        if !self.is_nullable() {
+            out.push_str(" NOT NULL");
+        }
+        Ok(())
+    }
+}
+
+/// A table's name and columns, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableDefinition {
+    name: TableName,
+    columns: Vec<ColumnDefinition>,
+}
+
+impl TableDefinition {
+    pub fn new(name: impl Into<TableName>) -> Self {
+        TableDefinition {
+            name: name.into(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Appends a nullable column.
+    pub fn with_column(self, name: impl Into<String>, sql_type: SqlType) -> Self {
+        self.with_column_definition(ColumnDefinition::nullable(name, sql_type))
+    }
+
+    pub fn with_not_null_column(self, name: impl Into<String>, sql_type: SqlType) -> Self {
+        self.with_column_definition(ColumnDefinition::not_null(name, sql_type))
+    }
+
+    pub fn with_column_definition(mut self, column: ColumnDefinition) -> Self {
+        self.columns.push(column);
+        self
+    }
+
+    /// Appends a column. Duplicates are reported when SQL is built, so that
+    /// building a definition never fails halfway.
+    pub fn add_column(&mut self, column: ColumnDefinition) {
+        self.columns.push(column);
+    }
+
+    pub fn name(&self) -> &TableName {
+        &self.name
+    }
+
+    pub fn columns(&self) -> &[ColumnDefinition] {
+        &self.columns
+    }
+
+    pub fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Position of the first column named exactly `name` (case-sensitive,
+    /// as quoted identifiers are).
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// Every column's type and nullability, in order: what a HyperBinary
+    /// encoder needs.
+    pub fn column_types(&self) -> Vec<ColumnType> {
+        self.columns.iter().map(|c| c.column_type).collect()
+    }
+
+    /// Checks what the server would reject less clearly (or, for an empty
+    /// column list, accept): no columns, or one name used twice.
+    pub fn validate(&self) -> Result<()> {
+        if self.columns.is_empty() {
+            return Err(Error::invalid_argument(
+                "columns",
+                format!("table {} has no columns", self.name),
+            ));
+        }
+        let mut seen = HashSet::with_capacity(self.columns.len());
+        for c in &self.columns {
+            if !seen.insert(c.name.as_str()) {
+                return Err(Error::invalid_argument(
+                    "columns",
+                    format!("column \"{}\" appears twice in table {}", c.name, self.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `CREATE TABLE [IF NOT EXISTS] "s"."t" ("a" INTEGER NOT NULL, ...)`.
+    pub fn create_table_sql(&self, if_not_exists: bool) -> Result<String> {
+        self.validate()?;
+        let mut out = String::from("CREATE TABLE ");
+        if if_not_exists {
+            out.push_str("IF NOT EXISTS ");
+        }
+        self.name.push_sql(&mut out)?;
+        out.push_str(" (");
+        for (i, c) in self.columns.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            c.push_sql(&mut out)?;
+        }
+        out.push(')');
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def() -> TableDefinition {
+        TableDefinition::new(("s", "t"))
+            .with_not_null_column("a", SqlType::Int)
+            .with_column("b", SqlType::Text)
+            .with_column_definition(
+                ColumnDefinition::nullable("c \"q\"", SqlType::Varchar(10))
+                    .with_collation("en_US_CI"),
+            )
+    }
+
+    #[test]
+    fn create_sql() {
+        assert_eq!(
+            def().create_table_sql(false).unwrap(),
+            "CREATE TABLE \"s\".\"t\" (\"a\" INTEGER NOT NULL, \"b\" TEXT, \
+             \"c \"\"q\"\"\" VARCHAR(10) COLLATE \"en_US_CI\")"
+        );
+        assert!(def()
+            .create_table_sql(true)
+            .unwrap()
+            .starts_with("CREATE TABLE IF NOT EXISTS \"s\".\"t\" ("));
+    }
+
+    #[test]
+    fn accessors() {
+        let d = def();
+        assert_eq!(d.column_count(), 3);
+        assert_eq!(d.column_index("b"), Some(1));
+        assert_eq!(d.column_index("B"), None);
+        assert_eq!(
+            d.column_types(),
+            vec![
+                ColumnType::not_null(SqlType::Int),
+                ColumnType::nullable(SqlType::Text),
+                ColumnType::nullable(SqlType::Varchar(10)),
+            ]
+        );
+        assert_eq!(d.columns()[2].collation(), Some("en_US_CI"));
+        assert!(!d.columns()[0].is_nullable());
+        assert_eq!(d.name().name(), "t");
+    }
+
+    #[test]
+    fn rejects_duplicates_and_empty() {
+        let e = def()
+            .with_column("b", SqlType::Int)
+            .create_table_sql(false)
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }));
+        assert!(e.to_string().contains("\"b\""), "{e}");
+        let e = TableDefinition::new("t")
+            .create_table_sql(false)
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    }
+
+    #[test]
+    fn nul_is_rejected() {
+        let mut d = def();
+        d.add_column(ColumnDefinition::nullable("x\0", SqlType::Int));
+        assert!(matches!(
+            d.create_table_sql(false),
+            Err(Error::InvalidArgument { .. })
+        ));
+        let d = TableDefinition::new("t\0").with_column("a", SqlType::Int);
+        assert!(matches!(
+            d.create_table_sql(false),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+}
