@@ -2,7 +2,8 @@
 //! sizes (SO_RCVBUF/SO_SNDBUF) and the client's read window.
 //!
 //! `cargo run -p hyperdb-api --release --example socket_tuning -- [ROWS]`
-//! (default 10M). Prints the median of 3 runs per setting, over TCP and Unix.
+//! (default 10M). Prints the median of 5 interleaved runs per setting, over
+//! TCP and Unix.
 
 use std::time::Instant;
 
@@ -23,36 +24,25 @@ fn main() -> hyperdb_api::Result<()> {
     })?;
     let db = dir.join("tuning.hyper");
 
-    let settings: [(&str, SocketOptions); 4] = [
-        (
-            "kernel default buffers, 64 KiB window",
-            SocketOptions {
-                send_buffer: None,
-                recv_buffer: None,
-                read_window: 64 << 10,
-                ..SocketOptions::default()
-            },
-        ),
-        (
-            "kernel default buffers, 1 MiB window",
-            SocketOptions {
-                send_buffer: None,
-                recv_buffer: None,
-                ..SocketOptions::default()
-            },
-        ),
-        (
-            "4 MiB buffers, 64 KiB window",
-            SocketOptions {
-                read_window: 64 << 10,
-                ..SocketOptions::default()
-            },
-        ),
-        (
-            "4 MiB buffers, 1 MiB window (default)",
-            SocketOptions::default(),
-        ),
+    let buffers: [(&str, Option<usize>); 2] = [("kernel default", None), ("4 MiB", Some(4 << 20))];
+    let windows: [(&str, usize); 3] = [
+        ("64 KiB", 64 << 10),
+        ("256 KiB", 256 << 10),
+        ("1 MiB", 1 << 20),
     ];
+    let mut settings = Vec::new();
+    for (bname, buf) in buffers {
+        for (wname, window) in windows {
+            let socket = SocketOptions {
+                send_buffer: buf,
+                recv_buffer: buf,
+                read_window: window,
+                ..SocketOptions::default()
+            };
+            settings.push((format!("{bname} buffers, {wname} window"), socket));
+        }
+    }
+    let reps = 5;
     for listen in [Listen::Tcp, Listen::Unix] {
         let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(listen))?;
         let mut setup = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
@@ -66,41 +56,51 @@ fn main() -> hyperdb_api::Result<()> {
         ))?;
         setup.close()?;
         println!("{listen:?}: full scan of {rows} rows, typed decode of every value");
-        for (name, socket) in &settings {
+        // Settings are interleaved across repetitions so that background
+        // load spreads over all of them instead of skewing one.
+        let mut conns = Vec::new();
+        for (_, socket) in &settings {
             let opts = ConnectOptions::new(hyper.endpoint().clone())
                 .with_database(&db, CreateMode::DoNotCreate)
                 .with_socket_options(socket.clone());
-            let mut conn = Connection::connect_with(&opts)?;
-            let mut times = Vec::new();
-            for _ in 0..3 {
-                let start = Instant::now();
-                let mut n = 0i64;
-                let mut check = 0i64;
-                for row in
-                    conn.execute_query("SELECT id, sensor_id, value, timestamp FROM measurements")?
-                {
-                    let row = row?;
-                    n += 1;
-                    check += i64::from(row.try_get::<i32>(0)?)
-                        + i64::from(row.try_get::<Option<i32>>(1)?.unwrap_or(0));
-                    let _: Option<f64> = row.try_get(2)?;
-                    let _: Option<i64> = row.try_get(3)?;
-                }
-                assert_eq!(n, rows, "row count");
-                assert_eq!(
-                    check,
-                    rows * (rows - 1) / 2 + (0..rows).map(|i| i % 10).sum::<i64>()
-                );
-                times.push(start.elapsed().as_secs_f64());
+            conns.push(Connection::connect_with(&opts)?);
+        }
+        let mut times = vec![Vec::new(); settings.len()];
+        for _ in 0..reps {
+            for (conn, t) in conns.iter_mut().zip(times.iter_mut()) {
+                t.push(scan(conn, rows)?);
             }
-            times.sort_by(f64::total_cmp);
-            let t = times[1];
+        }
+        for ((name, _), mut t) in settings.iter().zip(times) {
+            t.sort_by(f64::total_cmp);
+            let median = t[t.len() / 2];
             println!(
-                "  {name:<40} {:>6.2} M rows/s  ({t:.3} s)",
-                rows as f64 / t / 1e6
+                "  {name:<36} {:>6.2} M rows/s  (median {median:.3} s of {reps})",
+                rows as f64 / median / 1e6
             );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// One full scan with every value decoded; returns seconds.
+fn scan(conn: &mut Connection, rows: i64) -> hyperdb_api::Result<f64> {
+    let start = Instant::now();
+    let mut n = 0i64;
+    let mut check = 0i64;
+    for row in conn.execute_query("SELECT id, sensor_id, value, timestamp FROM measurements")? {
+        let row = row?;
+        n += 1;
+        check += i64::from(row.try_get::<i32>(0)?)
+            + i64::from(row.try_get::<Option<i32>>(1)?.unwrap_or(0));
+        let _: Option<f64> = row.try_get(2)?;
+        let _: Option<i64> = row.try_get(3)?;
+    }
+    assert_eq!(n, rows, "row count");
+    assert_eq!(
+        check,
+        rows * (rows - 1) / 2 + (0..rows).map(|i| i % 10).sum::<i64>()
+    );
+    Ok(start.elapsed().as_secs_f64())
 }

@@ -98,6 +98,11 @@ impl AsyncConnection {
         self.execute_command(&detach_sql(alias)?).await.map(drop)
     }
 
+    /// Schemas, tables and databases: create, list, inspect, drop.
+    pub fn catalog(&mut self) -> crate::AsyncCatalog<'_> {
+        crate::AsyncCatalog::new(self)
+    }
+
     /// Starts a transaction; it rolls back unless committed.
     pub async fn transaction(&mut self) -> Result<AsyncTransaction<'_>> {
         self.execute_command("BEGIN").await?;

@@ -98,6 +98,11 @@ impl Connection {
         self.execute_command(&detach_sql(alias)?).map(drop)
     }
 
+    /// Schemas, tables and databases: create, list, inspect, drop.
+    pub fn catalog(&mut self) -> crate::Catalog<'_> {
+        crate::Catalog::new(self)
+    }
+
     /// Starts a transaction; it rolls back unless committed.
     pub fn transaction(&mut self) -> Result<Transaction<'_>> {
         Transaction::begin(self)

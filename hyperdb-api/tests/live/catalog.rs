@@ -1,28 +1,13 @@
 //! Catalog: schemas, tables, definitions read back from pg_catalog, weird
 //! names, databases and errors; sync and async.
 
-use std::sync::OnceLock;
-
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     AsyncCatalog, AsyncConnection, Catalog, ColumnDefinition, Connection, CreateMode, DatabaseName,
-    Error, HyperProcess, HyperProcessOptions, SchemaName, TableDefinition, TableName,
-    TransactionStatus,
+    Error, SchemaName, TableDefinition, TableName, TransactionStatus,
 };
 
 use crate::common::{server, temp_dir};
-
-/// REAL needs database version 4 and NUMERIC(38,_) version 3; the shared
-/// server keeps hyperd's default, so the every-type tests get their own.
-fn v4_server() -> &'static HyperProcess {
-    static SERVER: OnceLock<HyperProcess> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        match HyperProcess::new(HyperProcessOptions::default().with_default_database_version(4)) {
-            Ok(s) => s,
-            Err(e) => panic!("starting hyperd with database version 4: {e}"),
-        }
-    })
-}
 
 fn every_type(name: impl Into<TableName>) -> TableDefinition {
     let num = |p, s| SqlType::numeric(p, s).unwrap();
@@ -69,7 +54,7 @@ fn code(e: &Error) -> Option<&str> {
 #[test]
 fn every_type_round_trips_sync() {
     let dir = temp_dir();
-    let ep = v4_server().endpoint();
+    let ep = server().endpoint();
     let mut conn =
         Connection::connect(ep, dir.path().join("types.hyper"), CreateMode::Create).unwrap();
     let mut cat = Catalog::new(&mut conn);
@@ -98,7 +83,7 @@ fn every_type_round_trips_sync() {
 #[tokio::test]
 async fn every_type_round_trips_async() {
     let dir = temp_dir();
-    let ep = v4_server().endpoint();
+    let ep = server().endpoint();
     let mut conn = AsyncConnection::connect(ep, dir.path().join("a.hyper"), CreateMode::Create)
         .await
         .unwrap();
