@@ -10,12 +10,14 @@ use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::{QueryRequest, RowEvent};
 
-use hyperdb_api_core::types::FromHyperBinary;
+use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
 use crate::error::Result;
+use crate::from_row::FromRow;
 use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
+use crate::params::Params;
 use crate::rows::{Row, Schema};
 
 /// An async connection to hyperd.
@@ -86,6 +88,35 @@ impl AsyncConnection {
             Some(row) => row?.try_get(0),
             None => Err(crate::Error::NoRows),
         }
+    }
+
+    /// Runs a query with bound parameters (`$1`, ...) and streams its rows.
+    pub async fn execute_query_params(
+        &mut self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<AsyncRows<'_>> {
+        let params = Params::encode(params)?;
+        let slices = params.slices();
+        let fields = self.client.query(&params.request(sql, &slices)).await?;
+        Ok(AsyncRows {
+            client: &mut self.client,
+            schema: Schema::from_fields(fields),
+            affected: None,
+        })
+    }
+
+    /// Runs a statement with bound parameters; returns the affected rows.
+    pub async fn execute_command_params(
+        &mut self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<u64> {
+        let mut rows = self.execute_query_params(sql, params).await?;
+        while let Some(row) = rows.next().await {
+            row?;
+        }
+        Ok(rows.affected_rows().unwrap_or(0))
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
@@ -168,6 +199,11 @@ impl<'c> AsyncRows<'c> {
                 Some(Err(e.into()))
             }
         }
+    }
+
+    /// The next row converted to `T` (a tuple or a [`FromRow`] type).
+    pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
+        Some(self.next().await?.and_then(|row| T::from_row(&row)))
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -7,13 +7,15 @@ use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
-use hyperdb_api_core::types::FromHyperBinary;
+use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
 use crate::error::Result;
+use crate::from_row::FromRow;
 use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
-use crate::rows::{Rows, Schema};
+use crate::params::Params;
+use crate::rows::{Rows, Schema, TypedRows};
 use crate::transaction::Transaction;
 
 /// A blocking connection to hyperd, usually with one `.hyper` database attached.
@@ -85,6 +87,35 @@ impl Connection {
             Some(row) => row?.try_get(0),
             None => Err(crate::Error::NoRows),
         }
+    }
+
+    /// Runs a query with bound parameters (`$1`, `$2`, ... in `sql`) and
+    /// streams its rows. Parameters travel in binary; NUMERIC values should
+    /// carry the scale of the column they are compared with or stored in.
+    pub fn execute_query_params(
+        &mut self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<Rows<'_>> {
+        let params = Params::encode(params)?;
+        let slices = params.slices();
+        let fields = self.client.query(&params.request(sql, &slices))?;
+        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+    }
+
+    /// Runs a statement with bound parameters; returns the affected rows.
+    pub fn execute_command_params(&mut self, sql: &str, params: &[&dyn ToPgBinary]) -> Result<u64> {
+        let mut rows = self.execute_query_params(sql, params)?;
+        for row in rows.by_ref() {
+            row?;
+        }
+        Ok(rows.affected_rows().unwrap_or(0))
+    }
+
+    /// Runs a query and streams its rows as `T` (a tuple, or your
+    /// [`FromRow`](crate::FromRow) type).
+    pub fn query_as<T: FromRow>(&mut self, sql: &str) -> Result<TypedRows<'_, T>> {
+        Ok(self.execute_query(sql)?.typed())
     }
 
     /// Attaches another database file under `alias`.

@@ -1,6 +1,7 @@
 //! Query results: column metadata, rows decoded lazily from the receive
 //! buffer, and the sync row iterator.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use hyperdb_api_core::client::Client;
@@ -9,6 +10,7 @@ use hyperdb_api_core::protocol::ops::RowEvent;
 use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
+use crate::from_row::FromRow;
 
 /// One result column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,6 +211,38 @@ impl<'c> Rows<'c> {
     /// Rows the server reported once the stream is exhausted.
     pub fn affected_rows(&self) -> Option<u64> {
         self.affected
+    }
+
+    /// The same stream, each row converted to `T`.
+    pub fn typed<T: FromRow>(self) -> TypedRows<'c, T> {
+        TypedRows {
+            rows: self,
+            _t: PhantomData,
+        }
+    }
+}
+
+/// [`Rows`] converted to `T` row by row; see [`crate::Connection::query_as`].
+#[derive(Debug)]
+pub struct TypedRows<'c, T> {
+    rows: Rows<'c>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> TypedRows<'_, T> {
+    pub fn schema(&self) -> &Arc<Schema> {
+        self.rows.schema()
+    }
+}
+
+impl<T: FromRow> Iterator for TypedRows<'_, T> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        self.rows
+            .next()
+            .map(|r| r.and_then(|row| T::from_row(&row)))
     }
 }
 

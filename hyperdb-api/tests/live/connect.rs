@@ -1,7 +1,12 @@
 //! Connecting, every CreateMode, DDL/DML counts, attach/detach, transactions:
 //! sync and async, over TCP and Unix sockets.
 
-use hyperdb_api::{AsyncConnection, Connection, CreateMode, Endpoint, TransactionStatus};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyperdb_api::{
+    AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint, Severity, TransactionStatus,
+};
 
 use crate::common::{endpoints, server, temp_dir};
 
@@ -193,4 +198,45 @@ fn endpoint_round_trips_through_display() {
     let ep = server().endpoint().clone();
     assert!(matches!(ep, Endpoint::Tcp { .. }));
     assert_eq!(ep.to_string().parse::<Endpoint>().unwrap(), ep);
+}
+
+#[test]
+fn notices_reach_the_callback() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = ConnectOptions::new(server().endpoint().clone())
+        .with_notice_handler(move |n| sink.lock().unwrap().push((n.severity, n.message.clone())));
+    let mut c = Connection::connect_with(&opts).unwrap();
+    // hyperd warns about a ROLLBACK outside a transaction.
+    c.execute_command("ROLLBACK").unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].0, Some(Severity::Warning));
+    assert!(seen[0].1.contains("no transaction"), "{seen:?}");
+}
+
+#[test]
+fn connect_timeout_applies_to_a_silent_server() {
+    // Accepts TCP connections (the kernel does, via the backlog) but never
+    // answers the startup message.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ep = Endpoint::tcp("127.0.0.1", silent.local_addr().unwrap().port());
+    let opts = ConnectOptions::new(ep).with_connect_timeout(Some(Duration::from_millis(300)));
+    let start = Instant::now();
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert!(e.is_timeout(), "{e:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn async_connect_timeout_applies_to_a_silent_server() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ep = Endpoint::tcp("127.0.0.1", silent.local_addr().unwrap().port());
+    let opts = ConnectOptions::new(ep).with_connect_timeout(Some(Duration::from_millis(300)));
+    let e = AsyncConnection::connect_with(&opts).await.unwrap_err();
+    assert!(e.is_timeout(), "{e:?}");
 }

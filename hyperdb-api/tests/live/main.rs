@@ -10,5 +10,6 @@ mod common;
 mod connect;
 mod errors;
 mod insert;
+mod params;
 mod process;
 mod streaming;

@@ -1,0 +1,68 @@
+//! Bound query parameters (`$1`, `$2`, ...) in PostgreSQL binary format,
+//! encoded once into one buffer for both connection types.
+
+use std::ops::Range;
+
+use bytes::BytesMut;
+use hyperdb_api_core::protocol::ops::{QueryRequest, FORMAT_HYPER_BINARY};
+use hyperdb_api_core::types::{IsNull, ToPgBinary};
+
+use crate::error::{Error, Result};
+
+/// Parameters encoded for one Bind.
+#[derive(Debug)]
+pub(crate) struct Params {
+    buf: BytesMut,
+    spans: Vec<Option<Range<usize>>>,
+    types: Vec<u32>,
+}
+
+impl Params {
+    pub(crate) fn encode(values: &[&dyn ToPgBinary]) -> Result<Params> {
+        let mut p = Params {
+            buf: BytesMut::new(),
+            spans: Vec::with_capacity(values.len()),
+            types: Vec::with_capacity(values.len()),
+        };
+        for (i, v) in values.iter().enumerate() {
+            let start = p.buf.len();
+            match v.encode_pg_binary(&mut p.buf) {
+                Ok(IsNull::No) => p.spans.push(Some(start..p.buf.len())),
+                Ok(IsNull::Yes) => {
+                    p.buf.truncate(start);
+                    p.spans.push(None);
+                }
+                Err(e) => {
+                    return Err(Error::invalid_argument(
+                        format!("parameter ${}", i + 1),
+                        e.message(),
+                    ))
+                }
+            }
+            p.types.push(v.param_type_oid());
+        }
+        Ok(p)
+    }
+
+    /// The values as the protocol layer takes them.
+    pub(crate) fn slices(&self) -> Vec<Option<&[u8]>> {
+        self.spans
+            .iter()
+            .map(|s| s.clone().map(|r| &self.buf[r]))
+            .collect()
+    }
+
+    /// A HyperBinary-result query over these parameters.
+    pub(crate) fn request<'a>(
+        &'a self,
+        sql: &'a str,
+        slices: &'a [Option<&'a [u8]>],
+    ) -> QueryRequest<'a> {
+        QueryRequest {
+            sql,
+            param_types: &self.types,
+            params: slices,
+            result_format: FORMAT_HYPER_BINARY,
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Bound parameters for every type, `query_as` with tuples and `FromRow`.
+
+use hyperdb_api::types::{Date, Interval, Numeric, Time, Timestamp, TimestampTz, ToPgBinary};
+use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error, FromRow, Row};
+
+use crate::common::{server, temp_dir};
+
+fn connect() -> Connection {
+    Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap()
+}
+
+#[test]
+fn every_type_binds_and_reads_back() {
+    let mut c = connect();
+    let n: Numeric = "-12345.678".parse().unwrap();
+    let n38: Numeric = "-1234567890123456789012345678.0123456789".parse().unwrap();
+    let date = Date::from_ymd(1850, 2, 28).unwrap();
+    let time = Time::from_hms_micro(23, 59, 59, 1).unwrap();
+    let ts = Timestamp::new(Date::from_ymd(2150, 1, 1).unwrap(), time).unwrap();
+    let tstz = TimestampTz::from_utc(ts);
+    let iv = Interval::new(13, -2, 3_600_000_001);
+    let row: Vec<Row> = c
+        .execute_query_params(
+            "SELECT $1::bool, $2::smallint, $3::int, $4::bigint, $5::real, $6::double precision, $7::oid, \
+             $8::numeric(18,3), $9::numeric(38,10), $10::text, $11::bytea, $12::date, $13::time, $14::timestamp, \
+             $15::timestamptz, $16::interval, $17::int",
+            &[
+                &true, &i16::MIN, &i32::MAX, &i64::MIN, &f32::INFINITY, &-0.5f64, &u32::MAX, &n, &n38, &"ünï ✓",
+                &vec![0u8, 1, 255], &date, &time, &ts, &tstz, &iv, &None::<i32>,
+            ],
+        )
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    let r = &row[0];
+    assert!(r.try_get::<bool>(0).unwrap());
+    assert_eq!(r.try_get::<i16>(1).unwrap(), i16::MIN);
+    assert_eq!(r.try_get::<i32>(2).unwrap(), i32::MAX);
+    assert_eq!(r.try_get::<i64>(3).unwrap(), i64::MIN);
+    assert_eq!(r.try_get::<f32>(4).unwrap(), f32::INFINITY);
+    assert_eq!(r.try_get::<f64>(5).unwrap(), -0.5);
+    assert_eq!(r.try_get::<u32>(6).unwrap(), u32::MAX);
+    assert_eq!(r.try_get::<Numeric>(7).unwrap(), n);
+    assert_eq!(r.try_get::<Numeric>(8).unwrap(), n38);
+    assert_eq!(r.try_get::<String>(9).unwrap(), "ünï ✓");
+    assert_eq!(r.try_get::<Vec<u8>>(10).unwrap(), vec![0, 1, 255]);
+    assert_eq!(r.try_get::<Date>(11).unwrap(), date);
+    assert_eq!(r.try_get::<Time>(12).unwrap(), time);
+    assert_eq!(r.try_get::<Timestamp>(13).unwrap(), ts);
+    assert_eq!(r.try_get::<TimestampTz>(14).unwrap(), tstz);
+    assert_eq!(r.try_get::<Interval>(15).unwrap(), iv);
+    assert_eq!(r.try_get::<Option<i32>>(16).unwrap(), None);
+}
+
+#[test]
+fn scaled_numeric_parameters_filter_and_insert() {
+    let dir = temp_dir();
+    let mut c = Connection::connect(
+        server().endpoint(),
+        dir.path().join("p.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
+    c.execute_command("CREATE TABLE prices (item TEXT, price NUMERIC(10,2), fine NUMERIC(38,6))")
+        .unwrap();
+    let insert = "INSERT INTO prices VALUES ($1, $2, $3)";
+    let p = |s: &str| s.parse::<Numeric>().unwrap();
+    assert_eq!(
+        c.execute_command_params(insert, &[&"a", &p("19.99"), &p("-0.000001")])
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        c.execute_command_params(insert, &[&"b", &p("-0.50"), &None::<Numeric>])
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        c.execute_command_params(
+            insert,
+            &[
+                &"c",
+                &p("100.00"),
+                &p("123456789012345678901234567890.123456")
+            ]
+        )
+        .unwrap(),
+        1
+    );
+    let cheap: Vec<(String,)> = c
+        .execute_query_params(
+            "SELECT item FROM prices WHERE price < $1 ORDER BY item",
+            &[&p("20.00")],
+        )
+        .unwrap()
+        .typed()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(cheap, vec![("a".to_string(),), ("b".to_string(),)]);
+    assert_eq!(
+        c.query_scalar::<String>("SELECT fine::text FROM prices WHERE item = 'c'")
+            .unwrap(),
+        "123456789012345678901234567890.123456"
+    );
+    assert_eq!(
+        c.execute_command_params("DELETE FROM prices WHERE price = $1", &[&p("-0.50")])
+            .unwrap(),
+        1
+    );
+}
+
+#[test]
+fn parameter_errors_are_typed_and_harmless() {
+    let mut c = connect();
+    // A cast failure happens while rows are produced: it comes through the stream.
+    let rows: Vec<_> = c
+        .execute_query_params("SELECT $1::int", &[&"not a number"])
+        .unwrap()
+        .collect();
+    let e = rows
+        .into_iter()
+        .find_map(Result::err)
+        .expect("an error row");
+    assert!(e.code().is_some(), "server rejects the value: {e:?}");
+    let e = c
+        .execute_query_params("SELECT $1::int, $2::int", &[&1i32])
+        .unwrap_err();
+    assert!(e.code().is_some(), "missing parameter: {e:?}");
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+}
+
+#[derive(Debug, PartialEq)]
+struct Measurement {
+    id: i32,
+    value: Option<f64>,
+}
+
+impl FromRow for Measurement {
+    fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
+        Ok(Measurement {
+            id: row.try_get("id")?,
+            value: row.try_get("value")?,
+        })
+    }
+}
+
+#[test]
+fn query_as_tuples_and_structs() {
+    let mut c = connect();
+    let pairs: Vec<(i32, String)> = c
+        .query_as("SELECT i, 'v' || i FROM generate_series(1, 3) g(i) ORDER BY i")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        pairs,
+        vec![(1, "v1".into()), (2, "v2".into()), (3, "v3".into())]
+    );
+    let ms: Vec<Measurement> = c
+        .query_as(
+            "SELECT 1 AS id, 0.5::double precision AS value UNION ALL SELECT 2, NULL ORDER BY id",
+        )
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        ms,
+        vec![
+            Measurement {
+                id: 1,
+                value: Some(0.5)
+            },
+            Measurement { id: 2, value: None }
+        ]
+    );
+    let e = c
+        .query_as::<(i32, i32)>("SELECT 1")
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, Error::ColumnNotFound { .. }), "{e:?}");
+    let e = c
+        .query_as::<(String,)>("SELECT 1")
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, Error::TypeMismatch { .. }), "{e:?}");
+    let e = c
+        .query_as::<(i16,)>("SELECT 100000")
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::TypeMismatch { .. } | Error::Conversion { .. }),
+        "{e:?}"
+    );
+    assert_eq!(c.query_scalar::<i32>("SELECT 5").unwrap(), 5);
+}
+
+#[tokio::test]
+async fn async_parameters_and_typed_rows() {
+    let mut c = AsyncConnection::connect_with(&ConnectOptions::new(server().endpoint().clone()))
+        .await
+        .unwrap();
+    let params: [&dyn ToPgBinary; 2] = [&41i64, &"x"];
+    let mut rows = c
+        .execute_query_params("SELECT $1 + 1, $2 || 'y'", &params)
+        .await
+        .unwrap();
+    let (n, s): (i64, String) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!((n, s.as_str()), (42, "xy"));
+    assert!(rows.next().await.is_none());
+    drop(rows);
+    assert_eq!(
+        c.execute_command_params("SELECT $1::int", &[&1i32])
+            .await
+            .unwrap(),
+        1
+    );
+}
