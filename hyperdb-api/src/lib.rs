@@ -49,10 +49,11 @@ pub use hyperdb_api_core::protocol::Limits;
 pub use hyperdb_api_core::types;
 #[cfg(feature = "async")]
 pub use insert::{AsyncChunkSender, AsyncInserter};
-pub use insert::{ChunkSender, InsertChunk, Inserter};
+pub use insert::{ChunkSender, ColumnMapping, InsertChunk, Inserter, MappedInserter};
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 pub use rows::{Column, ColumnIndex, Row, Rows, Schema, TypedRows};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
+

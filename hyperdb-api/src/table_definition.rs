@@ -162,8 +162,17 @@ impl TableDefinition {
 
     /// `CREATE TABLE [IF NOT EXISTS] "s"."t" ("a" INTEGER NOT NULL, ...)`.
     pub fn create_table_sql(&self, if_not_exists: bool) -> Result<String> {
+        self.create_sql("CREATE TABLE ", if_not_exists)
+    }
+
+    /// `CREATE TEMPORARY TABLE ...`: private to the session, gone with it.
+    pub(crate) fn create_temporary_table_sql(&self) -> Result<String> {
+        self.create_sql("CREATE TEMPORARY TABLE ", false)
+    }
+
+    fn create_sql(&self, create: &str, if_not_exists: bool) -> Result<String> {
         self.validate()?;
-        let mut out = String::from("CREATE TABLE ");
+        let mut out = String::from(create);
         if if_not_exists {
             out.push_str("IF NOT EXISTS ");
         }

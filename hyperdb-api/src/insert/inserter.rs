@@ -45,6 +45,12 @@ impl<'c> Inserter<'c> {
     }
 
     inserter_methods!(;);
+
+    /// Sends the remaining rows and commits; returns the rows stored
+    /// (checked against the rows sent). On error nothing was stored.
+    pub fn execute(mut self) -> Result<u64> {
+        self.finish_copy()
+    }
 }
 
 impl Drop for Inserter<'_> {
@@ -84,6 +90,12 @@ impl<'c> AsyncInserter<'c> {
     }
 
     inserter_methods!(async; .await);
+
+    /// Sends the remaining rows and commits; returns the rows stored
+    /// (checked against the rows sent). On error nothing was stored.
+    pub async fn execute(mut self) -> Result<u64> {
+        self.finish_copy().await
+    }
 }
 
 #[cfg(feature = "async")]

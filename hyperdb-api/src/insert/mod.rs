@@ -4,6 +4,8 @@
 //!   send buffer, written out in large CopyData frames.
 //! * [`InsertChunk`] + [`ChunkSender`]: rows encoded on any thread into
 //!   chunks; one connection sends them in order.
+//! * [`MappedInserter`]: for columns whose stored value is computed by SQL
+//!   (e.g. WKT text cast to GEOGRAPHY), through a temporary staging table.
 //!
 //! All of them check every row against the table definition before it can
 //! be sent (a rejected row is an [`crate::Error::InvalidRow`] and is simply
@@ -14,10 +16,12 @@
 mod chunk;
 mod encoder;
 mod inserter;
+mod mapped;
 
 pub use chunk::{ChunkSender, InsertChunk};
 pub use encoder::DEFAULT_FLUSH_THRESHOLD;
 pub use inserter::Inserter;
+pub use mapped::{ColumnMapping, MappedInserter};
 
 #[cfg(feature = "async")]
 pub use chunk::AsyncChunkSender;
@@ -68,10 +72,10 @@ macro_rules! inserter_methods {
             self.encoder.rows()
         }
 
-        /// Sends the remaining rows and commits. Returns the number of rows
-        /// the server stored (checked against the rows sent). On error
-        /// nothing was stored. A half-built row aborts the whole insert.
-        pub $($async_kw)? fn execute(mut self) -> Result<u64> {
+        /// Sends the remaining rows and ends the COPY; returns the rows the
+        /// server stored, checked against the rows sent. On error nothing was
+        /// stored. A half-built row aborts the whole insert.
+        $($async_kw)? fn finish_copy(&mut self) -> Result<u64> {
             self.finished = true;
             if self.encoder.has_partial_row() {
                 self.abort_queued("a row was left half-built");
