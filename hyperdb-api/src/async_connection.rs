@@ -8,7 +8,7 @@ use std::time::Instant;
 use futures_core::Stream;
 use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
-use hyperdb_api_core::protocol::ops::{QueryRequest, RowEvent};
+use hyperdb_api_core::protocol::ops::QueryRequest;
 
 use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
@@ -18,7 +18,7 @@ use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
 use crate::params::Params;
-use crate::rows::{Row, Schema};
+use crate::rows::{next_item, Row, Schema};
 
 /// An async connection to hyperd.
 ///
@@ -188,17 +188,8 @@ impl<'c> AsyncRows<'c> {
         if self.affected.is_some() {
             return None;
         }
-        match self.client.next_row().await {
-            Ok(RowEvent::Row(data)) => Some(Ok(Row::new(self.schema.clone(), data))),
-            Ok(RowEvent::Done { affected }) => {
-                self.affected = Some(affected);
-                None
-            }
-            Err(e) => {
-                self.affected = Some(0);
-                Some(Err(e.into()))
-            }
-        }
+        let step = self.client.next_row().await;
+        next_item(&self.schema, &mut self.affected, step)
     }
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).

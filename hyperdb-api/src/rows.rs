@@ -254,16 +254,29 @@ impl Iterator for Rows<'_> {
         if self.affected.is_some() {
             return None;
         }
-        match self.client.next_row() {
-            Ok(RowEvent::Row(data)) => Some(Ok(Row::new(self.schema.clone(), data))),
-            Ok(RowEvent::Done { affected }) => {
-                self.affected = Some(affected);
-                None
-            }
-            Err(e) => {
-                self.affected = Some(0);
-                Some(Err(e.into()))
-            }
+        let step = self.client.next_row();
+        next_item(&self.schema, &mut self.affected, step)
+    }
+}
+
+/// One step of the wire's row stream as the next item of a row stream
+/// (sync or async): a row, the end (recording the affected count), or an
+/// error, after which the stream ends.
+#[inline]
+pub(crate) fn next_item(
+    schema: &Arc<Schema>,
+    affected: &mut Option<u64>,
+    step: hyperdb_api_core::Result<RowEvent>,
+) -> Option<Result<Row>> {
+    match step {
+        Ok(RowEvent::Row(data)) => Some(Ok(Row::new(schema.clone(), data))),
+        Ok(RowEvent::Done { affected: n }) => {
+            *affected = Some(n);
+            None
+        }
+        Err(e) => {
+            *affected = Some(0);
+            Some(Err(e.into()))
         }
     }
 }

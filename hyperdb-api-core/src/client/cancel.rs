@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 
-use crate::client::config::{Endpoint, SocketOptions};
+use crate::client::config::{Config, Endpoint, SocketOptions};
 use crate::client::socket::Socket;
 use crate::error::{Error, Result};
 use crate::protocol::frontend;
@@ -23,17 +23,14 @@ pub struct CancelHandle {
 }
 
 impl CancelHandle {
-    pub(crate) fn new(
-        endpoint: Endpoint,
-        socket: SocketOptions,
-        connect_timeout: Option<Duration>,
-        key: Option<(i32, i32)>,
-    ) -> CancelHandle {
+    /// A handle for the connection `config` opened, once its backend key is
+    /// known.
+    pub(crate) fn for_config(config: &Config, key: Option<(i32, i32)>) -> CancelHandle {
         let (process_id, secret_key) = key.unwrap_or((0, 0));
         CancelHandle {
-            endpoint,
-            socket,
-            connect_timeout,
+            endpoint: config.endpoint.clone(),
+            socket: config.socket.clone(),
+            connect_timeout: config.connect_timeout,
             process_id,
             secret_key,
         }

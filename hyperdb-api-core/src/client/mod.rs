@@ -11,6 +11,7 @@ mod deadline;
 #[macro_use]
 mod requests;
 mod socket;
+mod state;
 mod sync;
 #[cfg(feature = "tokio")]
 mod tokio_client;

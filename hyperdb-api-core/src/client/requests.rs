@@ -1,8 +1,8 @@
 //! The request surface of a driver, written once for both drivers.
 //!
 //! `request_methods!(async; .await)` expands it for the tokio driver and
-//! `request_methods!(;)` for the std one. A driver provides `flush`, `fill`,
-//! `on_deadline` and the fields `session`, `deadline`, `query_timeout`;
+//! `request_methods!(;)` for the std one. A driver provides `flush` and
+//! `fill` and keeps a `state: DriverState`;
 //! everything that decides *what* to send and *how to read the reply* lives
 //! here and in `protocol::ops`, so the two drivers cannot drift.
 
@@ -10,11 +10,11 @@ macro_rules! request_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Sends the startup message and authenticates.
         $($async_kw)? fn startup(&mut self, config: &Config) -> Result<()> {
-            self.deadline = config.connect_timeout.map(Deadline::connect);
+            self.state.deadline = config.connect_timeout.map(Deadline::connect);
             let options = config.startup_options();
             let params = options.as_deref().map(|o| ("options", o));
             let mut op = ops::Startup::send(
-                &mut self.session,
+                &mut self.state.session,
                 &config.user,
                 config.password.as_deref(),
                 config.database.as_deref(),
@@ -29,28 +29,29 @@ macro_rules! request_methods {
                 }
                 return Err(e);
             }
-            self.deadline = None;
+            self.state.deadline = None;
+            self.state.cancel = CancelHandle::for_config(config, self.state.session.backend_key());
             Ok(())
         }
 
         /// Reads and discards until the server closes the socket, or `limit`.
         $($async_kw)? fn await_server_close(&mut self, limit: Duration) {
-            self.deadline = Some(Deadline::connect(limit));
+            self.state.deadline = Some(Deadline::connect(limit));
             loop {
-                self.session.read_buf().clear();
+                self.state.session.read_buf().clear();
                 if self.fill() $($aw)* .is_err() {
                     break;
                 }
             }
-            self.deadline = None;
+            self.state.deadline = None;
         }
 
         /// Makes the connection ready for a new request: fails if it is
         /// broken, drains what is left of an abandoned result, and starts the
         /// query timeout.
         $($async_kw)? fn begin(&mut self) -> Result<()> {
-            self.session.check_usable()?;
-            while self.session.outstanding() > 0 {
+            self.state.session.check_usable()?;
+            while self.state.session.outstanding() > 0 {
                 match self.run(&mut ops::Drain) $($aw)* {
                     Ok(()) => {}
                     // The abandoned request's own error; nobody is waiting for it.
@@ -58,38 +59,38 @@ macro_rules! request_methods {
                     Err(e) => return Err(e),
                 }
             }
-            self.deadline = self.query_timeout.map(Deadline::query);
+            self.state.deadline = self.state.query_timeout.map(Deadline::query);
             Ok(())
         }
 
         /// Feeds messages to `op` until it finishes, reading as needed.
         $($async_kw)? fn run<O: ops::Operation>(&mut self, op: &mut O) -> Result<O::Output> {
             loop {
-                match self.session.next_message() {
-                    Ok(Some(msg)) => match op.on_message(&mut self.session, msg) {
+                match self.state.session.next_message() {
+                    Ok(Some(msg)) => match op.on_message(&mut self.state.session, msg) {
                         Ok(Some(out)) => {
-                            if self.session.outstanding() == 0 {
-                                self.deadline = None;
+                            if self.state.session.outstanding() == 0 {
+                                self.state.deadline = None;
                             }
                             return Ok(out);
                         }
                         Ok(None) => {}
                         Err(e) => {
                             if e.kind() != ErrorKind::Server {
-                                self.session.mark_broken(&e);
+                                self.state.session.mark_broken(&e);
                             }
                             return Err(e);
                         }
                     },
                     Ok(None) => {
-                        if !self.session.write_buf().is_empty() {
+                        if !self.state.session.write_buf().is_empty() {
                             self.flush() $($aw)* ?;
                         }
                         self.fill() $($aw)* ?;
                     }
                     Err(e) => {
-                        if self.session.outstanding() == 0 {
-                            self.deadline = None;
+                        if self.state.session.outstanding() == 0 {
+                            self.state.deadline = None;
                         }
                         return Err(e);
                     }
@@ -101,7 +102,7 @@ macro_rules! request_methods {
         /// row count of the last statement. Result rows are discarded.
         pub $($async_kw)? fn execute(&mut self, sql: &str) -> Result<u64> {
             self.begin() $($aw)* ?;
-            let mut op = ops::Command::send(&mut self.session, sql)?;
+            let mut op = ops::Command::send(&mut self.state.session, sql)?;
             self.run(&mut op) $($aw)*
         }
 
@@ -109,7 +110,7 @@ macro_rules! request_methods {
         /// for statements without rows); read rows with `next_row`.
         pub $($async_kw)? fn query(&mut self, req: &QueryRequest<'_>) -> Result<Vec<FieldDescription>> {
             self.begin() $($aw)* ?;
-            let mut op = ops::QueryStart::send(&mut self.session, req)?;
+            let mut op = ops::QueryStart::send(&mut self.state.session, req)?;
             self.run(&mut op) $($aw)*
         }
 
@@ -117,7 +118,7 @@ macro_rules! request_methods {
         /// ready again. Calling it with nothing running returns `Done`.
         #[inline]
         pub $($async_kw)? fn next_row(&mut self) -> Result<RowEvent> {
-            if self.session.outstanding() == 0 {
+            if self.state.session.outstanding() == 0 {
                 return Ok(RowEvent::Done { affected: 0 });
             }
             self.run(&mut ops::NextRow::default()) $($aw)*
@@ -127,21 +128,21 @@ macro_rules! request_methods {
         /// `copy_buf`, call `flush` as it grows, then `copy_in_finish`.
         pub $($async_kw)? fn copy_in(&mut self, copy_sql: &str) -> Result<CopyResponse> {
             self.begin() $($aw)* ?;
-            let mut op = ops::CopyInStart::send(&mut self.session, copy_sql)?;
+            let mut op = ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
             self.run(&mut op) $($aw)*
         }
 
         /// Ends a COPY FROM STDIN with `CopyDone`; returns the rows the
         /// server stored, or its error (the table is then unchanged).
         pub $($async_kw)? fn copy_in_finish(&mut self) -> Result<u64> {
-            let mut op = ops::CopyInFinish::done(&mut self.session);
+            let mut op = ops::CopyInFinish::done(&mut self.state.session);
             self.run(&mut op) $($aw)*
         }
 
         /// Aborts a COPY FROM STDIN with `CopyFail`: nothing is stored and
         /// the connection stays usable.
         pub $($async_kw)? fn copy_in_abort(&mut self, reason: &str) -> Result<()> {
-            let mut op = ops::CopyInFinish::fail(&mut self.session, reason)?;
+            let mut op = ops::CopyInFinish::fail(&mut self.state.session, reason)?;
             match self.run(&mut op) $($aw)* {
                 Ok(_) => Ok(()),
                 Err(e) if e.kind() == ErrorKind::Server => Ok(()),
@@ -152,12 +153,12 @@ macro_rules! request_methods {
         /// Starts `COPY (...) TO STDOUT`; read chunks with `next_copy_out`.
         pub $($async_kw)? fn copy_out(&mut self, copy_sql: &str) -> Result<CopyResponse> {
             self.begin() $($aw)* ?;
-            let mut op = ops::CopyOut::send(&mut self.session, copy_sql)?;
+            let mut op = ops::CopyOut::send(&mut self.state.session, copy_sql)?;
             match self.run(&mut op) $($aw)* ? {
                 ops::CopyOutEvent::Started(r) => Ok(r),
                 other => {
                     let e = Error::protocol(format!("COPY TO STDOUT: expected CopyOutResponse, got {other:?}"));
-                    self.session.mark_broken(&e);
+                    self.state.session.mark_broken(&e);
                     Err(e)
                 }
             }
@@ -166,7 +167,7 @@ macro_rules! request_methods {
         /// The next chunk of a running COPY OUT, or `Done`.
         #[inline]
         pub $($async_kw)? fn next_copy_out(&mut self) -> Result<ops::CopyOutEvent> {
-            if self.session.outstanding() == 0 {
+            if self.state.session.outstanding() == 0 {
                 return Ok(ops::CopyOutEvent::Done { rows: 0 });
             }
             self.run(&mut ops::CopyOut::default()) $($aw)*
@@ -176,37 +177,55 @@ macro_rules! request_methods {
         /// next request sends it and settles the reply first (its error, if
         /// any, is discarded). Lets `Drop` impls act without blocking.
         pub fn enqueue_command(&mut self, sql: &str) -> Result<()> {
-            ops::Command::send(&mut self.session, sql).map(drop)
+            ops::Command::send(&mut self.state.session, sql).map(drop)
         }
 
         /// Queues `CopyFail` for a running COPY FROM STDIN without waiting:
         /// the next request sends it and settles the server's reply. For
         /// `Drop` impls of writers that must not block.
         pub fn queue_copy_fail(&mut self, reason: &str) {
-            if frontend::copy_fail(self.session.write_buf(), reason).is_err() {
-                frontend::copy_fail(self.session.write_buf(), "aborted").unwrap_or(());
+            if frontend::copy_fail(self.state.session.write_buf(), reason).is_err() {
+                frontend::copy_fail(self.state.session.write_buf(), "aborted").unwrap_or(());
             }
         }
 
         /// Where COPY IN frames are appended (the session's send buffer).
         pub fn copy_buf(&mut self) -> &mut BytesMut {
-            self.session.write_buf()
+            self.state.session.write_buf()
         }
 
         /// The protocol state (transaction status, server parameters, ...).
         pub fn session(&self) -> &Session {
-            &self.session
+            &self.state.session
         }
 
         /// A handle that cancels this connection's running statement from
         /// any thread or task.
         pub fn cancel_handle(&self) -> CancelHandle {
-            self.cancel.clone()
+            self.state.cancel.clone()
+        }
+
+        /// Sends `Terminate` and waits (up to 5 s) for the server to close the
+        /// session, so files it had attached are released when this returns.
+        pub $($async_kw)? fn close(mut self) -> Result<()> {
+            if self.state.session.is_broken() {
+                return Ok(());
+            }
+            frontend::terminate(self.state.session.write_buf());
+            self.flush() $($aw)* ?;
+            self.await_server_close(Duration::from_secs(5)) $($aw)*;
+            Ok(())
+        }
+
+        /// Marks the session broken and passes the error on.
+        fn broken(&mut self, e: Error) -> Error {
+            self.state.session.mark_broken(&e);
+            e
         }
 
         /// A result or COPY was abandoned mid-way; the next request drains it.
         pub fn is_busy(&self) -> bool {
-            self.session.outstanding() > 0
+            self.state.session.outstanding() > 0
         }
     };
 }

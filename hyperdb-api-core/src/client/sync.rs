@@ -10,6 +10,7 @@ use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
 use crate::client::deadline::Deadline;
 use crate::client::socket::{Socket, Transport};
+use crate::client::state::DriverState;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::backend::{CopyResponse, FieldDescription};
 use crate::protocol::ops::{self, QueryRequest, RowEvent};
@@ -19,13 +20,9 @@ use crate::protocol::{frontend, NoticeHandler, Session};
 #[derive(Debug)]
 pub struct Client<T: Transport = Socket> {
     stream: T,
-    session: Session,
-    read_window: usize,
-    query_timeout: Option<Duration>,
-    deadline: Option<Deadline>,
+    state: DriverState,
     /// Whether the socket currently has a read timeout set.
     timeout_armed: bool,
-    cancel: CancelHandle,
 }
 
 impl Client<Socket> {
@@ -51,25 +48,10 @@ impl<T: Transport> Client<T> {
     ) -> Result<Client<T>> {
         let mut client = Client {
             stream,
-            session: Session::new(config.limits, notices),
-            read_window: config.socket.read_window,
-            query_timeout: config.query_timeout,
-            deadline: None,
+            state: DriverState::new(config, notices),
             timeout_armed: false,
-            cancel: CancelHandle::new(
-                config.endpoint.clone(),
-                config.socket.clone(),
-                config.connect_timeout,
-                None,
-            ),
         };
         client.startup(config)?;
-        client.cancel = CancelHandle::new(
-            config.endpoint.clone(),
-            config.socket.clone(),
-            config.connect_timeout,
-            client.session.backend_key(),
-        );
         Ok(client)
     }
 
@@ -77,7 +59,7 @@ impl<T: Transport> Client<T> {
 
     /// Sends everything queued in the send buffer.
     pub fn flush(&mut self) -> Result<()> {
-        let buf = self.session.write_buf();
+        let buf = self.state.session.write_buf();
         if buf.is_empty() {
             return Ok(());
         }
@@ -97,7 +79,7 @@ impl<T: Transport> Client<T> {
     /// Reads at least one more byte into the session, honouring the deadline.
     fn fill(&mut self) -> Result<()> {
         loop {
-            let timeout = match &self.deadline {
+            let timeout = match &self.state.deadline {
                 None => None,
                 Some(d) => match d.remaining() {
                     Some(left) => Some(left),
@@ -115,11 +97,11 @@ impl<T: Transport> Client<T> {
             }
             match self
                 .stream
-                .read_into(self.session.read_buf(), self.read_window)
+                .read_into(self.state.session.read_buf(), self.state.read_window)
             {
                 Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
                 Ok(_) => return Ok(()),
-                Err(e) if is_timeout(&e) && self.deadline.is_some() => continue,
+                Err(e) if is_timeout(&e) && self.state.deadline.is_some() => continue,
                 Err(e) => {
                     return Err(self.broken(Error::connection_lost("reading from the server", e)))
                 }
@@ -128,35 +110,11 @@ impl<T: Transport> Client<T> {
     }
 
     fn on_deadline(&mut self) -> Result<()> {
-        let expired = match &mut self.deadline {
-            Some(d) => d.expire(),
-            None => return Ok(()),
-        };
-        match expired {
-            Ok(()) => {
-                if let Err(e) = self.cancel.cancel() {
-                    tracing::warn!("query timeout: cancel request failed: {e}");
-                }
-                Ok(())
+        if self.state.expire_deadline()? {
+            if let Err(e) = self.state.cancel.cancel() {
+                tracing::warn!("query timeout: cancel request failed: {e}");
             }
-            Err(e) => Err(self.broken(e)),
         }
-    }
-
-    fn broken(&mut self, e: Error) -> Error {
-        self.session.mark_broken(&e);
-        e
-    }
-
-    /// Sends `Terminate` and waits (up to 5 s) for the server to close the
-    /// session, so files it had attached are released when this returns.
-    pub fn close(mut self) -> Result<()> {
-        if self.session.is_broken() {
-            return Ok(());
-        }
-        frontend::terminate(self.session.write_buf());
-        self.flush()?;
-        self.await_server_close(Duration::from_secs(5));
         Ok(())
     }
 }

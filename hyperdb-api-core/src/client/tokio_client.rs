@@ -9,6 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
 use crate::client::deadline::Deadline;
+use crate::client::state::DriverState;
 use crate::client::tokio_socket::AsyncSocket;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::backend::{CopyResponse, FieldDescription};
@@ -23,11 +24,7 @@ use crate::protocol::{frontend, NoticeHandler, Session};
 #[derive(Debug)]
 pub struct AsyncClient<T = AsyncSocket> {
     stream: T,
-    session: Session,
-    read_window: usize,
-    query_timeout: Option<Duration>,
-    deadline: Option<Deadline>,
-    cancel: CancelHandle,
+    state: DriverState,
 }
 
 impl AsyncClient<AsyncSocket> {
@@ -57,24 +54,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     ) -> Result<AsyncClient<T>> {
         let mut client = AsyncClient {
             stream,
-            session: Session::new(config.limits, notices),
-            read_window: config.socket.read_window,
-            query_timeout: config.query_timeout,
-            deadline: None,
-            cancel: CancelHandle::new(
-                config.endpoint.clone(),
-                config.socket.clone(),
-                config.connect_timeout,
-                None,
-            ),
+            state: DriverState::new(config, notices),
         };
         client.startup(config).await?;
-        client.cancel = CancelHandle::new(
-            config.endpoint.clone(),
-            config.socket.clone(),
-            config.connect_timeout,
-            client.session.backend_key(),
-        );
         Ok(client)
     }
 
@@ -84,23 +66,26 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     pub async fn flush(&mut self) -> Result<()> {
         // `write_all_buf` advances the buffer as bytes leave, so a dropped
         // future leaves exactly the unsent rest queued.
-        let res = self.stream.write_all_buf(self.session.write_buf()).await;
+        let res = self
+            .stream
+            .write_all_buf(self.state.session.write_buf())
+            .await;
         res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
     }
 
     /// Sends what is queued, then `data` (complete frames). `data` is copied
     /// into the send buffer first, which keeps the call cancel-safe.
     pub async fn send_raw(&mut self, data: &[u8]) -> Result<()> {
-        self.session.write_buf().extend_from_slice(data);
+        self.state.session.write_buf().extend_from_slice(data);
         self.flush().await
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.
     async fn fill(&mut self) -> Result<()> {
         loop {
-            let buf = self.session.read_buf();
-            buf.reserve(self.read_window);
-            let res = match &self.deadline {
+            let buf = self.state.session.read_buf();
+            buf.reserve(self.state.read_window);
+            let res = match &self.state.deadline {
                 None => self.stream.read_buf(buf).await,
                 Some(d) => {
                     match tokio::time::timeout_at(d.at().into(), self.stream.read_buf(buf)).await {
@@ -121,35 +106,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     }
 
     async fn on_deadline(&mut self) -> Result<()> {
-        let expired = match &mut self.deadline {
-            Some(d) => d.expire(),
-            None => return Ok(()),
-        };
-        match expired {
-            Ok(()) => {
-                if let Err(e) = self.cancel.cancel_async().await {
-                    tracing::warn!("query timeout: cancel request failed: {e}");
-                }
-                Ok(())
+        if self.state.expire_deadline()? {
+            if let Err(e) = self.state.cancel.cancel_async().await {
+                tracing::warn!("query timeout: cancel request failed: {e}");
             }
-            Err(e) => Err(self.broken(e)),
         }
-    }
-
-    fn broken(&mut self, e: Error) -> Error {
-        self.session.mark_broken(&e);
-        e
-    }
-
-    /// Sends `Terminate` and waits (up to 5 s) for the server to close the
-    /// session, so files it had attached are released when this returns.
-    pub async fn close(mut self) -> Result<()> {
-        if self.session.is_broken() {
-            return Ok(());
-        }
-        frontend::terminate(self.session.write_buf());
-        self.flush().await?;
-        self.await_server_close(Duration::from_secs(5)).await;
         Ok(())
     }
 }

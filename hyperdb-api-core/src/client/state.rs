@@ -1,0 +1,46 @@
+//! What both drivers keep besides their stream, and the decisions they share.
+
+use std::time::Duration;
+
+use crate::client::cancel::CancelHandle;
+use crate::client::config::Config;
+use crate::client::deadline::Deadline;
+use crate::error::Result;
+use crate::protocol::{NoticeHandler, Session};
+
+#[derive(Debug)]
+pub(crate) struct DriverState {
+    pub(crate) session: Session,
+    pub(crate) read_window: usize,
+    pub(crate) query_timeout: Option<Duration>,
+    pub(crate) deadline: Option<Deadline>,
+    /// Knows the backend key only after startup.
+    pub(crate) cancel: CancelHandle,
+}
+
+impl DriverState {
+    pub(crate) fn new(config: &Config, notices: Option<NoticeHandler>) -> DriverState {
+        DriverState {
+            session: Session::new(config.limits, notices),
+            read_window: config.socket.read_window,
+            query_timeout: config.query_timeout,
+            deadline: None,
+            cancel: CancelHandle::for_config(config, None),
+        }
+    }
+
+    /// The deadline passed: `Ok(true)` means "send a cancel request now",
+    /// `Err` means give up (the session is marked broken).
+    pub(crate) fn expire_deadline(&mut self) -> Result<bool> {
+        let Some(d) = &mut self.deadline else {
+            return Ok(false);
+        };
+        match d.expire() {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                self.session.mark_broken(&e);
+                Err(e)
+            }
+        }
+    }
+}
