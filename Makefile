@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR
 
 CARGO ?= cargo
 
-.PHONY: all hyperd test test-rust lint example fmt clean-data
+.PHONY: all hyperd test test-rust lint example bench fmt clean-data
 
 all: test
 
@@ -16,11 +16,15 @@ all: test
 hyperd:
 	@scripts/install-hyperd.sh
 
+## Tableau's own Python Hyper API, the independent reader of the interop test.
+interop-deps:
+	@scripts/install-interop.sh
+
 ## Every test: formatting, lints, unit tests and live tests against a real hyperd.
-test: hyperd lint test-rust
+test: hyperd interop-deps lint test-rust
 
 # Release mode: the live tests move tens of millions of rows.
-test-rust: hyperd
+test-rust: hyperd interop-deps
 	$(CARGO) test --workspace --release
 
 lint:
@@ -31,6 +35,16 @@ lint:
 ## Start hyperd, create a .hyper file, insert and query a few rows.
 example: hyperd
 	$(CARGO) run -p hyperdb-api --release --example quickstart
+
+## The benchmark suite at a scale that fits a 2-core machine: 2M rows per
+## workload, 2 workers, a warm-up then 3 runs each (a few minutes). Writes
+## test_results/benchmark_suite.{md,json}; BENCH_TRANSPORT=ipc make bench
+## writes benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
+BENCH_ROWS ?= 2000000
+BENCH_WORKERS ?= 2
+BENCH_REPEAT ?= 3
+bench: hyperd
+	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 
 fmt:
 	$(CARGO) fmt --all

@@ -13,7 +13,7 @@ use crate::common::{server, temp_dir};
 
 /// One row of the every-type table, as Rust values.
 #[derive(Clone, Debug, PartialEq)]
-struct AllTypes {
+pub(crate) struct AllTypes {
     id: i32,
     b: Option<bool>,
     s: Option<i16>,
@@ -37,7 +37,7 @@ struct AllTypes {
     iv: Option<Interval>,
 }
 
-fn all_types_table() -> TableDefinition {
+pub(crate) fn all_types_table() -> TableDefinition {
     TableDefinition::new("all_types")
         .with_not_null_column("id", SqlType::Int)
         .with_column("b", SqlType::Bool)
@@ -74,7 +74,7 @@ fn ts(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32, us: u32) -> Timestamp {
     .unwrap()
 }
 
-fn rows() -> Vec<AllTypes> {
+pub(crate) fn rows() -> Vec<AllTypes> {
     let low = AllTypes {
         id: 1,
         b: Some(false),
@@ -132,7 +132,7 @@ fn rows() -> Vec<AllTypes> {
     vec![low, high, mid, nulls(4)]
 }
 
-fn nulls(id: i32) -> AllTypes {
+pub(crate) fn nulls(id: i32) -> AllTypes {
     AllTypes {
         id,
         b: None,
@@ -158,14 +158,14 @@ fn nulls(id: i32) -> AllTypes {
     }
 }
 
-fn values(r: &AllTypes) -> [&dyn hyperdb_api::types::ToHyperBinary; 21] {
+pub(crate) fn values(r: &AllTypes) -> [&dyn hyperdb_api::types::ToHyperBinary; 21] {
     [
         &r.id, &r.b, &r.s, &r.i, &r.bi, &r.r, &r.d, &r.o, &r.n18, &r.n38, &r.t, &r.vc, &r.c5,
         &r.c1, &r.j, &r.by, &r.date, &r.time, &r.ts, &r.tstz, &r.iv,
     ]
 }
 
-fn read(row: &hyperdb_api::Row) -> AllTypes {
+pub(crate) fn read(row: &hyperdb_api::Row) -> AllTypes {
     AllTypes {
         id: row.try_get("id").unwrap(),
         b: row.try_get("b").unwrap(),
@@ -192,7 +192,7 @@ fn read(row: &hyperdb_api::Row) -> AllTypes {
 }
 
 /// Equality with NaN equal to NaN.
-fn same(a: &AllTypes, b: &AllTypes) -> bool {
+pub(crate) fn same(a: &AllTypes, b: &AllTypes) -> bool {
     let f32eq = |x: Option<f32>, y: Option<f32>| x.map(f32::to_bits) == y.map(f32::to_bits);
     let f64eq = |x: Option<f64>, y: Option<f64>| x.map(f64::to_bits) == y.map(f64::to_bits);
     f32eq(a.r, b.r)
@@ -208,7 +208,7 @@ fn same(a: &AllTypes, b: &AllTypes) -> bool {
         }
 }
 
-const SELECT_ALL: &str = "SELECT * FROM all_types ORDER BY id";
+pub(crate) const SELECT_ALL: &str = "SELECT * FROM all_types ORDER BY id";
 
 #[test]
 fn every_type_round_trips_sync() {

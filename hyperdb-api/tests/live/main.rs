@@ -10,6 +10,7 @@ mod common;
 mod connect;
 mod errors;
 mod insert;
+mod interop;
 mod params;
 mod process;
 mod streaming;
