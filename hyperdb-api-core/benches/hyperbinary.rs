@@ -1,13 +1,18 @@
 //! HyperBinary encode/decode throughput for the 4-column benchmark table
 //! `measurements(id INT NOT NULL, sensor_id INT, value DOUBLE PRECISION,
-//! timestamp BIGINT)`, 1M rows per iteration, one reused buffer.
+//! timestamp BIGINT)`, 1M rows per iteration, one reused buffer. Row
+//! decoding is measured on bare DataRow bodies and, as the drivers see it,
+//! on whole backend messages parsed off a buffer. The same paths through the
+//! public API and a socket are in `hyperdb-api/benches/hot_paths.rs`.
 //!
 //! Run: `cargo bench -p hyperdb-api-core --bench hyperbinary`.
 
 use std::hint::black_box;
 
 use bytes::{Buf, BufMut, BytesMut};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use hyperdb_api_core::protocol::backend::{self, Message};
+use hyperdb_api_core::protocol::Limits;
 use hyperdb_api_core::types::hyperbinary::put_copy_header;
 use hyperdb_api_core::types::{
     decode_field, encode_column, encode_row, ColumnType, SqlType, ToHyperBinary,
@@ -26,7 +31,7 @@ const SCHEMA: [ColumnType; 4] = [
 /// Row `i`: every tenth sensor_id is NULL.
 fn row(i: usize) -> (i32, Option<i32>, Option<f64>, Option<i64>) {
     let id = i as i32;
-    let sensor = (i % 10 != 0).then_some((i % 1000) as i32);
+    let sensor = (!i.is_multiple_of(10)).then_some((i % 1000) as i32);
     (
         id,
         sensor,
@@ -60,12 +65,18 @@ fn encode_dyn_rows(buf: &mut BytesMut) -> Result<()> {
 }
 
 /// The same rows as result DataRow bodies with format code 2: i16 field
-/// count, then per field an i32 length (-1 for NULL) and the value.
-fn data_rows() -> Vec<u8> {
-    let mut out = BytesMut::with_capacity(ROWS * 40);
+/// count, then per field an i32 length (-1 for NULL) and the value. With
+/// `framed`, each body is a whole backend message (`'D'`, i32 length).
+fn data_rows(framed: bool) -> Vec<u8> {
+    let mut out = BytesMut::with_capacity(ROWS * 45);
     let mut value = BytesMut::with_capacity(8);
     for i in 0..ROWS {
         let (id, sensor, v, ts) = row(i);
+        let start = out.len();
+        if framed {
+            out.put_u8(b'D');
+            out.put_i32(0);
+        }
         out.put_i16(4);
         let fields: [(&dyn ToHyperBinary, bool); 4] = [
             (&id, false),
@@ -84,6 +95,10 @@ fn data_rows() -> Vec<u8> {
                 .expect("bench data encodes");
             out.put_i32(value.len() as i32);
             out.extend_from_slice(&value);
+        }
+        if framed {
+            let len = (out.len() - start - 1) as i32;
+            out[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
         }
     }
     out.to_vec()
@@ -116,6 +131,27 @@ fn decode_all(mut rows: &[u8]) -> Result<i64> {
     Ok(checksum)
 }
 
+/// The client's receive path: backend messages parsed off a buffer (as the
+/// drivers do), then each DataRow's fields read lazily and decoded.
+fn parse_and_decode(buf: &mut BytesMut) -> Result<i64> {
+    let limits = Limits::default();
+    let mut checksum = 0i64;
+    while let Some(msg) = backend::parse(buf, &limits)? {
+        let Message::DataRow(row) = msg else { continue };
+        let field = |i: usize| row.field(i).transpose().map(Option::flatten);
+        let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0)?)?;
+        let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, field(1)?)?;
+        let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, field(2)?)?;
+        let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, field(3)?)?;
+        checksum = checksum
+            .wrapping_add(i64::from(id))
+            .wrapping_add(i64::from(sensor.unwrap_or(0)))
+            .wrapping_add(value.unwrap_or(0.0) as i64)
+            .wrapping_add(ts.unwrap_or(0));
+    }
+    Ok(checksum)
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("measurements_1M");
     group.throughput(Throughput::Elements(ROWS as u64));
@@ -134,9 +170,17 @@ fn bench(c: &mut Criterion) {
             black_box(buf.len())
         })
     });
-    let rows = data_rows();
+    let rows = data_rows(false);
     group.bench_function("decode_data_rows", |b| {
         b.iter(|| black_box(decode_all(black_box(&rows)).expect("decode")))
+    });
+    let messages = data_rows(true);
+    group.bench_function("parse_and_decode_data_row_messages", |b| {
+        b.iter_batched(
+            || BytesMut::from(&messages[..]),
+            |mut buf| black_box(parse_and_decode(&mut buf).expect("decode")),
+            BatchSize::LargeInput,
+        )
     });
     group.finish();
 }

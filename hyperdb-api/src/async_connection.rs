@@ -247,3 +247,21 @@ impl Drop for AsyncTransaction<'_> {
         }
     }
 }
+
+/// Arrow results; see [`crate::arrow`].
+#[cfg(feature = "arrow")]
+impl AsyncConnection {
+    /// Runs `sql` and streams its result as Arrow record batches; the
+    /// schema is known before the first batch.
+    pub async fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::AsyncArrowBatches<'_>> {
+        crate::arrow::AsyncArrowBatches::new(&mut self.client, sql).await
+    }
+
+    /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
+    pub async fn query_arrow_ipc(
+        &mut self,
+        sql: &str,
+    ) -> Result<crate::arrow::AsyncArrowIpcChunks<'_>> {
+        crate::arrow::AsyncArrowIpcChunks::new(&mut self.client, sql).await
+    }
+}

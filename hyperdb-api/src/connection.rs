@@ -165,3 +165,18 @@ impl Connection {
         &mut self.client
     }
 }
+
+/// Arrow results; see [`crate::arrow`].
+#[cfg(feature = "arrow")]
+impl Connection {
+    /// Runs `sql` and streams its result as Arrow record batches; the
+    /// schema is known before the first batch.
+    pub fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::ArrowBatches<'_>> {
+        crate::arrow::ArrowBatches::new(&mut self.client, sql)
+    }
+
+    /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
+    pub fn query_arrow_ipc(&mut self, sql: &str) -> Result<crate::arrow::ArrowIpcChunks<'_>> {
+        crate::arrow::ArrowIpcChunks::new(&mut self.client, sql)
+    }
+}

@@ -68,6 +68,29 @@ pub enum Error {
     #[error("the server stored {stored} rows but {sent} were sent")]
     RowCountMismatch { sent: u64, stored: u64 },
 
+    /// Arrow data does not fit the table: a column is missing or extra, or
+    /// its Arrow type cannot be stored in the column's SQL type.
+    #[error("column `{column}`: the table needs {expected}, the Arrow data has {found}")]
+    SchemaMismatch {
+        column: String,
+        expected: String,
+        found: String,
+    },
+
+    /// A column type has no counterpart on the other side (an Arrow type
+    /// Hyper cannot store, or a Hyper type this client cannot map).
+    #[error("column `{column}`: {type_name} is not supported: {message}")]
+    UnsupportedType {
+        column: String,
+        type_name: String,
+        message: String,
+    },
+
+    /// Encoding or decoding Arrow IPC data failed.
+    #[cfg(feature = "arrow")]
+    #[error("Arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+
     /// A query that must return a row returned none.
     #[error("the query returned no rows")]
     NoRows,

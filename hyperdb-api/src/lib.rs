@@ -19,6 +19,8 @@
 //! # Ok::<(), hyperdb_api::Error>(())
 //! ```
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 #[cfg(feature = "async")]
 mod async_connection;
 mod catalog;
@@ -26,6 +28,8 @@ mod connection;
 pub mod error;
 pub mod escape;
 mod from_row;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod insert;
 mod names;
 mod options;
@@ -57,3 +61,12 @@ pub use rows::{Column, ColumnIndex, Row, Rows, Schema, TypedRows};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
 
+#[cfg(feature = "arrow")]
+pub use arrow::{ArrowBatches, ArrowInserter, ArrowIpcChunks};
+#[cfg(all(feature = "arrow", feature = "async"))]
+pub use arrow::{AsyncArrowBatches, AsyncArrowInserter, AsyncArrowIpcChunks};
+#[cfg(feature = "grpc")]
+pub use grpc::{AsyncGrpcConnection, GrpcConfig, GrpcConnectOptions, GrpcConnection, TransferMode};
+/// The Arrow crates the `arrow` API is built on, so callers can use the same versions.
+#[cfg(feature = "arrow")]
+pub use {arrow_array, arrow_schema};

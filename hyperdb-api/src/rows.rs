@@ -89,6 +89,25 @@ impl Schema {
         })
     }
 
+    /// Columns by name and SQL type (results read as Arrow, e.g. over
+    /// gRPC); a column without a type gets OID 0 and typed reads of it fail.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn from_sql_types(
+        columns: impl IntoIterator<Item = (String, Option<SqlType>)>,
+    ) -> Arc<Schema> {
+        Arc::new(Schema {
+            columns: columns
+                .into_iter()
+                .map(|(name, sql_type)| Column {
+                    name,
+                    type_oid: sql_type.map_or(0, |t| t.oid()),
+                    type_modifier: sql_type.map_or(-1, |t| t.typmod()),
+                    sql_type,
+                })
+                .collect(),
+        })
+    }
+
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }

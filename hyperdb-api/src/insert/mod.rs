@@ -14,11 +14,12 @@
 //! stays usable. Validation and encoding live once, in `encoder.rs`.
 
 mod chunk;
-mod encoder;
+pub(crate) mod encoder;
 mod inserter;
 mod mapped;
 
 pub use chunk::{ChunkSender, InsertChunk};
+
 pub use encoder::DEFAULT_FLUSH_THRESHOLD;
 pub use inserter::Inserter;
 pub use mapped::{ColumnMapping, MappedInserter};

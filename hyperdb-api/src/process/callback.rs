@@ -12,7 +12,9 @@
 //! When `--listen-connection` lists several descriptors, hyperd still sends
 //! one message, with one of them (the TCP one, measured with `tcp,domain` and
 //! `domain,tcp`), although it listens on all. That is why
-//! [`HyperProcess`](super::HyperProcess) starts one listener per process.
+//! [`HyperProcess`](super::HyperProcess) starts one PostgreSQL-protocol
+//! listener per process; a gRPC listener beside it is never the one
+//! reported, and its port is read from hyperd's output (`grpc_listen.rs`).
 //!
 //! hyperd then keeps the connection open and shuts down as soon as it reads
 //! EOF on it (measured: ~15 ms). Because the kernel closes our end when our

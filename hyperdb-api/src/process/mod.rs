@@ -8,6 +8,7 @@
 
 mod callback;
 mod discover;
+mod grpc_listen;
 mod options;
 mod private_dir;
 
@@ -58,6 +59,7 @@ pub struct HyperProcess {
     child: Child,
     pid: u32,
     endpoint: Endpoint,
+    grpc_endpoint: Option<String>,
     hyperd: PathBuf,
     log_dir: PathBuf,
     /// Held only to be closed: hyperd exits when it reads EOF here.
@@ -94,7 +96,11 @@ impl HyperProcess {
             }
             None => temp.path().to_path_buf(),
         };
-        let listen = listen_descriptor(options.listen, temp.path())?;
+        let mut listen = listen_descriptor(options.listen, temp.path())?;
+        if options.grpc && options.listen != Listen::Grpc {
+            listen.push(',');
+            listen.push_str(grpc_listen::GRPC_LISTEN);
+        }
 
         let callback = CallbackListener::bind()
             .map_err(|e| Error::io("binding the hyperd callback listener", e))?;
@@ -157,7 +163,22 @@ impl HyperProcess {
                 }));
             }
         };
-        let endpoint = match Endpoint::from_str(&descriptor) {
+        let grpc_endpoint = if let Some(uri) = grpc_listen::uri_from_descriptor(&descriptor) {
+            Ok(Some(uri))
+        } else if options.grpc() {
+            grpc_listen::uri_from_output(&output_path, output_start).map(Some)
+        } else {
+            Ok(None)
+        };
+        let grpc_endpoint = match grpc_endpoint {
+            Ok(uri) => uri,
+            Err(message) => {
+                kill_and_reap(&mut child);
+                return Err(start_error(message));
+            }
+        };
+        let pg_descriptor = descriptor.strip_prefix(grpc_listen::GRPC_SCHEME);
+        let endpoint = match Endpoint::from_str(pg_descriptor.unwrap_or(&descriptor)) {
             Ok(Endpoint::Unix(path)) if !path.exists() => Err(format!(
                 "hyperd reported `{descriptor}` but there is no socket at {}",
                 path.display()
@@ -181,6 +202,7 @@ impl HyperProcess {
             child,
             pid,
             endpoint,
+            grpc_endpoint,
             hyperd,
             log_dir,
             callback: Some(stream),
@@ -201,6 +223,13 @@ impl HyperProcess {
     /// port for TCP, the socket file for Unix).
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
+    }
+
+    /// Where the server accepts gRPC, as `http://127.0.0.1:PORT`, when it
+    /// was started with [`HyperProcessOptions::with_grpc`] or
+    /// [`Listen::Grpc`].
+    pub fn grpc_endpoint(&self) -> Option<&str> {
+        self.grpc_endpoint.as_deref()
     }
 
     /// A connection config for this server, with the user it was started with.
@@ -309,6 +338,7 @@ impl fmt::Debug for HyperProcess {
         f.debug_struct("HyperProcess")
             .field("pid", &self.pid)
             .field("endpoint", &self.endpoint)
+            .field("grpc_endpoint", &self.grpc_endpoint)
             .field("hyperd", &self.hyperd)
             .field("log_dir", &self.log_dir)
             .field("stopped", &self.stopped)
@@ -320,6 +350,7 @@ impl fmt::Debug for HyperProcess {
 fn listen_descriptor(listen: Listen, private_dir: &Path) -> Result<String> {
     match listen {
         Listen::Tcp => Ok("tab.tcp://127.0.0.1:0".to_owned()),
+        Listen::Grpc => Ok(grpc_listen::GRPC_LISTEN.to_owned()),
         Listen::Unix => {
             let dir = private_dir;
             let socket = dir.join(UNIX_SOCKET_NAME);

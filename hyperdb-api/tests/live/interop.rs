@@ -32,7 +32,11 @@ fn read_with_tableau(file: &Path, table: &str) -> String {
         .env("PYTHONPATH", &pylib)
         .output()
         .expect("running python3");
-    assert!(out.status.success(), "read_hyper.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "read_hyper.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -42,7 +46,8 @@ fn tableau_reads_every_type_exactly() {
     let file = dir.path().join("interop.hyper");
     let mut c = Connection::connect(server().endpoint(), &file, CreateMode::Create).unwrap();
     let table = all_types_table();
-    c.execute_command(&table.create_table_sql(false).unwrap()).unwrap();
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
     let mut ins = Inserter::new(&mut c, &table).unwrap();
     for r in &rows() {
         ins.add_row(&values(r)).unwrap();
@@ -76,7 +81,8 @@ fn tableau_reads_a_version_2_file() {
     let table = hyperdb_api::TableDefinition::new("t")
         .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
         .with_column("name", hyperdb_api::types::SqlType::Text);
-    c.execute_command(&table.create_table_sql(false).unwrap()).unwrap();
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
     let mut ins = Inserter::new(&mut c, &table).unwrap();
     ins.add_row(&[&1i32, &Some("one")]).unwrap();
     ins.add_row(&[&2i32, &None::<&str>]).unwrap();

@@ -3,12 +3,16 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[cfg(feature = "arrow")]
+mod arrow;
 mod auth;
 mod cancel;
 mod catalog;
 mod common;
 mod connect;
 mod errors;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod insert;
 mod interop;
 mod params;

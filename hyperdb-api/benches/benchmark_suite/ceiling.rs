@@ -1,0 +1,245 @@
+//! hyperd's own ceilings, measured the way `shared/tools/ceilings` does,
+//! in the same run as the workloads they bound:
+//!
+//! * insert: `INSERT ... SELECT ... FROM generate_series` (no client data path);
+//! * row drain: the scan as HyperBinary DataRows (Parse/Bind/Execute/Sync),
+//!   bytes read off the socket and only framed, never decoded;
+//! * Arrow drain: the scan as `COPY (...) TO STDOUT WITH (FORMAT
+//!   ARROWSTREAM)`, CopyData bytes read and discarded.
+//!
+//! The drains use a bare socket opened with the client's own socket options
+//! (buffers, read window), so the figure is what hyperd and the kernel allow,
+//! not what our protocol engine costs.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use hyperdb_api::{Config, Connection, Endpoint, SocketOptions};
+use hyperdb_api_core::client::{Socket, Transport};
+use hyperdb_api_core::protocol::frontend;
+
+use crate::data::{self, Query, Result, Span};
+
+/// Runs the server-side insert into a fresh `table`; returns seconds.
+pub fn insert(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
+    data::recreate(conn, table)?;
+    let sql = data::generate_sql(table, span)?;
+    let start = Instant::now();
+    let stored = conn.execute_command(&sql)?;
+    let secs = start.elapsed().as_secs_f64();
+    if stored != span.len() {
+        return Err(format!(
+            "insert ceiling stored {stored} rows, expected {}",
+            span.len()
+        )
+        .into());
+    }
+    data::verify_table(conn, table, span)?;
+    Ok(secs)
+}
+
+/// How a drain asks for the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drain {
+    /// HyperBinary DataRows (result format 2).
+    Rows,
+    /// One Arrow IPC stream in CopyData frames.
+    Arrow,
+}
+
+/// Drains `query` over `table` on a fresh socket; returns seconds from
+/// sending the request to ReadyForQuery. Checks the row count hyperd
+/// reports (DataRows counted, or the `COPY n` tag).
+pub fn drain(
+    endpoint: &Endpoint,
+    database: &str,
+    table: &str,
+    query: Query,
+    how: Drain,
+    expect_rows: u64,
+) -> Result<f64> {
+    let opts = SocketOptions::default();
+    let mut sock = Socket::connect(endpoint, &opts, Some(Duration::from_secs(30)))?;
+    let mut buf = BytesMut::with_capacity(opts.read_window);
+    let mut out = BytesMut::new();
+    frontend::startup(&mut out, Config::DEFAULT_USER, Some(database), [])?;
+    sock.write_all(&out)?;
+    let startup = read_until_ready(&mut sock, &mut buf, opts.read_window)?;
+    if let Some(e) = startup.error {
+        return Err(format!("raw drain: startup failed: {e}").into());
+    }
+
+    out.clear();
+    let sql = query.sql(table)?;
+    match how {
+        Drain::Rows => {
+            frontend::parse(&mut out, "", &sql, &[])?;
+            frontend::bind(&mut out, "", "", &[], std::iter::empty(), &[2])?;
+            frontend::execute(&mut out, "", 0)?;
+            frontend::sync(&mut out);
+        }
+        Drain::Arrow => {
+            let copy = format!("COPY ({sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)");
+            frontend::query(&mut out, &copy)?;
+        }
+    }
+    let start = Instant::now();
+    sock.write_all(&out)?;
+    let walk = read_until_ready(&mut sock, &mut buf, opts.read_window)?;
+    let secs = start.elapsed().as_secs_f64();
+
+    out.clear();
+    frontend::terminate(&mut out);
+    let _ = sock.write_all(&out);
+    if let Some(e) = walk.error {
+        return Err(format!("raw drain of {}: {e}", query.name()).into());
+    }
+    let rows = match how {
+        Drain::Rows => walk.data_rows,
+        Drain::Arrow => walk.tag_rows(),
+    };
+    if rows != expect_rows || (how == Drain::Arrow && walk.copy_bytes == 0) {
+        return Err(format!(
+            "raw {how:?} drain of {}: {rows} rows ({} bytes), expected {expect_rows}",
+            query.name(),
+            walk.copy_bytes
+        )
+        .into());
+    }
+    Ok(secs)
+}
+
+fn read_until_ready(sock: &mut Socket, buf: &mut BytesMut, window: usize) -> Result<Walker> {
+    let mut walk = Walker::default();
+    while !walk.ready {
+        buf.clear();
+        if sock.read_into(buf, window)? == 0 {
+            return Err("raw drain: hyperd closed the connection".into());
+        }
+        walk.feed(buf)?;
+    }
+    Ok(walk)
+}
+
+/// Follows message framing (5-byte headers, bodies skipped) so the end of
+/// the reply is found exactly; keeps only the few small messages it needs.
+#[derive(Debug, Default)]
+struct Walker {
+    header: [u8; 5],
+    header_len: usize,
+    kind: u8,
+    left: usize,
+    body: Vec<u8>,
+    data_rows: u64,
+    copy_bytes: u64,
+    tag: String,
+    error: Option<String>,
+    ready: bool,
+}
+
+impl Walker {
+    fn feed(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            if self.ready {
+                return Err("raw drain: bytes after ReadyForQuery".into());
+            }
+            if self.header_len < 5 {
+                let take = (5 - self.header_len).min(bytes.len());
+                self.header[self.header_len..self.header_len + take]
+                    .copy_from_slice(&bytes[..take]);
+                self.header_len += take;
+                bytes = &bytes[take..];
+                if self.header_len < 5 {
+                    break;
+                }
+                let [kind, a, b, c, d] = self.header;
+                let len = u32::from_be_bytes([a, b, c, d]) as usize;
+                if len < 4 {
+                    return Err(format!("raw drain: bad message length {len}").into());
+                }
+                self.kind = kind;
+                self.left = len - 4;
+                self.body.clear();
+                match kind {
+                    b'D' => self.data_rows += 1,
+                    b'd' => self.copy_bytes += self.left as u64,
+                    _ => {}
+                }
+                if self.left == 0 {
+                    self.end_message()?;
+                }
+                continue;
+            }
+            let take = self.left.min(bytes.len());
+            if matches!(self.kind, b'C' | b'E' | b'R') {
+                self.body.extend_from_slice(&bytes[..take]);
+            }
+            self.left -= take;
+            bytes = &bytes[take..];
+            if self.left == 0 {
+                self.end_message()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn end_message(&mut self) -> Result<()> {
+        self.header_len = 0;
+        match self.kind {
+            b'Z' => self.ready = true,
+            b'C' => {
+                self.tag = String::from_utf8_lossy(&self.body)
+                    .trim_end_matches('\0')
+                    .to_owned()
+            }
+            b'E' => {
+                // Fields: one type byte, then a NUL-terminated string.
+                let text = self
+                    .body
+                    .split(|&b| b == 0)
+                    .filter(|f| matches!(f.first(), Some(b'M' | b'C')))
+                    .map(|f| String::from_utf8_lossy(&f[1..]).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                self.error = Some(text);
+            }
+            b'R' if self.body.get(..4) != Some(&[0, 0, 0, 0]) => {
+                return Err("raw drain: hyperd asks for a password (needs --no-password)".into())
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The row count of a `COPY n` / `SELECT n` tag.
+    fn tag_rows(&self) -> u64 {
+        self.tag
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Walker;
+
+    #[test]
+    fn walker_finds_ready_across_splits() {
+        let mut msgs = Vec::new();
+        msgs.extend_from_slice(&[b'D', 0, 0, 0, 6, 0, 0]);
+        msgs.extend_from_slice(&[b'C', 0, 0, 0, 12]);
+        msgs.extend_from_slice(b"COPY 12\0");
+        msgs.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'I']);
+        for split in 0..msgs.len() {
+            let mut w = Walker::default();
+            w.feed(&msgs[..split]).expect("feed");
+            assert!(!w.ready);
+            w.feed(&msgs[split..]).expect("feed");
+            assert!(w.ready);
+            assert_eq!((w.data_rows, w.tag_rows()), (1, 12));
+        }
+    }
+}

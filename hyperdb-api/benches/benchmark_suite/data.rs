@@ -1,0 +1,311 @@
+//! The one benchmark schema, its deterministic rows, the three queries and
+//! the checks that make a fast wrong answer fail the run.
+//!
+//! Shared with the dig-deeper benches, which include it with `#[path]`.
+
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{Row, TableDefinition};
+
+/// Error type of the bench binaries: any error, with its message.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type Result<T> = std::result::Result<T, BoxError>;
+
+/// Logical bytes per row: INT + INT + DOUBLE + BIGINT.
+pub const BYTES_PER_ROW: u64 = 24;
+pub const TS_BASE: i64 = 1_700_000_000_000;
+/// Rows per InsertChunk / RecordBatch.
+pub const CHUNK_ROWS: u64 = 64 * 1024;
+
+/// `measurements(id INT NOT NULL, sensor_id INT, value DOUBLE PRECISION, timestamp BIGINT)`.
+pub fn table(name: &str) -> TableDefinition {
+    TableDefinition::new(name)
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("sensor_id", SqlType::Int)
+        .with_column("value", SqlType::Double)
+        .with_column("timestamp", SqlType::BigInt)
+}
+
+/// The per-worker table `measurements_{i}`.
+pub fn worker_table(i: usize) -> String {
+    format!("measurements_{i}")
+}
+
+/// Row `id`: `(id, id % 10, id * 0.1, 1_700_000_000_000 + id * 1000)`.
+#[inline]
+pub fn row(id: i32) -> (i32, i32, f64, i64) {
+    (
+        id,
+        id % 10,
+        f64::from(id) * 0.1,
+        TS_BASE + i64::from(id) * 1000,
+    )
+}
+
+/// `name` as a quoted SQL identifier.
+pub fn ident(name: &str) -> Result<String> {
+    Ok(hyperdb_api::escape::quote_identifier(name)?)
+}
+
+/// The server-side form of the same rows, for `INSERT ... SELECT`.
+pub fn generate_sql(table: &str, range: Span) -> Result<String> {
+    Ok(format!(
+        "INSERT INTO {} SELECT i, i % 10, i * 0.1, {TS_BASE} + i::BIGINT * 1000 \
+         FROM generate_series({}, {}) i",
+        ident(table)?,
+        range.start,
+        range.end as i64 - 1
+    ))
+}
+
+/// A half-open id range `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Span {
+    pub fn new(start: u64, end: u64) -> Span {
+        Span { start, end }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// `n` contiguous parts covering the span (the first ones one row
+    /// larger when it does not divide).
+    pub fn split(&self, n: usize) -> Vec<Span> {
+        let n = n.max(1) as u64;
+        (0..n)
+            .map(|i| {
+                Span::new(
+                    self.start + self.len() * i / n,
+                    self.start + self.len() * (i + 1) / n,
+                )
+            })
+            .collect()
+    }
+
+    /// Consecutive parts of at most `rows` rows.
+    pub fn chunks(&self, rows: u64) -> Vec<Span> {
+        (self.start..self.end)
+            .step_by(rows.max(1) as usize)
+            .map(|s| Span::new(s, (s + rows).min(self.end)))
+            .collect()
+    }
+
+    pub fn ids(&self) -> std::ops::Range<i32> {
+        self.start as i32..self.end as i32
+    }
+}
+
+/// The queries every transport and API runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    FullScan,
+    Filtered,
+    Aggregation,
+}
+
+impl Query {
+    pub const ALL: [Query; 3] = [Query::FullScan, Query::Filtered, Query::Aggregation];
+
+    /// `full_scan`, `filtered`, `aggregation`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Query::FullScan => "full_scan",
+            Query::Filtered => "filtered",
+            Query::Aggregation => "aggregation",
+        }
+    }
+
+    pub fn sql(self, table: &str) -> Result<String> {
+        let t = ident(table)?;
+        Ok(match self {
+            Query::FullScan => format!("SELECT id, sensor_id, value, timestamp FROM {t}"),
+            Query::Filtered => {
+                format!("SELECT id, sensor_id, value, timestamp FROM {t} WHERE sensor_id = 5")
+            }
+            Query::Aggregation => format!(
+                "SELECT sensor_id, count(*) AS n, sum(id::BIGINT) AS ids FROM {t} GROUP BY sensor_id"
+            ),
+        })
+    }
+
+    /// What a correct result over `span` looks like.
+    pub fn expected(self, span: Span) -> Answer {
+        let mut answer = Answer::new(self);
+        for id in span.ids() {
+            match &mut answer {
+                Answer::Scan(check) => {
+                    if self == Query::FullScan || id % 10 == 5 {
+                        let (id, s, v, t) = row(id);
+                        check.add(id, Some(s), Some(v), Some(t));
+                    }
+                }
+                Answer::Groups(groups) => groups.add(id % 10, 1, i64::from(id)),
+            }
+        }
+        answer
+    }
+}
+
+/// Everything a scan saw: row count, sums of id and sensor_id, and rows
+/// whose values do not follow the row formula.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Check {
+    pub rows: u64,
+    pub sum_id: i64,
+    pub sum_sensor: i64,
+    pub bad: u64,
+}
+
+impl Check {
+    #[inline]
+    pub fn add(&mut self, id: i32, sensor: Option<i32>, value: Option<f64>, ts: Option<i64>) {
+        self.rows += 1;
+        self.sum_id += i64::from(id);
+        let sensor = sensor.unwrap_or(-1);
+        self.sum_sensor += i64::from(sensor);
+        let value_ok = value.is_some_and(|v| (v - f64::from(id) * 0.1).abs() <= 1e-6);
+        let ts_ok = ts == Some(TS_BASE + i64::from(id) * 1000);
+        self.bad += u64::from(sensor != id % 10 || !value_ok || !ts_ok);
+    }
+
+    pub fn merge(&mut self, other: &Check) {
+        self.rows += other.rows;
+        self.sum_id += other.sum_id;
+        self.sum_sensor += other.sum_sensor;
+        self.bad += other.bad;
+    }
+}
+
+/// Per sensor_id: row count and sum of ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Groups {
+    pub count: [i64; 10],
+    pub sum_id: [i64; 10],
+    /// Groups with a sensor_id outside 0..10 (or NULL).
+    pub stray: u64,
+}
+
+impl Groups {
+    pub fn add(&mut self, sensor: i32, count: i64, sum_id: i64) {
+        match usize::try_from(sensor).ok().filter(|&s| s < 10) {
+            Some(s) => {
+                self.count[s] += count;
+                self.sum_id[s] += sum_id;
+            }
+            None => self.stray += 1,
+        }
+    }
+}
+
+/// A query's result, reduced to what can be compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Scan(Check),
+    Groups(Groups),
+}
+
+impl Answer {
+    pub fn new(query: Query) -> Answer {
+        match query {
+            Query::Aggregation => Answer::Groups(Groups::default()),
+            _ => Answer::Scan(Check::default()),
+        }
+    }
+
+    /// Rows the result had.
+    pub fn result_rows(&self) -> u64 {
+        match self {
+            Answer::Scan(c) => c.rows,
+            Answer::Groups(g) => g.count.iter().filter(|&&c| c > 0).count() as u64,
+        }
+    }
+
+    pub fn merge(&mut self, other: &Answer) -> Result<()> {
+        match (self, other) {
+            (Answer::Scan(a), Answer::Scan(b)) => a.merge(b),
+            (Answer::Groups(a), Answer::Groups(b)) => {
+                for s in 0..10 {
+                    a.count[s] += b.count[s];
+                    a.sum_id[s] += b.sum_id[s];
+                }
+                a.stray += b.stray;
+            }
+            _ => return Err("merging answers of different queries".into()),
+        }
+        Ok(())
+    }
+
+    /// Folds one typed row (the row API's decode path).
+    #[inline]
+    pub fn add_row(&mut self, row: &Row) -> hyperdb_api::Result<()> {
+        match self {
+            Answer::Scan(check) => check.add(
+                row.try_get::<i32>(0)?,
+                row.try_get::<Option<i32>>(1)?,
+                row.try_get::<Option<f64>>(2)?,
+                row.try_get::<Option<i64>>(3)?,
+            ),
+            Answer::Groups(groups) => groups.add(
+                row.try_get::<Option<i32>>(0)?.unwrap_or(-1),
+                row.try_get::<i64>(1)?,
+                row.try_get::<i64>(2)?,
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// Fails with both values when `got` is not `want`.
+pub fn verify(what: &str, got: &Answer, want: &Answer) -> Result<()> {
+    if got != want {
+        return Err(
+            format!("{what}: wrong result\n  got:      {got:?}\n  expected: {want:?}").into(),
+        );
+    }
+    if let Answer::Scan(c) = got {
+        if c.bad != 0 {
+            return Err(format!("{what}: {} rows differ from the row formula", c.bad).into());
+        }
+    }
+    Ok(())
+}
+
+/// Checks what the server stored in `table` against `span` (untimed).
+pub fn verify_table(conn: &mut hyperdb_api::Connection, table: &str, span: Span) -> Result<()> {
+    let sql = format!(
+        "SELECT count(*), sum(id::BIGINT), sum(sensor_id::BIGINT), \
+         sum(CASE WHEN sensor_id = id % 10 AND timestamp = {TS_BASE} + id::BIGINT * 1000 \
+         AND abs(value - id * 0.1) < 1e-6 THEN 0 ELSE 1 END) FROM {}",
+        ident(table)?
+    );
+    let mut rows = conn.execute_query(&sql)?;
+    let row = rows.next().ok_or("checksum query returned no row")??;
+    let got = Check {
+        rows: row.try_get::<i64>(0)? as u64,
+        sum_id: row.try_get::<Option<i64>>(1)?.unwrap_or(0),
+        sum_sensor: row.try_get::<Option<i64>>(2)?.unwrap_or(0),
+        bad: row.try_get::<Option<i64>>(3)?.unwrap_or(0) as u64,
+    };
+    drop(rows);
+    let Answer::Scan(want) = Query::FullScan.expected(span) else {
+        return Err("internal: full scan without a scan answer".into());
+    };
+    verify(
+        &format!("stored rows of {table}"),
+        &Answer::Scan(got),
+        &Answer::Scan(want),
+    )
+}
+
+/// `DROP TABLE IF EXISTS` + `CREATE TABLE` for the benchmark schema.
+pub fn recreate(conn: &mut hyperdb_api::Connection, name: &str) -> Result<TableDefinition> {
+    let table = table(name);
+    conn.execute_command(&format!("DROP TABLE IF EXISTS {}", ident(name)?))?;
+    conn.execute_command(&table.create_table_sql(false)?)?;
+    Ok(table)
+}

@@ -1,0 +1,79 @@
+//! What every workload is given.
+
+use std::path::{Path, PathBuf};
+
+use hyperdb_api::{AsyncConnection, Connection, CreateMode, Endpoint, Listen};
+use tokio::runtime::Runtime;
+
+use crate::data::{Result, Span};
+
+/// What every workload needs: the main (sync) connection, the runtime for
+/// the async ones, where to connect, and the scale.
+#[derive(Debug)]
+pub struct Env<'a> {
+    pub conn: &'a mut Connection,
+    pub rt: &'a Runtime,
+    pub endpoint: &'a Endpoint,
+    pub db: &'a Path,
+    pub rows: u64,
+    pub workers: usize,
+}
+
+impl Env<'_> {
+    /// All ids: `[0, rows)`.
+    pub fn span(&self) -> Span {
+        Span::new(0, self.rows)
+    }
+
+    /// `n` async connections to the suite's database (untimed by callers).
+    pub fn async_connections(&self, n: usize) -> Result<Vec<AsyncConnection>> {
+        self.rt.block_on(async {
+            let mut conns = Vec::with_capacity(n);
+            for _ in 0..n {
+                conns.push(
+                    AsyncConnection::connect(self.endpoint, self.db, CreateMode::DoNotCreate)
+                        .await?,
+                );
+            }
+            Ok(conns)
+        })
+    }
+
+    pub fn close_async(&self, conns: Vec<AsyncConnection>) -> Result<()> {
+        self.rt.block_on(async {
+            for conn in conns {
+                conn.close().await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `BENCH_TRANSPORT`: `tcp` (default) or `ipc` (a Unix domain socket), as
+/// its name and the listener to start hyperd with.
+pub fn transport() -> Result<(&'static str, Listen)> {
+    match std::env::var("BENCH_TRANSPORT").ok().as_deref() {
+        None | Some("" | "tcp") => Ok(("tcp", Listen::Tcp)),
+        Some("ipc" | "unix") => Ok(("ipc", Listen::Unix)),
+        Some("grpc") => Err(
+            "BENCH_TRANSPORT=grpc: not available yet (hyperdb-api has no gRPC \
+                             transport so far); use tcp or ipc"
+                .into(),
+        ),
+        Some(other) => Err(format!("BENCH_TRANSPORT=`{other}`: use tcp or ipc").into()),
+    }
+}
+
+/// The repository root (the benches live in `hyperdb-api/`).
+pub fn repo_root() -> PathBuf {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.parent().unwrap_or(crate_dir).to_path_buf()
+}
+
+/// `bench_data/` at the repository root (git-ignored), created if missing:
+/// where the benches keep their database files.
+pub fn data_dir() -> Result<PathBuf> {
+    let dir = repo_root().join("bench_data");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    Ok(dir)
+}

@@ -1,0 +1,195 @@
+//! The benchmark suite: every ingest and query path of hyperdb-api against
+//! hyperd's own ceilings, measured in the same run, on one schema.
+//!
+//! ```text
+//! cargo run -p hyperdb-api --release --example benchmark_suite -- [ROWS] [WORKERS]
+//! make bench        # 2M rows, 2 workers: fits a 2-core machine
+//! ```
+//!
+//! Environment: `BENCH_TRANSPORT=tcp|ipc` (default tcp; ipc = Unix domain
+//! socket), `BENCH_REPEAT=K` (a warm-up, then K runs per workload, median
+//! reported), `BENCH_FILTER=text` (only workloads whose
+//! "workload | variant | flavor" contains it; ceilings always run),
+//! `BENCH_OUT_DIR` (default `test_results/`). Writes
+//! `benchmark_suite.{md,json}` (tcp) or `benchmark_suite_ipc.{md,json}`.
+//! Every workload checks its result; a wrong answer exits non-zero and
+//! writes nothing. docs/BENCHMARKS.md explains how to read the output.
+
+#[cfg(feature = "arrow")]
+mod arrow;
+mod ceiling;
+mod data;
+mod env;
+mod host;
+mod insert;
+mod query;
+mod report;
+mod suite;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use hyperdb_api::{Connection, CreateMode, HyperProcess, HyperProcessOptions, Listen};
+
+use data::Result;
+pub use env::Env;
+
+/// Command line and environment.
+#[derive(Debug)]
+struct Args {
+    rows: u64,
+    workers: usize,
+    transport: &'static str,
+    listen: Listen,
+    repeat: Option<usize>,
+    filter: Option<String>,
+    out_dir: PathBuf,
+}
+
+impl Args {
+    fn parse() -> Result<Args> {
+        let mut args = std::env::args().skip(1);
+        let num = |s: Option<String>, what: &str, default: u64| -> Result<u64> {
+            s.map_or(Ok(default), |s| {
+                s.replace(['_', ','], "")
+                    .parse()
+                    .map_err(|_| format!("{what}: `{s}` is not a number").into())
+            })
+        };
+        let rows = num(args.next(), "ROWS", 10_000_000)?;
+        let workers = num(args.next(), "WORKERS", 4)? as usize;
+        if !(1_000..=i32::MAX as u64).contains(&rows) {
+            return Err("ROWS must be between 1000 and 2^31-1 (ids are INT)".into());
+        }
+        if !(1..=64).contains(&workers) {
+            return Err("WORKERS must be between 1 and 64".into());
+        }
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let (transport, listen) = env::transport()?;
+        let repeat = match var("BENCH_REPEAT") {
+            None => None,
+            Some(k) => match k.parse::<usize>() {
+                Ok(k) if k >= 1 => Some(k),
+                _ => return Err(format!("BENCH_REPEAT=`{k}`: a count of at least 1").into()),
+            },
+        };
+        Ok(Args {
+            rows,
+            workers,
+            transport,
+            listen,
+            repeat,
+            filter: var("BENCH_FILTER"),
+            out_dir: var("BENCH_OUT_DIR")
+                .map_or_else(|| env::repo_root().join("test_results"), PathBuf::from),
+        })
+    }
+
+    fn command(&self) -> String {
+        let mut env = String::new();
+        if self.transport != "tcp" {
+            env += &format!("BENCH_TRANSPORT={} ", self.transport);
+        }
+        if let Some(k) = self.repeat {
+            env += &format!("BENCH_REPEAT={k} ");
+        }
+        if let Some(f) = &self.filter {
+            env += &format!("BENCH_FILTER='{f}' ");
+        }
+        format!(
+            "{env}cargo run -p hyperdb-api --release --example benchmark_suite -- {} {}",
+            self.rows, self.workers
+        )
+    }
+
+    /// `benchmark_suite` for tcp, `benchmark_suite_ipc` for ipc.
+    fn artifact_stem(&self) -> String {
+        match self.transport {
+            "tcp" => "benchmark_suite".into(),
+            t => format!("benchmark_suite_{t}"),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("benchmark_suite: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let args = Args::parse()?;
+    let db = env::data_dir()?.join(format!("{}.hyper", args.artifact_stem()));
+
+    // One server and one runtime per run; the runtime (and every async
+    // connection on it) goes before the server.
+    let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(args.listen))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.workers.max(2))
+        .enable_all()
+        .build()?;
+    let mut host = host::Host::collect(hyper.hyperd_path(), args.transport);
+    let settings = report::Settings {
+        rows: args.rows,
+        workers: args.workers,
+        repeat: args.repeat.unwrap_or(1),
+        warmup: args.repeat.is_some(),
+        command: args.command(),
+    };
+    println!("hyperdb-api benchmark suite");
+    println!("  {}", settings.command);
+    println!(
+        "  {} rows per workload, {} workers, transport {} ({}), {} run(s) per workload{}",
+        args.rows,
+        args.workers,
+        args.transport,
+        hyper.endpoint(),
+        settings.repeat,
+        if settings.warmup {
+            " after a warm-up"
+        } else {
+            ""
+        }
+    );
+    println!("Host:");
+    for (label, value) in host.fields() {
+        println!("  {label}: {value}");
+    }
+
+    let outcome = (|| {
+        let mut conn = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
+        let mut env = Env {
+            conn: &mut conn,
+            rt: &rt,
+            endpoint: hyper.endpoint(),
+            db: &db,
+            rows: args.rows,
+            workers: args.workers,
+        };
+        let mut suite = suite::Suite::new(settings.repeat, settings.warmup, args.filter.clone());
+        suite::run_all(&mut suite, &mut env)?;
+        conn.close()?;
+        Ok::<_, data::BoxError>(suite.into_records())
+    })();
+
+    drop(rt);
+    hyper.shutdown(Duration::from_secs(10))?;
+    let _ = std::fs::remove_file(&db);
+    let mut records = outcome?;
+    host.finish();
+
+    report::fill_percentages(&mut records);
+    println!("\n{}", report::table(&records));
+    let stem = args.out_dir.join(args.artifact_stem());
+    let (md, json) = (stem.with_extension("md"), stem.with_extension("json"));
+    report::write(&md, &report::markdown(&host, &settings, &records))?;
+    let json_text = serde_json::to_string_pretty(&report::json(&host, &settings, &records))?;
+    report::write(&json, &(json_text + "\n"))?;
+    println!("wrote {} and {}", md.display(), json.display());
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! `query.*` through the row API: `Connection::execute_query` (sync),
+//! `AsyncConnection::execute_query` (async, one connection) and the same on
+//! `workers` connections at once, each over its own `measurements_{i}`.
+//!
+//! Timed: from sending the query to the last row, with every value of every
+//! row decoded through `Row::try_get` and folded into the checksum.
+//! Untimed: opening the extra connections, comparing with the expected
+//! answer.
+
+use std::time::Instant;
+
+use hyperdb_api::AsyncConnection;
+
+use crate::data::{self, Answer, Query, Result};
+use crate::Env;
+
+/// Sync, one connection, over `measurements`.
+pub fn sync(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    let sql = query.sql("measurements")?;
+    let mut answer = Answer::new(query);
+    let start = Instant::now();
+    for row in env.conn.execute_query(&sql)? {
+        answer.add_row(&row?)?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    Ok((secs, answer))
+}
+
+/// Runs `query` over `table` on an owned connection (so it can be moved
+/// into a task) and hands the connection back.
+pub type Owned = (Result<Answer>, AsyncConnection);
+
+async fn run_async(mut conn: AsyncConnection, query: Query, table: String) -> Owned {
+    let answer = async {
+        let mut answer = Answer::new(query);
+        let mut rows = conn.execute_query(&query.sql(&table)?).await?;
+        while let Some(row) = rows.next().await {
+            answer.add_row(&row?)?;
+        }
+        Ok(answer)
+    }
+    .await;
+    (answer, conn)
+}
+
+/// Async, one connection, over `measurements`.
+pub fn single_async(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    async_on(env, query, 1, run_async)
+}
+
+/// Async on `workers` connections at once (one task each), each over its
+/// own `measurements_{i}`; the answers are merged and checked as one.
+pub fn parallel_async(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    async_on(env, query, env.workers, run_async)
+}
+
+/// Runs `run` on `n` connections at once, one task each: over
+/// `measurements` when `n` is 1, else over `measurements_{i}`. Timed from
+/// the first task's start to the last task's end.
+pub fn async_on<F, Fut>(env: &mut Env<'_>, query: Query, n: usize, run: F) -> Result<(f64, Answer)>
+where
+    F: Fn(AsyncConnection, Query, String) -> Fut,
+    Fut: std::future::Future<Output = Owned> + Send + 'static,
+{
+    let conns = env.async_connections(n)?;
+    let start = Instant::now();
+    let (answer, conns) = env.rt.block_on(async {
+        let tasks: Vec<_> = conns
+            .into_iter()
+            .enumerate()
+            .map(|(i, conn)| {
+                let table = if n == 1 {
+                    "measurements".to_owned()
+                } else {
+                    data::worker_table(i)
+                };
+                tokio::spawn(run(conn, query, table))
+            })
+            .collect();
+        let mut total = Answer::new(query);
+        let mut conns = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            let (answer, conn) = task.await?;
+            total.merge(&answer?)?;
+            conns.push(conn);
+        }
+        Ok::<_, data::BoxError>((total, conns))
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    env.close_async(conns)?;
+    Ok((secs, answer))
+}

@@ -1,0 +1,245 @@
+//! Records, "% of ceiling", and the two artifacts: a Markdown table with the
+//! host block, and JSON with every field of every record.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::data::{Query, Result, BYTES_PER_ROW};
+use crate::host::Host;
+
+/// What a record measures, and so which ceiling it is read against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    InsertCeiling,
+    /// HyperBinary DataRows drained, not decoded.
+    RowCeiling(Query),
+    /// Arrow IPC bytes drained, not decoded.
+    ArrowCeiling(Query),
+    Insert,
+    /// The row API (`execute_query`): vs the row drain and the Arrow drain.
+    RowQuery(Query),
+    /// `query_arrow`: vs the Arrow drain.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    ArrowQuery(Query),
+}
+
+/// One row of the result table.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub kind: Kind,
+    pub workload: String,
+    pub variant: String,
+    pub flavor: String,
+    /// Rows of the table(s) written or read.
+    pub rows: u64,
+    /// Rows the result had (queries), or rows stored (inserts).
+    pub result_rows: u64,
+    /// Seconds of each measured execution (warm-up excluded).
+    pub runs: Vec<f64>,
+    pub pct_insert: Option<f64>,
+    pub pct_row: Option<f64>,
+    pub pct_arrow: Option<f64>,
+}
+
+impl Record {
+    pub fn median(&self) -> f64 {
+        let mut t = self.runs.clone();
+        t.sort_by(f64::total_cmp);
+        match t.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => t[n / 2],
+            n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
+        }
+    }
+
+    pub fn min(&self) -> f64 {
+        self.runs.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    pub fn max(&self) -> f64 {
+        self.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    pub fn rows_per_sec(&self) -> f64 {
+        self.rows as f64 / self.median()
+    }
+
+    pub fn mb_per_sec(&self) -> f64 {
+        (self.rows * BYTES_PER_ROW) as f64 / 1e6 / self.median()
+    }
+
+    pub fn is_ceiling(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::InsertCeiling | Kind::RowCeiling(_) | Kind::ArrowCeiling(_)
+        )
+    }
+
+    /// The "% of ceiling" cell.
+    pub fn pct_cell(&self) -> String {
+        let f = |p: Option<f64>, what: &str| p.map(|p| format!("{p:.0}% {what}"));
+        let parts: Vec<String> = [
+            f(self.pct_insert, "insert"),
+            f(self.pct_row, "row drain"),
+            f(self.pct_arrow, "Arrow drain"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if self.is_ceiling() {
+            "(ceiling)".into()
+        } else if parts.is_empty() {
+            "n/a".into()
+        } else {
+            parts.join(" · ")
+        }
+    }
+}
+
+/// Fills every record's percentages from the ceilings measured in the run.
+pub fn fill_percentages(records: &mut [Record]) {
+    let ceiling = |kind: Kind, records: &[Record]| {
+        records
+            .iter()
+            .find(|r| r.kind == kind && r.rows > 0)
+            .map(Record::median)
+    };
+    let insert = ceiling(Kind::InsertCeiling, records);
+    let snapshot = records.to_vec();
+    for r in records.iter_mut() {
+        // Same rows on both sides, so the ratio of times is the ratio of rates.
+        let median = r.median();
+        let pct = |c: Option<f64>| c.map(|c| c / median * 100.0);
+        match r.kind {
+            Kind::Insert => r.pct_insert = pct(insert),
+            Kind::RowQuery(q) => {
+                r.pct_row = pct(ceiling(Kind::RowCeiling(q), &snapshot));
+                r.pct_arrow = pct(ceiling(Kind::ArrowCeiling(q), &snapshot));
+            }
+            Kind::ArrowQuery(q) => r.pct_arrow = pct(ceiling(Kind::ArrowCeiling(q), &snapshot)),
+            _ => {}
+        }
+    }
+}
+
+/// The result table, as Markdown.
+pub fn table(records: &[Record]) -> String {
+    let mut out = String::from(
+        "| Workload | Variant | Flavor | Rows | Time (s) | Rows/sec | MB/sec | % of ceiling |\n\
+         |---|---|---|--:|--:|--:|--:|---|\n",
+    );
+    for r in records {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.3} | {:.2} M | {:.1} | {} |",
+            r.workload,
+            r.variant,
+            r.flavor,
+            r.rows,
+            r.median(),
+            r.rows_per_sec() / 1e6,
+            r.mb_per_sec(),
+            r.pct_cell()
+        );
+    }
+    out
+}
+
+/// Run settings printed in both artifacts.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub rows: u64,
+    pub workers: usize,
+    pub repeat: usize,
+    pub warmup: bool,
+    pub command: String,
+}
+
+pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String {
+    let mut out = String::from("# hyperdb-api benchmark suite\n\n");
+    let _ = writeln!(out, "`{}`\n", settings.command);
+    let _ = writeln!(
+        out,
+        "{} rows per workload, {} workers, {} measured run(s) per workload{}; \
+         a run shorter than 0.25 s is executed up to 10 times. Times are the \
+         median over all executions.\n",
+        settings.rows,
+        settings.workers,
+        settings.repeat,
+        if settings.warmup {
+            " after a warm-up"
+        } else {
+            ""
+        }
+    );
+    out.push_str("Host:\n\n");
+    for (label, value) in host.fields() {
+        let _ = writeln!(out, "- {label}: {value}");
+    }
+    out.push('\n');
+    out.push_str(&table(records));
+    out.push_str(
+        "\nRows = rows of the table(s) written or read (filtered and aggregation read \
+         them all and return fewer). MB/sec = Rows x 24 bytes (the schema's logical \
+         width) per second. % of ceiling = ceiling time / workload time over the same \
+         rows: inserts against `insert.ceiling`; row-API queries against the row drain \
+         (`query.row_ceiling`) and the Arrow drain (`query.ceiling`) of the same SQL; \
+         Arrow queries against the Arrow drain. Ceilings use one connection. See \
+         docs/BENCHMARKS.md.\n",
+    );
+    out
+}
+
+pub fn json(host: &Host, settings: &Settings, records: &[Record]) -> Value {
+    let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    let host_json: serde_json::Map<String, Value> = host
+        .fields()
+        .into_iter()
+        .map(|(k, v)| (k.to_lowercase(), Value::String(v)))
+        .chain([
+            ("cpu_model".into(), json!(host.cpu)),
+            ("cores".into(), json!(host.cores)),
+        ])
+        .collect();
+    json!({
+        "suite": "benchmark_suite",
+        "command": settings.command,
+        "host": host_json,
+        "config": {
+            "rows": settings.rows,
+            "workers": settings.workers,
+            "repeat": settings.repeat,
+            "warmup": settings.warmup,
+            "bytes_per_row": BYTES_PER_ROW,
+            "transport": host.transport,
+        },
+        "records": records.iter().map(|r| json!({
+            "workload": r.workload,
+            "variant": r.variant,
+            "flavor": r.flavor,
+            "ceiling": r.is_ceiling(),
+            "rows": r.rows,
+            "result_rows": r.result_rows,
+            "seconds": num(r.median()),
+            "seconds_min": num(r.min()),
+            "seconds_max": num(r.max()),
+            "executions": r.runs.len(),
+            "runs": r.runs,
+            "rows_per_sec": num(r.rows_per_sec()),
+            "mb_per_sec": num(r.mb_per_sec()),
+            "pct_of_insert_ceiling": r.pct_insert.map(num),
+            "pct_of_row_ceiling": r.pct_row.map(num),
+            "pct_of_arrow_ceiling": r.pct_arrow.map(num),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Writes `text` to `path`, creating the directory.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()).into())
+}

@@ -1,0 +1,300 @@
+//! The workload list, in run order, and the runner that repeats, times and
+//! logs it.
+//!
+//! Workloads run in groups: the inserts with their ceiling, then per query
+//! its two ceilings and every API over it. Within a group, runs are
+//! interleaved (round 1 of every workload, then round 2, ...), so that load
+//! from elsewhere on the machine spreads over a workload and the ceiling it
+//! is read against instead of skewing one of them.
+
+use std::time::Instant;
+
+use crate::ceiling::{self, Drain};
+use crate::data::{self, Answer, Query, Result};
+use crate::report::{Kind, Record};
+use crate::{insert, query, Env};
+
+/// What one execution returns: seconds timed, and the rows of its result.
+type Run = (f64, u64);
+
+/// One execution of a workload: its own untimed setup and verification,
+/// returning only the timed seconds.
+type Exec<'p> = Box<dyn FnMut(&mut Env<'_>) -> Result<Run> + 'p>;
+
+/// Each run executes a workload until it has been timed this long...
+const MIN_RUN_SECS: f64 = 0.25;
+/// ...or this many times.
+const MAX_EXECUTIONS: usize = 10;
+
+/// A workload of a group, with its results so far.
+struct Item<'p> {
+    kind: Kind,
+    names: [String; 3],
+    exec: Exec<'p>,
+    runs: Vec<f64>,
+    result_rows: u64,
+}
+
+impl Item<'_> {
+    fn label(&self) -> String {
+        self.names.join(" | ")
+    }
+}
+
+/// Runs groups of workloads and collects their records.
+#[derive(Debug)]
+pub struct Suite {
+    repeat: usize,
+    warmup: bool,
+    filter: Option<String>,
+    started: Instant,
+    records: Vec<Record>,
+}
+
+impl Suite {
+    pub fn new(repeat: usize, warmup: bool, filter: Option<String>) -> Suite {
+        Suite {
+            repeat,
+            warmup,
+            filter,
+            started: Instant::now(),
+            records: Vec::new(),
+        }
+    }
+
+    pub fn into_records(self) -> Vec<Record> {
+        self.records
+    }
+
+    fn log(&self, line: &str) {
+        eprintln!("[{:7.1}s] {line}", self.started.elapsed().as_secs_f64());
+    }
+
+    /// Adds a workload to `group` unless `BENCH_FILTER` leaves it out
+    /// (ceilings always stay).
+    fn add<'p>(
+        &self,
+        group: &mut Vec<Item<'p>>,
+        kind: Kind,
+        names: [&str; 3],
+        exec: impl FnMut(&mut Env<'_>) -> Result<Run> + 'p,
+    ) {
+        let names = names.map(str::to_owned);
+        let is_ceiling = matches!(
+            kind,
+            Kind::InsertCeiling | Kind::RowCeiling(_) | Kind::ArrowCeiling(_)
+        );
+        if let Some(filter) = &self.filter {
+            if !is_ceiling && !names.join(" | ").contains(filter.as_str()) {
+                return;
+            }
+        }
+        group.push(Item {
+            kind,
+            names,
+            exec: Box::new(exec),
+            runs: Vec::new(),
+            result_rows: 0,
+        });
+    }
+
+    /// A warm-up round when asked, then `repeat` rounds over the group;
+    /// records every workload's times.
+    fn run(&mut self, env: &mut Env<'_>, mut group: Vec<Item<'_>>) -> Result<()> {
+        let rounds = self.repeat + usize::from(self.warmup);
+        for round in 0..rounds {
+            let warmup = self.warmup && round == 0;
+            for item in &mut group {
+                let label = item.label();
+                let tag = if warmup {
+                    "warm-up".to_owned()
+                } else {
+                    format!(
+                        "run {}/{}",
+                        round + 1 - usize::from(self.warmup),
+                        self.repeat
+                    )
+                };
+                self.log(&format!("start {label} ({tag})"));
+                let mut timed = Vec::new();
+                // A short workload is executed again within the run until
+                // it has been timed for MIN_RUN_SECS: one execution of a
+                // 10 ms query says more about the scheduler than the query.
+                while timed.len() < MAX_EXECUTIONS && timed.iter().sum::<f64>() < MIN_RUN_SECS {
+                    let (secs, rows) =
+                        (item.exec)(env).map_err(|e| format!("{label} ({tag}): {e}"))?;
+                    timed.push(secs);
+                    item.result_rows = rows;
+                    if warmup {
+                        break;
+                    }
+                }
+                let median = median(&mut timed.clone());
+                self.log(&format!(
+                    "done  {label} ({tag}): {median:.3} s, {:.2} M rows/s, verified",
+                    env.rows as f64 / median / 1e6
+                ));
+                if !warmup {
+                    item.runs.extend(timed);
+                }
+            }
+        }
+        for item in group {
+            self.records.push(Record {
+                kind: item.kind,
+                workload: item.names[0].clone(),
+                variant: item.names[1].clone(),
+                flavor: item.names[2].clone(),
+                rows: env.rows,
+                result_rows: item.result_rows,
+                runs: item.runs,
+                pct_insert: None,
+                pct_row: None,
+                pct_arrow: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn median(t: &mut [f64]) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t.get(t.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Every workload, in order: inserts and their ceiling, then per query its
+/// two ceilings and every API over it.
+pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
+    let rows = env.rows;
+    let w = env.workers;
+    let xn = format!("async x{w}");
+    let ins = |f: fn(&mut Env<'_>) -> Result<f64>| move |env: &mut Env<'_>| Ok((f(env)?, rows));
+
+    #[cfg(feature = "arrow")]
+    let prepared = {
+        suite.log("building record batches (untimed)");
+        crate::arrow::Prepared::new(env.span(), w)?
+    };
+    let mut group = Vec::new();
+    let names = [
+        "insert.ceiling",
+        "INSERT ... SELECT generate_series",
+        "server",
+    ];
+    suite.add(&mut group, Kind::InsertCeiling, names, |env| {
+        Ok((ceiling::insert(env.conn, "measurements", env.span())?, rows))
+    });
+    let names = ["insert.bulk", "Inserter", "sync"];
+    suite.add(&mut group, Kind::Insert, names, ins(insert::inserter));
+    let encoders = format!("sync, {w} encoder threads");
+    let names = ["insert.bulk", "ChunkSender::send_parallel", &encoders];
+    suite.add(&mut group, Kind::Insert, names, ins(insert::chunk_sender));
+    #[cfg(feature = "arrow")]
+    {
+        use crate::arrow;
+        let p = &prepared;
+        let names = ["insert.bulk", "ArrowInserter", "sync"];
+        suite.add(&mut group, Kind::Insert, names, move |env| {
+            Ok((arrow::sync_insert(env, p)?, rows))
+        });
+        let names = ["insert.bulk", "AsyncArrowInserter", "async"];
+        suite.add(&mut group, Kind::Insert, names, move |env| {
+            Ok((arrow::async_insert(env, p)?, rows))
+        });
+        let names = ["insert.bulk", "AsyncArrowInserter", &xn];
+        suite.add(&mut group, Kind::Insert, names, move |env| {
+            Ok((arrow::parallel_async_insert(env, p)?, rows))
+        });
+    }
+    let names = ["insert.bulk", "AsyncChunkSender + spawn_blocking", &xn];
+    suite.add(
+        &mut group,
+        Kind::Insert,
+        names,
+        ins(insert::async_chunk_senders),
+    );
+    suite.run(env, group)?;
+    #[cfg(feature = "arrow")]
+    drop(prepared);
+
+    prepare_scan_tables(suite, env)?;
+
+    let db = env.db.to_string_lossy().into_owned();
+    for q in Query::ALL {
+        let expect = q.expected(env.span()).result_rows();
+        let workload = format!("query.{}", q.name());
+        let mut group = Vec::new();
+        for (kind, name, flavor, how) in [
+            (
+                Kind::RowCeiling(q),
+                "query.row_ceiling",
+                "DataRow drain",
+                Drain::Rows,
+            ),
+            (
+                Kind::ArrowCeiling(q),
+                "query.ceiling",
+                "Arrow IPC drain",
+                Drain::Arrow,
+            ),
+        ] {
+            let db = &db;
+            suite.add(&mut group, kind, [name, q.name(), flavor], move |env| {
+                let secs = ceiling::drain(env.endpoint, db, "measurements", q, how, expect)?;
+                Ok((secs, expect))
+            });
+        }
+        let api = |f: fn(&mut Env<'_>, Query) -> Result<(f64, Answer)>| {
+            move |env: &mut Env<'_>| f(env, q).map(|(s, a)| (s, a.result_rows()))
+        };
+        let kind = Kind::RowQuery(q);
+        let names = [workload.as_str(), "execute_query", "sync"];
+        suite.add(&mut group, kind, names, api(query::sync));
+        let names = [workload.as_str(), "execute_query", "async"];
+        suite.add(&mut group, kind, names, api(query::single_async));
+        let names = [workload.as_str(), "execute_query", &xn];
+        suite.add(&mut group, kind, names, api(query::parallel_async));
+        #[cfg(feature = "arrow")]
+        {
+            use crate::arrow;
+            let kind = Kind::ArrowQuery(q);
+            let names = [workload.as_str(), "query_arrow", "sync"];
+            suite.add(&mut group, kind, names, api(arrow::sync_query));
+            let names = [workload.as_str(), "query_arrow", "async"];
+            suite.add(&mut group, kind, names, api(arrow::async_query));
+            let names = [workload.as_str(), "query_arrow", &xn];
+            suite.add(&mut group, kind, names, api(arrow::parallel_async_query));
+        }
+        suite.run(env, group)?;
+    }
+    Ok(())
+}
+
+/// Rebuilds `measurements` and the per-worker `measurements_{i}` server-side
+/// (the insert workloads leave them in whatever state they wrote), so every
+/// query reads the same data, made without the client.
+fn prepare_scan_tables(suite: &Suite, env: &mut Env<'_>) -> Result<()> {
+    suite.log("preparing the scan tables server-side (untimed)");
+    let mut tables = vec![("measurements".to_owned(), env.span())];
+    for (i, part) in env.span().split(env.workers).into_iter().enumerate() {
+        tables.push((data::worker_table(i), part));
+    }
+    let db = env.db.to_string_lossy().into_owned();
+    for (name, span) in tables {
+        data::recreate(env.conn, &name)?;
+        env.conn
+            .execute_command(&data::generate_sql(&name, span)?)?;
+        data::verify_table(env.conn, &name, span)?;
+        // One untimed read of every column, so that no timed run pays for
+        // a cold table.
+        ceiling::drain(
+            env.endpoint,
+            &db,
+            &name,
+            Query::FullScan,
+            Drain::Arrow,
+            span.len(),
+        )?;
+    }
+    Ok(())
+}

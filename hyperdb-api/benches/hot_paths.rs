@@ -1,0 +1,315 @@
+//! Criterion micro-benches of the client's hot paths on the benchmark
+//! schema, 1M rows per iteration, no hyperd needed:
+//!
+//! * `insert_chunk_encode`: rows into HyperBinary through `InsertChunk::add_row`
+//!   (the encode path of `Inserter` and the chunk senders);
+//! * `rows_try_get` / `rows_try_get_async`: a full result read through
+//!   `Connection::execute_query` / `AsyncConnection::execute_query` with
+//!   every value decoded by `Row::try_get`;
+//! * `arrow_ipc_decode` (feature `arrow`): the same rows as an Arrow IPC
+//!   stream, decoded by arrow-ipc's `StreamReader` alone (the reference) and
+//!   through `Connection::query_arrow`.
+//!
+//! The two result benches talk to an in-process fake server on a Unix
+//! socket that answers every query with canned bytes, so they measure the
+//! client's socket reads, framing and decoding, and nothing of hyperd.
+//! Codec-level benches (no sockets) are in `hyperdb-api-core/benches/hyperbinary.rs`.
+//!
+//! Run: `cargo bench -p hyperdb-api --bench hot_paths`.
+
+use std::hint::black_box;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+use bytes::{BufMut, BytesMut};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{ConnectOptions, Connection, Endpoint, InsertChunk, TableDefinition};
+
+const ROWS: i32 = 1_000_000;
+const TS_BASE: i64 = 1_700_000_000_000;
+
+fn table() -> TableDefinition {
+    TableDefinition::new("measurements")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("sensor_id", SqlType::Int)
+        .with_column("value", SqlType::Double)
+        .with_column("timestamp", SqlType::BigInt)
+}
+
+fn row(id: i32) -> (i32, i32, f64, i64) {
+    (
+        id,
+        id % 10,
+        f64::from(id) * 0.1,
+        TS_BASE + i64::from(id) * 1000,
+    )
+}
+
+/// Appends one backend message: tag, length, body.
+fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
+    out.put_u8(tag);
+    out.put_i32(body.len() as i32 + 4);
+    out.put_slice(body);
+}
+
+fn complete_and_ready(out: &mut BytesMut, tag: &str) {
+    message(out, b'C', format!("{tag}\0").as_bytes());
+    message(out, b'Z', b"I");
+}
+
+/// The reply to Parse/Bind/Describe/Execute/Sync: every row as a
+/// HyperBinary DataRow, as hyperd sends it.
+fn rows_reply() -> Vec<u8> {
+    let mut out = BytesMut::with_capacity(ROWS as usize * 40);
+    message(&mut out, b'1', b"");
+    message(&mut out, b'2', b"");
+    let mut desc = BytesMut::new();
+    desc.put_i16(4);
+    for (name, oid, len) in [
+        ("id", 23, 4),
+        ("sensor_id", 23, 4),
+        ("value", 701, 8),
+        ("timestamp", 20, 8),
+    ] {
+        desc.put_slice(name.as_bytes());
+        desc.put_u8(0);
+        desc.put_i32(0);
+        desc.put_i16(0);
+        desc.put_u32(oid);
+        desc.put_i16(len);
+        desc.put_i32(-1);
+        desc.put_i16(2);
+    }
+    message(&mut out, b'T', &desc);
+    for id in 0..ROWS {
+        let (id, sensor, value, ts) = row(id);
+        out.put_u8(b'D');
+        out.put_i32(4 + 2 + 4 * 4 + 24);
+        out.put_i16(4);
+        out.put_i32(4);
+        out.put_i32_le(id);
+        out.put_i32(4);
+        out.put_i32_le(sensor);
+        out.put_i32(8);
+        out.put_f64_le(value);
+        out.put_i32(8);
+        out.put_i64_le(ts);
+    }
+    complete_and_ready(&mut out, &format!("SELECT {ROWS}"));
+    out.to_vec()
+}
+
+/// A fake hyperd: trusts everyone, answers a `Sync` with `rows` and a
+/// simple `Query` with `copy` (or an empty command result).
+fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
+    for stream in listener.incoming() {
+        let Ok(mut s) = stream else { return };
+        let (rows, copy) = (rows.clone(), copy.clone());
+        std::thread::spawn(move || -> std::io::Result<()> {
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len)?;
+            let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
+            s.read_exact(&mut startup)?;
+            let mut hello = BytesMut::new();
+            message(&mut hello, b'R', &0i32.to_be_bytes());
+            message(&mut hello, b'K', &[0, 0, 0, 1, 0, 0, 0, 2]);
+            message(&mut hello, b'Z', b"I");
+            s.write_all(&hello)?;
+            let mut header = [0u8; 5];
+            loop {
+                s.read_exact(&mut header)?;
+                let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+                let mut body = vec![0; len as usize - 4];
+                s.read_exact(&mut body)?;
+                match header[0] {
+                    b'S' => s.write_all(&rows)?,
+                    b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
+                        let mut out = BytesMut::new();
+                        complete_and_ready(&mut out, "SELECT 0");
+                        s.write_all(&out)?;
+                    }
+                    b'Q' => s.write_all(&copy)?,
+                    b'X' => return Ok(()),
+                    _ => {}
+                }
+            }
+        });
+    }
+}
+
+const SCAN: &str = "SELECT id, sensor_id, value, timestamp FROM measurements";
+
+/// Every value of a row through `Row::try_get`.
+#[inline]
+fn checksum(r: &hyperdb_api::Row) -> i64 {
+    i64::from(r.try_get::<i32>(0).expect("id"))
+        + i64::from(r.try_get::<Option<i32>>(1).expect("sensor").unwrap_or(0))
+        + r.try_get::<Option<f64>>(2).expect("value").unwrap_or(0.0) as i64
+        + r.try_get::<Option<i64>>(3).expect("ts").unwrap_or(0)
+}
+
+fn connect(socket: &Path) -> Connection {
+    Connection::connect_with(&ConnectOptions::new(Endpoint::unix(socket))).expect("fake server")
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let socket = dir.path().join("fake");
+    let listener = UnixListener::bind(&socket).expect("bind");
+    let (rows, copy) = (rows_reply(), arrow::copy_reply());
+    std::thread::spawn(move || serve(listener, rows, copy));
+
+    let mut group = c.benchmark_group("measurements_1M");
+    group.throughput(Throughput::Elements(ROWS as u64));
+    group.sample_size(10);
+
+    let table = table();
+    let mut chunk = InsertChunk::new(&table).expect("chunk");
+    group.bench_function("insert_chunk_encode", |b| {
+        b.iter(|| {
+            chunk.clear();
+            for id in 0..ROWS {
+                let (id, sensor, value, ts) = row(id);
+                chunk
+                    .add_row(&[&id, &Some(sensor), &Some(value), &Some(ts)])
+                    .expect("row");
+            }
+            black_box(chunk.encoded_len())
+        })
+    });
+
+    let mut conn = connect(&socket);
+    group.bench_function("rows_try_get", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            for r in conn.execute_query(SCAN).expect("query") {
+                sum += checksum(&r.expect("row"));
+            }
+            black_box(sum)
+        })
+    });
+    rows_async(&mut group, &socket);
+    arrow::bench(&mut group, &mut conn);
+    group.finish();
+}
+
+/// `rows_try_get` through `AsyncConnection` on a current-thread runtime:
+/// the async driver's own cost per row, without cross-thread wake-ups.
+#[cfg(feature = "async")]
+fn rows_async(group: &mut BenchmarkGroup<'_, WallTime>, socket: &Path) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let options = ConnectOptions::new(Endpoint::unix(socket));
+    let mut conn = rt
+        .block_on(hyperdb_api::AsyncConnection::connect_with(&options))
+        .expect("fake server");
+    group.bench_function("rows_try_get_async", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut sum = 0i64;
+                let mut rows = conn.execute_query(SCAN).await.expect("query");
+                while let Some(r) = rows.next().await {
+                    sum += checksum(&r.expect("row"));
+                }
+                black_box(sum)
+            })
+        })
+    });
+}
+
+#[cfg(not(feature = "async"))]
+fn rows_async(_: &mut BenchmarkGroup<'_, WallTime>, _: &Path) {}
+
+#[cfg(feature = "arrow")]
+mod arrow {
+    use std::hint::black_box;
+    use std::sync::Arc;
+
+    use bytes::BytesMut;
+    use criterion::measurement::WallTime;
+    use criterion::BenchmarkGroup;
+    use hyperdb_api::arrow_array::cast::AsArray;
+    use hyperdb_api::arrow_array::types::Int32Type;
+    use hyperdb_api::arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
+    use hyperdb_api::Connection;
+
+    use super::{complete_and_ready, message, row, table, ROWS};
+
+    /// The rows as one Arrow IPC stream of 64K-row batches, without the
+    /// end-of-stream marker (hyperd sends none).
+    fn ipc_stream() -> Vec<u8> {
+        let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&table()).expect("schema"));
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("writer");
+        for start in (0..ROWS).step_by(65_536) {
+            let ids: Vec<i32> = (start..(start + 65_536).min(ROWS)).collect();
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(Int32Array::from(ids.clone())),
+                Arc::new(Int32Array::from_iter_values(ids.iter().map(|&i| row(i).1))),
+                Arc::new(Float64Array::from_iter_values(
+                    ids.iter().map(|&i| row(i).2),
+                )),
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|&i| row(i).3))),
+            ];
+            let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
+            w.write(&batch).expect("write");
+        }
+        let mut bytes = w.into_inner().expect("finish");
+        bytes.truncate(bytes.len().saturating_sub(8));
+        bytes
+    }
+
+    /// The reply to `COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`.
+    pub fn copy_reply() -> Vec<u8> {
+        let mut out = BytesMut::new();
+        message(&mut out, b'H', &[0, 0, 0]);
+        for frame in ipc_stream().chunks(1 << 20) {
+            message(&mut out, b'd', frame);
+        }
+        message(&mut out, b'c', b"");
+        complete_and_ready(&mut out, &format!("COPY {ROWS}"));
+        out.to_vec()
+    }
+
+    fn sum_ids(batch: &RecordBatch) -> i64 {
+        let ids = batch.column(0).as_primitive::<Int32Type>();
+        ids.values().iter().map(|&i| i64::from(i)).sum()
+    }
+
+    pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, conn: &mut Connection) {
+        let ipc = ipc_stream();
+        group.bench_function("arrow_ipc_decode/arrow_ipc_StreamReader", |b| {
+            b.iter(|| {
+                let reader =
+                    arrow_ipc::reader::StreamReader::try_new(&ipc[..], None).expect("reader");
+                let sum: i64 = reader.map(|batch| sum_ids(&batch.expect("batch"))).sum();
+                black_box(sum)
+            })
+        });
+        group.bench_function("arrow_ipc_decode/query_arrow", |b| {
+            b.iter(|| {
+                let batches = conn
+                    .query_arrow("SELECT id FROM measurements")
+                    .expect("query");
+                let sum: i64 = batches.map(|batch| sum_ids(&batch.expect("batch"))).sum();
+                black_box(sum)
+            })
+        });
+    }
+}
+
+#[cfg(not(feature = "arrow"))]
+mod arrow {
+    pub fn copy_reply() -> Vec<u8> {
+        Vec::new()
+    }
+
+    pub fn bench<C>(_: &mut super::BenchmarkGroup<'_, super::WallTime>, _: &mut C) {}
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

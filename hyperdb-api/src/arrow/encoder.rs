@@ -1,0 +1,392 @@
+//! Checking record batches against a table and framing one IPC stream into
+//! CopyData, without I/O: every Arrow inserter is this plus a way to move
+//! bytes.
+//!
+//! A batch is checked completely before any of it is queued, so a rejected
+//! batch leaves nothing behind. Encoding shares the batch's buffers
+//! (`StreamEncoder`), so the only copy is into the send buffer.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, RecordBatchOptions};
+use arrow_buffer::Buffer;
+use arrow_ipc::writer::StreamEncoder;
+use arrow_schema::{DataType, Schema, SchemaRef};
+use bytes::BytesMut;
+use hyperdb_api_core::protocol::frontend;
+
+use super::raw::{encode_schema, IpcFramer};
+use super::schema::{arrow_schema, ingest_field, mismatch};
+use crate::error::{Error, Result, RowErrorKind};
+use crate::table_definition::TableDefinition;
+use crate::types::SqlType;
+
+/// Default bytes buffered before they are written to the socket.
+pub const DEFAULT_ARROW_FLUSH_THRESHOLD: usize = 4 << 20;
+
+/// `COPY "t" ("a", ...) FROM STDIN WITH (FORMAT ARROWSTREAM)`.
+pub(crate) fn copy_sql(table: &TableDefinition) -> Result<String> {
+    crate::insert::encoder::copy_sql(table, "ARROWSTREAM")
+}
+
+/// The schema to declare to hyperd for data with `input`'s fields: the
+/// caller's order and data types, the table's metadata and nullability.
+/// Also returns, per field, the column index in `table`.
+pub(crate) fn ingest_schema(
+    table: &TableDefinition,
+    input: &Schema,
+) -> Result<(Schema, Vec<usize>)> {
+    let mut fields = Vec::with_capacity(input.fields().len());
+    let mut columns = Vec::with_capacity(input.fields().len());
+    for field in input.fields() {
+        let index = table
+            .column_index(field.name())
+            .ok_or_else(|| Error::SchemaMismatch {
+                column: field.name().clone(),
+                expected: format!("no such column (table {} has none)", table.name()),
+                found: format!("Arrow {}", field.data_type()),
+            })?;
+        if columns.contains(&index) {
+            return Err(Error::SchemaMismatch {
+                column: field.name().clone(),
+                expected: "one field per column".into(),
+                found: "two fields with this name".into(),
+            });
+        }
+        fields.push(ingest_field(&table.columns()[index], field.data_type())?);
+        columns.push(index);
+    }
+    if let Some(missing) = (0..table.column_count()).find(|i| !columns.contains(i)) {
+        let column = &table.columns()[missing];
+        return Err(Error::SchemaMismatch {
+            column: column.name().to_owned(),
+            expected: format!("a {} field", column.sql_type()),
+            found: "no field with this name".into(),
+        });
+    }
+    Ok((Schema::new(fields), columns))
+}
+
+/// What the stream carries so far.
+#[derive(Debug)]
+enum Mode {
+    /// Nothing yet: the first batch or raw bytes decide.
+    Idle,
+    Batches(Box<BatchMode>),
+    Raw(IpcFramer),
+}
+
+struct BatchMode {
+    encoder: StreamEncoder,
+    /// The schema declared to hyperd.
+    sent: SchemaRef,
+    /// The caller's schema it was derived from; equal schemas skip the check.
+    input: SchemaRef,
+    /// Per field of `input`: the table column it fills.
+    columns: Vec<usize>,
+    /// Per field of `sent`: the `input` column that carries it.
+    order: Vec<usize>,
+}
+
+impl std::fmt::Debug for BatchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchMode")
+            .field("sent", &self.sent)
+            .field("columns", &self.columns)
+            .field("order", &self.order)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Validates batches and frames one Arrow IPC stream into CopyData messages.
+#[derive(Debug)]
+pub(crate) struct ArrowEncoder {
+    table: TableDefinition,
+    mode: Mode,
+    /// Encoded buffers not yet copied into the send buffer.
+    pending: VecDeque<Buffer>,
+    /// Bytes of `pending[0]` already copied.
+    offset: usize,
+    rows: u64,
+    flush_threshold: usize,
+    /// Set once raw bytes were half-forwarded when an error struck: only an
+    /// abort is possible then.
+    poisoned: bool,
+}
+
+impl ArrowEncoder {
+    pub(crate) fn new(table: &TableDefinition) -> Result<ArrowEncoder> {
+        table.validate()?;
+        arrow_schema(table)?;
+        Ok(ArrowEncoder {
+            table: table.clone(),
+            mode: Mode::Idle,
+            pending: VecDeque::new(),
+            offset: 0,
+            rows: 0,
+            flush_threshold: DEFAULT_ARROW_FLUSH_THRESHOLD,
+            poisoned: false,
+        })
+    }
+
+    pub(crate) fn set_flush_threshold(&mut self, bytes: usize) {
+        self.flush_threshold = bytes.max(1);
+    }
+
+    pub(crate) fn flush_threshold(&self) -> usize {
+        self.flush_threshold
+    }
+
+    pub(crate) fn rows(&self) -> u64 {
+        match &self.mode {
+            Mode::Raw(f) => f.rows(),
+            _ => self.rows,
+        }
+    }
+
+    /// Checks `batch` and queues its encoding. A rejected batch queues nothing.
+    pub(crate) fn push_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_usable()?;
+        if matches!(self.mode, Mode::Idle) {
+            let (sent, columns) = ingest_schema(&self.table, &batch.schema())?;
+            let sent = Arc::new(sent);
+            self.mode = Mode::Batches(Box::new(BatchMode {
+                encoder: StreamEncoder::try_new(&sent)?,
+                order: (0..columns.len()).collect(),
+                sent,
+                input: batch.schema(),
+                columns,
+            }));
+        }
+        let Mode::Batches(mode) = &mut self.mode else {
+            return Err(mixed());
+        };
+        if !Arc::ptr_eq(&mode.input, batch.schema_ref()) && *mode.input != *batch.schema() {
+            let (sent, columns) = ingest_schema(&self.table, &batch.schema())?;
+            mode.order = same_fields(&mode.sent, &sent)?;
+            mode.input = batch.schema();
+            mode.columns = columns;
+        }
+        check_values(&self.table, &mode.columns, batch, self.rows)?;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let columns = mode
+            .order
+            .iter()
+            .map(|i| batch.column(*i).clone())
+            .collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let batch = RecordBatch::try_new_with_options(mode.sent.clone(), columns, &options)?;
+        self.pending.extend(mode.encoder.encode(&batch)?);
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Checks and frames raw IPC stream bytes straight into `buf` (CopyData
+    /// messages). Bytes may be split anywhere across calls.
+    pub(crate) fn push_ipc(&mut self, bytes: &[u8], buf: &mut BytesMut) -> Result<()> {
+        self.check_usable()?;
+        match self.mode {
+            Mode::Idle => self.mode = Mode::Raw(IpcFramer::new()),
+            Mode::Raw(_) => {}
+            Mode::Batches(_) => return Err(mixed()),
+        }
+        let Mode::Raw(framer) = &mut self.mode else {
+            return Err(mixed());
+        };
+        let start = frontend::begin_copy_data(buf);
+        let res = framer.push(&self.table, bytes, &mut |b| buf.extend_from_slice(b));
+        let res = res.and_then(|()| close_frame(buf, start));
+        if res.is_err() {
+            // Nothing of this call is sent. Before a schema was accepted the
+            // caller may start over; after, the stream is broken for good.
+            buf.truncate(start);
+            if framer.sent_schema().is_some() {
+                self.poisoned = true;
+            } else {
+                self.mode = Mode::Idle;
+            }
+        }
+        res
+    }
+
+    /// Copies queued bytes into CopyData frames in `buf`; returns true when
+    /// `buf` holds at least the flush threshold: write it out, then call
+    /// again until it returns false.
+    pub(crate) fn write_pending(&mut self, buf: &mut BytesMut) -> Result<bool> {
+        if self.pending.is_empty() {
+            return Ok(buf.len() >= self.flush_threshold);
+        }
+        let start = frontend::begin_copy_data(buf);
+        while let Some(front) = self.pending.front() {
+            let room = self
+                .flush_threshold
+                .saturating_sub(buf.len() - start)
+                .max(1);
+            let piece = &front[self.offset..];
+            let n = piece.len().min(room);
+            buf.extend_from_slice(&piece[..n]);
+            self.offset += n;
+            if self.offset == front.len() {
+                self.pending.pop_front();
+                self.offset = 0;
+            }
+            if buf.len() - start >= self.flush_threshold {
+                break;
+            }
+        }
+        close_frame(buf, start)?;
+        Ok(buf.len() >= self.flush_threshold)
+    }
+
+    /// Queues the end of the stream (with the schema first if no data was
+    /// given, since hyperd rejects an input without one); then drain with
+    /// `write_pending`.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.check_usable()?;
+        match std::mem::replace(&mut self.mode, Mode::Idle) {
+            Mode::Idle => {
+                let schema = arrow_schema(&self.table)?;
+                self.pending
+                    .push_back(Buffer::from(encode_schema(&schema)?));
+                self.pending.push_back(Buffer::from(EOS.to_vec()));
+            }
+            Mode::Batches(mode) => self.pending.extend(mode.encoder.finish()?),
+            Mode::Raw(framer) => {
+                framer.finish()?;
+                if framer.sent_schema().is_none() {
+                    return Err(Error::invalid_argument(
+                        "Arrow IPC stream",
+                        "the stream has no schema message",
+                    ));
+                }
+                self.rows = framer.rows();
+                self.pending.push_back(Buffer::from(EOS.to_vec()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets what is queued (for an abort).
+    pub(crate) fn discard(&mut self) {
+        self.pending.clear();
+        self.offset = 0;
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::invalid_argument(
+                "ArrowInserter",
+                "an earlier error broke the IPC stream; drop the inserter (nothing is stored)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The IPC end-of-stream marker: continuation, then a zero length.
+const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+
+/// Patches the frame's length; an empty frame is removed.
+fn close_frame(buf: &mut BytesMut, start: usize) -> Result<()> {
+    if buf.len() == start + 5 {
+        buf.truncate(start);
+        return Ok(());
+    }
+    Ok(frontend::end_copy_data(buf, start)?)
+}
+
+fn mixed() -> Error {
+    Error::invalid_argument(
+        "ArrowInserter",
+        "record batches and raw IPC bytes cannot be mixed in one insert",
+    )
+}
+
+/// Where each field of `first` is in `next` (both cover the same columns:
+/// `ingest_schema` checked that); one COPY has one schema, so types must
+/// agree too.
+fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
+    first
+        .fields()
+        .iter()
+        .map(|f| {
+            let (i, g) = next
+                .fields()
+                .find(f.name())
+                .ok_or_else(|| Error::SchemaMismatch {
+                    column: f.name().clone(),
+                    expected: "a field as in the first batch".into(),
+                    found: "none".into(),
+                })?;
+            if g.data_type() != f.data_type() {
+                return Err(Error::SchemaMismatch {
+                    column: f.name().clone(),
+                    expected: format!(
+                        "Arrow {} as in the first batch (one COPY, one schema)",
+                        f.data_type()
+                    ),
+                    found: format!("Arrow {}", g.data_type()),
+                });
+            }
+            Ok(i)
+        })
+        .collect()
+}
+
+/// What hyperd does not check itself (measured): NULLs in NOT NULL columns
+/// fail the whole COPY late, and over-long VARCHAR/CHAR values are stored
+/// as they are (CHAR(1) truncated). Rejecting them here keeps the batch out.
+fn check_values(
+    table: &TableDefinition,
+    columns: &[usize],
+    batch: &RecordBatch,
+    rows_before: u64,
+) -> Result<()> {
+    for (array, &index) in batch.columns().iter().zip(columns) {
+        let column = &table.columns()[index];
+        let error = |row: usize, kind, message: String| Error::InvalidRow {
+            row: rows_before + row as u64,
+            column: Some(column.name().to_owned()),
+            kind,
+            message: format!("{message}; the batch was not inserted"),
+        };
+        if !column.is_nullable() && array.null_count() > 0 {
+            let row = (0..array.len()).find(|i| array.is_null(*i)).unwrap_or(0);
+            return Err(error(row, RowErrorKind::NullInNotNull, "NULL".into()));
+        }
+        let limit = match column.sql_type() {
+            SqlType::Varchar(n) | SqlType::Char(n) => *n as usize,
+            _ => continue,
+        };
+        if array.data_type() != &DataType::Utf8 {
+            return Err(mismatch(column, array.data_type()));
+        }
+        let strings = array.as_string::<i32>();
+        let offsets = strings.value_offsets();
+        let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
+        if ((last - first) as usize) <= limit {
+            continue;
+        }
+        for (row, w) in offsets.windows(2).enumerate() {
+            if (w[1] - w[0]) as usize > limit && !strings.is_null(row) {
+                let chars = strings.value(row).chars().count();
+                if chars > limit {
+                    return Err(error(
+                        row,
+                        RowErrorKind::OutOfRange,
+                        format!("{chars} characters for {}", column.sql_type()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "encoder_tests.rs"]
+mod tests;

@@ -1,0 +1,200 @@
+//! Arrow inserters over one connection, sync and async: `COPY ... FROM
+//! STDIN WITH (FORMAT ARROWSTREAM)` carrying exactly one IPC stream.
+
+use arrow_array::RecordBatch;
+
+use super::encoder::{copy_sql, ArrowEncoder};
+use crate::error::{Error, Result};
+use crate::table_definition::TableDefinition;
+use crate::Connection;
+
+/// The shared surface of [`ArrowInserter`] and [`AsyncArrowInserter`]:
+/// `arrow_inserter_methods!(;)` and `arrow_inserter_methods!(async; .await)`.
+/// Each needs fields `client`, `encoder`, `finished`.
+macro_rules! arrow_inserter_methods {
+    ($($async_kw:ident)? ; $($aw:tt)*) => {
+        /// Sets how many bytes are buffered before they are written to the
+        /// socket (default [`DEFAULT_ARROW_FLUSH_THRESHOLD`](super::DEFAULT_ARROW_FLUSH_THRESHOLD)).
+        /// It is also the largest CopyData frame.
+        pub fn with_flush_threshold(mut self, bytes: usize) -> Self {
+            self.encoder.set_flush_threshold(bytes);
+            self
+        }
+
+        /// Inserts `batch`. Its fields are matched to the table's columns by
+        /// name; every batch of one insert has the same schema. A rejected
+        /// batch ([`Error::SchemaMismatch`], [`Error::InvalidRow`]) is not
+        /// sent and the inserter stays usable.
+        pub $($async_kw)? fn insert_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+            self.encoder.push_batch(batch)?;
+            self.drain() $($aw)*
+        }
+
+        /// Inserts raw Arrow IPC stream bytes (e.g. forwarded from elsewhere),
+        /// split anywhere across calls. The schema is checked before any of
+        /// it is sent; the data is passed through undecoded. Cannot be mixed
+        /// with [`Self::insert_batch`] in one insert.
+        pub $($async_kw)? fn insert_ipc(&mut self, bytes: &[u8]) -> Result<()> {
+            let step = self.encoder.flush_threshold();
+            for piece in bytes.chunks(step) {
+                self.encoder.push_ipc(piece, self.client.copy_buf())?;
+                if self.client.copy_buf().len() >= step {
+                    self.client.flush() $($aw)* ?;
+                }
+            }
+            Ok(())
+        }
+
+        /// Rows accepted so far.
+        pub fn rows(&self) -> u64 {
+            self.encoder.rows()
+        }
+
+        /// Ends the stream and commits. Returns the rows the server stored,
+        /// checked against the rows sent ([`Error::RowCountMismatch`]). On
+        /// error nothing was stored and the connection is usable.
+        pub $($async_kw)? fn finish(mut self) -> Result<u64> {
+            self.finished = true;
+            if let Err(e) = self.encoder.finish() {
+                self.abort_queued("the Arrow stream could not be completed");
+                return Err(e);
+            }
+            self.drain() $($aw)* ?;
+            let stored = self.client.copy_in_finish() $($aw)* ?;
+            let sent = self.encoder.rows();
+            if stored != sent {
+                return Err(Error::RowCountMismatch { sent, stored });
+            }
+            Ok(stored)
+        }
+
+        $($async_kw)? fn drain(&mut self) -> Result<()> {
+            while self.encoder.write_pending(self.client.copy_buf())? {
+                self.client.flush() $($aw)* ?;
+            }
+            Ok(())
+        }
+
+        /// Ends the COPY with `CopyFail` without waiting (for `Drop`). Only
+        /// whole frames are ever in the send buffer, so `CopyFail` can follow.
+        fn abort_queued(&mut self, reason: &str) {
+            self.encoder.discard();
+            self.client.queue_copy_fail(reason);
+        }
+    };
+}
+
+/// Streams Arrow record batches into a table; see the [module docs](super).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use hyperdb_api::{ArrowInserter, Connection, TableDefinition, types::SqlType};
+/// # use arrow_array::{Int32Array, RecordBatch};
+/// # fn f(conn: &mut Connection) -> hyperdb_api::Result<()> {
+/// let table = TableDefinition::new("t").with_not_null_column("id", SqlType::Int);
+/// let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&table)?);
+/// let batch = RecordBatch::try_new(schema, vec![Arc::new(Int32Array::from(vec![1, 2, 3]))])?;
+/// let mut ins = ArrowInserter::new(conn, &table)?;
+/// ins.insert_batch(&batch)?;
+/// assert_eq!(ins.finish()?, 3);
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct ArrowInserter<'c> {
+    client: &'c mut hyperdb_api_core::client::Client,
+    encoder: ArrowEncoder,
+    finished: bool,
+}
+
+impl<'c> ArrowInserter<'c> {
+    /// Starts a COPY into `table` (which must exist with these columns).
+    pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<ArrowInserter<'c>> {
+        let encoder = ArrowEncoder::new(table)?;
+        let client = conn.client();
+        client.copy_in(&copy_sql(table)?)?;
+        Ok(ArrowInserter {
+            client,
+            encoder,
+            finished: false,
+        })
+    }
+
+    arrow_inserter_methods!(;);
+}
+
+impl Drop for ArrowInserter<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abort_queued("Arrow inserter dropped without finish()");
+        }
+    }
+}
+
+/// [`ArrowInserter`] for [`crate::AsyncConnection`]. Dropping it (or one of
+/// its futures) before `finish()` completes aborts the insert.
+#[cfg(feature = "async")]
+#[derive(Debug)]
+pub struct AsyncArrowInserter<'c> {
+    client: &'c mut hyperdb_api_core::client::AsyncClient,
+    encoder: ArrowEncoder,
+    finished: bool,
+}
+
+#[cfg(feature = "async")]
+impl<'c> AsyncArrowInserter<'c> {
+    /// Starts a COPY into `table` (which must exist with these columns).
+    pub async fn new(
+        conn: &'c mut crate::AsyncConnection,
+        table: &TableDefinition,
+    ) -> Result<AsyncArrowInserter<'c>> {
+        let encoder = ArrowEncoder::new(table)?;
+        let client = conn.client();
+        client.copy_in(&copy_sql(table)?).await?;
+        Ok(AsyncArrowInserter {
+            client,
+            encoder,
+            finished: false,
+        })
+    }
+
+    arrow_inserter_methods!(async; .await);
+}
+
+#[cfg(feature = "async")]
+impl Drop for AsyncArrowInserter<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abort_queued("Arrow inserter dropped without finish()");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Inserters and result streams can move to other threads and tasks.
+    #[test]
+    fn send() {
+        fn send<T: Send>() {}
+        send::<super::ArrowInserter<'_>>();
+        send::<crate::arrow::ArrowBatches<'_>>();
+        send::<crate::arrow::ArrowIpcChunks<'_>>();
+        #[cfg(feature = "async")]
+        {
+            send::<super::AsyncArrowInserter<'_>>();
+            send::<crate::arrow::AsyncArrowBatches<'_>>();
+        }
+    }
+
+    #[cfg(feature = "async")]
+    #[allow(dead_code)]
+    fn futures_are_send(
+        conns: &mut [crate::AsyncConnection],
+        tables: &[crate::TableDefinition],
+        batches: &[arrow_array::RecordBatch],
+    ) {
+        fn send<T: Send>(_: T) {}
+        send(crate::arrow::insert_batches_parallel(
+            conns, tables, batches,
+        ));
+    }
+}

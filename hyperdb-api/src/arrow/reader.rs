@@ -1,0 +1,442 @@
+//! Query results as Arrow: `COPY (query) TO STDOUT WITH (FORMAT
+//! ARROWSTREAM)` read through a streaming IPC decoder.
+//!
+//! Each CopyData payload is a slice of the receive buffer; it goes to
+//! `StreamDecoder` as an `arrow_buffer::Buffer` over the same memory, so
+//! decoded batches point into what was received instead of a copy (arrow
+//! still copies a column buffer whose address is not aligned for its type).
+//! One batch is held at a time: memory stays constant for any result size.
+//! Dropping a stream early is fine: the connection drains the rest before
+//! its next request.
+
+use std::sync::Arc;
+
+use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_buffer::Buffer;
+use arrow_ipc::reader::StreamDecoder;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
+use hyperdb_api_core::client::Client;
+use hyperdb_api_core::protocol::ops::CopyOutEvent;
+
+use super::schema::UTC;
+use crate::error::{Error, Result};
+
+/// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`; a trailing `;` would
+/// end the statement inside the parentheses.
+pub(crate) fn copy_out_sql(sql: &str) -> String {
+    let sql = sql.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    format!("COPY ({sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)")
+}
+
+/// Decodes CopyData payloads into record batches, without I/O.
+#[derive(Debug, Default)]
+pub(crate) struct ArrowDecoder {
+    decoder: StreamDecoder,
+    input: Buffer,
+    schema: Option<SchemaRef>,
+    /// Columns whose time zone is rewritten (hyperd's `"Utc"` -> [`UTC`]).
+    retyped: Vec<(usize, DataType)>,
+    /// A batch decoded while looking for the schema or at the end.
+    ready: Option<RecordBatch>,
+    /// The server ended the stream; `end_input` ran.
+    ended: bool,
+}
+
+impl ArrowDecoder {
+    pub(crate) fn schema(&self) -> Option<&SchemaRef> {
+        self.schema.as_ref()
+    }
+
+    /// Hands over the next payload; call after `next_batch` returned `None`.
+    pub(crate) fn push(&mut self, data: Bytes) {
+        self.input = Buffer::from(data);
+    }
+
+    /// The next complete batch, or `None` when more input is needed.
+    pub(crate) fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(batch) = self.ready.take() {
+            return Ok(Some(batch));
+        }
+        while !self.input.is_empty() {
+            let batch = self.decoder.decode(&mut self.input)?;
+            self.on_schema_once();
+            if let Some(batch) = batch {
+                return self.retype(batch).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Like `next_batch`, but keeps the batch for later: for reading ahead
+    /// to the schema.
+    pub(crate) fn read_ahead(&mut self) -> Result<()> {
+        if self.ready.is_none() {
+            self.ready = self.next_batch()?;
+        }
+        Ok(())
+    }
+
+    /// The input ended. hyperd sends no end-of-stream marker, and the
+    /// decoder completes a message without body (a schema, an empty batch)
+    /// only once it sees input after it, so a schema-only result would
+    /// never yield its schema: feed the marker here. A batch completed by
+    /// it is kept for `next_batch`. Errors if the input stopped inside a
+    /// message (the marker's bytes must not complete a truncated one).
+    pub(crate) fn end_input(&mut self) -> Result<()> {
+        self.ended = true;
+        let mut eos = Buffer::from(&EOS[..]);
+        while !eos.is_empty() {
+            match self.decoder.decode(&mut eos) {
+                // Completed before taking any byte of the marker.
+                Ok(Some(batch)) if eos.len() == EOS.len() => {
+                    self.on_schema_once();
+                    self.ready = Some(self.retype(batch)?);
+                }
+                Ok(Some(_)) => return Err(truncated()),
+                Ok(None) => {}
+                // "Unexpected EOS": the server did end its stream.
+                Err(_) if self.decoder.finish().is_ok() => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.on_schema_once();
+        self.decoder.finish().map_err(|_| truncated())
+    }
+
+    /// Whether `end_input` ran: no more input will come.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Takes over the decoder's schema once it has one.
+    fn on_schema_once(&mut self) {
+        if self.schema.is_some() {
+            return;
+        }
+        let Some(schema) = self.decoder.schema() else {
+            return;
+        };
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match f.data_type() {
+                DataType::Timestamp(unit, Some(tz)) if tz.as_ref() != UTC => {
+                    let dt = DataType::Timestamp(*unit, Some(UTC.into()));
+                    self.retyped.push((i, dt.clone()));
+                    f.as_ref().clone().with_data_type(dt)
+                }
+                _ => f.as_ref().clone(),
+            })
+            .collect();
+        self.schema = Some(if self.retyped.is_empty() {
+            schema
+        } else {
+            Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+        });
+    }
+
+    fn retype(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let Some(schema) = self.schema.clone() else {
+            return Err(Error::Arrow(arrow_schema::ArrowError::IpcError(
+                "record batch before the schema".into(),
+            )));
+        };
+        if self.retyped.is_empty() {
+            return Ok(batch);
+        }
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        for (i, dt) in &self.retyped {
+            let data = columns[*i].to_data().into_builder().data_type(dt.clone());
+            columns[*i] = make_array(data.build()?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        Ok(RecordBatch::try_new_with_options(
+            schema, columns, &options,
+        )?)
+    }
+}
+
+/// The shared surface of [`ArrowBatches`] and [`AsyncArrowBatches`]; each
+/// needs fields `client`, `decoder`, `rows` (`Some` once the server ended
+/// the result) and `done` (nothing more to return).
+macro_rules! batch_reader_methods {
+    ($($async_kw:ident)? ; $($aw:tt)*) => {
+        /// The result's Arrow schema, known before the first batch.
+        pub fn schema(&self) -> SchemaRef {
+            self.decoder.schema().cloned().unwrap_or_else(|| Arc::new(Schema::empty()))
+        }
+
+        /// The row count the server reported, once the stream is exhausted.
+        pub fn rows(&self) -> Option<u64> {
+            self.rows
+        }
+
+        /// Reads until the schema is known (it may bring the first batch).
+        $($async_kw)? fn read_schema(&mut self) -> Result<()> {
+            while self.decoder.schema().is_none() {
+                match self.client.next_copy_out() $($aw)* ? {
+                    CopyOutEvent::Data(data) => {
+                        self.decoder.push(data);
+                        self.decoder.read_ahead()?;
+                    }
+                    CopyOutEvent::Done { rows } => {
+                        self.rows = Some(rows);
+                        self.decoder.end_input()?;
+                        if self.decoder.schema().is_none() {
+                            return Err(unexpected(&CopyOutEvent::Done { rows }, "before the Arrow schema"));
+                        }
+                    }
+                    other => return Err(unexpected(&other, "before the Arrow schema")),
+                }
+            }
+            Ok(())
+        }
+
+        $($async_kw)? fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+            loop {
+                if self.done {
+                    return None;
+                }
+                match self.decoder.next_batch() {
+                    Ok(Some(batch)) => return Some(Ok(batch)),
+                    Ok(None) if self.decoder.ended() => {
+                        self.done = true;
+                        return None;
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Some(Err(self.fail(e))),
+                }
+                match self.client.next_copy_out() $($aw)* {
+                    Ok(CopyOutEvent::Data(data)) => self.decoder.push(data),
+                    Ok(CopyOutEvent::Done { rows }) => {
+                        self.rows = Some(rows);
+                        if let Err(e) = self.decoder.end_input() {
+                            return Some(Err(self.fail(e)));
+                        }
+                    }
+                    Ok(other) => {
+                        let e = unexpected(&other, "in an Arrow result");
+                        return Some(Err(self.fail(e)));
+                    }
+                    Err(e) => return Some(Err(self.fail(e.into()))),
+                }
+            }
+        }
+
+        fn fail(&mut self, e: Error) -> Error {
+            self.done = true;
+            e
+        }
+    };
+}
+
+/// The shared surface of the raw IPC chunk streams.
+macro_rules! chunk_reader_methods {
+    ($($async_kw:ident)? ; $($aw:tt)*) => {
+        /// The row count the server reported, once the stream is exhausted.
+        pub fn rows(&self) -> Option<u64> {
+            self.rows
+        }
+
+        $($async_kw)? fn next_chunk(&mut self) -> Option<Result<Bytes>> {
+            if self.eos_sent {
+                return None;
+            }
+            if self.rows.is_some() {
+                self.eos_sent = true;
+                return Some(Ok(Bytes::from_static(&EOS)));
+            }
+            match self.client.next_copy_out() $($aw)* {
+                Ok(CopyOutEvent::Data(data)) => Some(Ok(data)),
+                Ok(CopyOutEvent::Done { rows }) => {
+                    self.rows = Some(rows);
+                    self.eos_sent = true;
+                    Some(Ok(Bytes::from_static(&EOS)))
+                }
+                Ok(other) => {
+                    self.eos_sent = true;
+                    Some(Err(unexpected(&other, "in an Arrow result")))
+                }
+                Err(e) => {
+                    self.eos_sent = true;
+                    Some(Err(e.into()))
+                }
+            }
+        }
+    };
+}
+
+/// hyperd ends its stream without the end-of-stream marker; forwarded
+/// bytes get one so that any IPC reader sees a complete stream.
+const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+
+fn truncated() -> Error {
+    Error::Arrow(arrow_schema::ArrowError::IpcError(
+        "the Arrow result ends inside a message".into(),
+    ))
+}
+
+fn unexpected(event: &CopyOutEvent, context: &str) -> Error {
+    let what = match event {
+        CopyOutEvent::Started(_) => "a second CopyOutResponse",
+        CopyOutEvent::Data(_) => "data",
+        CopyOutEvent::Done { .. } => "the end of the result",
+    };
+    Error::Arrow(arrow_schema::ArrowError::IpcError(format!(
+        "unexpected {what} {context}"
+    )))
+}
+
+/// A query result as an `Iterator` of Arrow [`RecordBatch`]es; from
+/// [`Connection::query_arrow`](crate::Connection::query_arrow).
+#[derive(Debug)]
+pub struct ArrowBatches<'c> {
+    client: &'c mut Client,
+    decoder: ArrowDecoder,
+    rows: Option<u64>,
+    done: bool,
+}
+
+impl<'c> ArrowBatches<'c> {
+    pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowBatches<'c>> {
+        client.copy_out(&copy_out_sql(sql))?;
+        let mut batches = ArrowBatches {
+            client,
+            decoder: ArrowDecoder::default(),
+            rows: None,
+            done: false,
+        };
+        batches.read_schema()?;
+        Ok(batches)
+    }
+
+    batch_reader_methods!(;);
+}
+
+impl Iterator for ArrowBatches<'_> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.next_batch()
+    }
+}
+
+/// A query result as raw Arrow IPC stream bytes, for callers that forward
+/// them: the server's CopyData payloads as they arrive (no copy), then an
+/// end-of-stream marker.
+#[derive(Debug)]
+pub struct ArrowIpcChunks<'c> {
+    client: &'c mut Client,
+    rows: Option<u64>,
+    eos_sent: bool,
+}
+
+impl<'c> ArrowIpcChunks<'c> {
+    pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowIpcChunks<'c>> {
+        client.copy_out(&copy_out_sql(sql))?;
+        Ok(ArrowIpcChunks {
+            client,
+            rows: None,
+            eos_sent: false,
+        })
+    }
+
+    chunk_reader_methods!(;);
+}
+
+impl Iterator for ArrowIpcChunks<'_> {
+    type Item = Result<Bytes>;
+
+    fn next(&mut self) -> Option<Result<Bytes>> {
+        self.next_chunk()
+    }
+}
+
+#[cfg(feature = "async")]
+pub use async_readers::{AsyncArrowBatches, AsyncArrowIpcChunks};
+
+#[cfg(feature = "async")]
+mod async_readers {
+    use super::*;
+    use futures_core::Stream;
+    use hyperdb_api_core::client::AsyncClient;
+
+    /// [`ArrowBatches`] for [`crate::AsyncConnection`]: read with `next()`
+    /// or turn into a `Stream` with `into_stream()`. Cancel-safe.
+    #[derive(Debug)]
+    pub struct AsyncArrowBatches<'c> {
+        client: &'c mut AsyncClient,
+        decoder: ArrowDecoder,
+        rows: Option<u64>,
+        done: bool,
+    }
+
+    impl<'c> AsyncArrowBatches<'c> {
+        pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
+            client.copy_out(&copy_out_sql(sql)).await?;
+            let mut batches = AsyncArrowBatches {
+                client,
+                decoder: ArrowDecoder::default(),
+                rows: None,
+                done: false,
+            };
+            batches.read_schema().await?;
+            Ok(batches)
+        }
+
+        batch_reader_methods!(async; .await);
+
+        /// The next batch, or `None` at the end.
+        pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
+            self.next_batch().await
+        }
+
+        /// The batches as a `futures` [`Stream`].
+        pub fn into_stream(self) -> impl Stream<Item = Result<RecordBatch>> + 'c {
+            futures_util::stream::unfold(self, |mut s| async move {
+                let item = s.next_batch().await?;
+                Some((item, s))
+            })
+        }
+    }
+
+    /// [`ArrowIpcChunks`] for [`crate::AsyncConnection`].
+    #[derive(Debug)]
+    pub struct AsyncArrowIpcChunks<'c> {
+        client: &'c mut AsyncClient,
+        rows: Option<u64>,
+        eos_sent: bool,
+    }
+
+    impl<'c> AsyncArrowIpcChunks<'c> {
+        pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
+            client.copy_out(&copy_out_sql(sql)).await?;
+            Ok(AsyncArrowIpcChunks {
+                client,
+                rows: None,
+                eos_sent: false,
+            })
+        }
+
+        chunk_reader_methods!(async; .await);
+
+        /// The next chunk, or `None` at the end.
+        pub async fn next(&mut self) -> Option<Result<Bytes>> {
+            self.next_chunk().await
+        }
+
+        /// The chunks as a `futures` [`Stream`].
+        pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + 'c {
+            futures_util::stream::unfold(self, |mut s| async move {
+                let item = s.next_chunk().await?;
+                Some((item, s))
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;

@@ -1,0 +1,111 @@
+use arrow_array::{Int32Array, TimestampMicrosecondArray};
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::TimeUnit;
+
+use super::*;
+
+/// An IPC stream as hyperd sends it: no end-of-stream marker.
+fn stream(batches: &[RecordBatch], schema: &Schema) -> Vec<u8> {
+    let mut w = StreamWriter::try_new(Vec::new(), schema).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    // `into_inner` ends the stream; hyperd does not.
+    let mut bytes = w.into_inner().unwrap();
+    assert!(bytes.ends_with(&EOS));
+    bytes.truncate(bytes.len() - EOS.len());
+    bytes
+}
+
+fn ints(schema: &SchemaRef, values: Vec<i32>) -> RecordBatch {
+    RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(values))]).unwrap()
+}
+
+/// Feeds `bytes` in pieces of `step`, then ends the input.
+fn decode(bytes: &[u8], step: usize) -> (Option<SchemaRef>, Vec<RecordBatch>) {
+    let mut d = ArrowDecoder::default();
+    let mut out = Vec::new();
+    for piece in bytes.chunks(step) {
+        d.push(Bytes::copy_from_slice(piece));
+        while let Some(b) = d.next_batch().unwrap() {
+            out.push(b);
+        }
+    }
+    d.end_input().unwrap();
+    while let Some(b) = d.next_batch().unwrap() {
+        out.push(b);
+    }
+    (d.schema().cloned(), out)
+}
+
+#[test]
+fn schema_only_stream_yields_its_schema() {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+    let bytes = stream(&[], &schema);
+    let (got, batches) = decode(&bytes, bytes.len());
+    assert_eq!(got.unwrap(), schema);
+    assert!(batches.is_empty());
+}
+
+#[test]
+fn any_framing_gives_the_same_batches() {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+    let want = vec![
+        ints(&schema, vec![1, 2]),
+        ints(&schema, vec![]),
+        ints(&schema, vec![3]),
+    ];
+    let bytes = stream(&want, &schema);
+    for step in [1, 7, 64, bytes.len()] {
+        let (got, batches) = decode(&bytes, step);
+        assert_eq!(got.unwrap(), schema);
+        assert_eq!(batches, want, "step {step}");
+    }
+    // An empty last batch (no body) still comes out.
+    let tail = vec![ints(&schema, vec![4]), ints(&schema, vec![])];
+    let bytes_tail = stream(&tail, &schema);
+    assert_eq!(decode(&bytes_tail, bytes_tail.len()).1, tail);
+    // A server that does end its stream: the extra marker is harmless.
+    let mut ended = bytes.clone();
+    ended.extend_from_slice(&EOS);
+    assert_eq!(decode(&ended, 5).1, want);
+}
+
+#[test]
+fn truncated_stream_is_an_error() {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+    let bytes = stream(&[ints(&schema, vec![1, 2, 3])], &schema);
+    let mut d = ArrowDecoder::default();
+    d.push(Bytes::copy_from_slice(&bytes[..bytes.len() - 4]));
+    assert!(d.next_batch().unwrap().is_none());
+    assert!(d.end_input().is_err());
+}
+
+#[test]
+fn hyperd_utc_zone_is_rewritten() {
+    let hyperd = Arc::new(Schema::new(vec![Field::new(
+        "t",
+        DataType::Timestamp(TimeUnit::Microsecond, Some("Utc".into())),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(
+        hyperd.clone(),
+        vec![Arc::new(
+            TimestampMicrosecondArray::from(vec![Some(1), None]).with_timezone("Utc"),
+        )],
+    )
+    .unwrap();
+    let (schema, batches) = decode(&stream(&[batch], &hyperd), 1 << 20);
+    let want = DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()));
+    assert_eq!(schema.unwrap().field(0).data_type(), &want);
+    assert_eq!(batches[0].column(0).data_type(), &want);
+    assert_eq!(batches[0].column(0).null_count(), 1);
+}
+
+#[test]
+fn copy_statement() {
+    assert_eq!(
+        copy_out_sql("SELECT 1 ; \n"),
+        "COPY (SELECT 1) TO STDOUT WITH (FORMAT ARROWSTREAM)"
+    );
+}

@@ -1,0 +1,256 @@
+//! The async gRPC connection and its options.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use hyperdb_api_core::grpc::{
+    GrpcCancelHandle, GrpcClient, GrpcConfig, GrpcDatabase, GrpcParameters, GrpcQuery, GrpcResult,
+    TransferMode,
+};
+use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
+
+use super::params::arrow_parameters;
+use super::results::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcRows};
+use crate::error::{Error, Result};
+
+/// Options for a gRPC connection, as a consuming builder.
+///
+/// gRPC calls are stateless: the databases, settings, transfer mode and
+/// row limit travel with every query (and can be changed between queries
+/// on the connection).
+#[derive(Clone, Debug)]
+pub struct GrpcConnectOptions {
+    config: GrpcConfig,
+    query: GrpcQuery,
+}
+
+impl GrpcConnectOptions {
+    pub fn new(config: GrpcConfig) -> GrpcConnectOptions {
+        GrpcConnectOptions {
+            config,
+            query: GrpcQuery::default(),
+        }
+    }
+
+    /// Options for `endpoint` (`http://HOST:PORT`, `https://HOST:PORT`, or
+    /// hyperd's `tcp.grpc://HOST:PORT`).
+    pub fn from_endpoint(endpoint: &str) -> Result<GrpcConnectOptions> {
+        Ok(GrpcConnectOptions::new(GrpcConfig::new(endpoint)?))
+    }
+
+    /// Attaches the database file `path` to every query, under its file
+    /// stem as alias (as [`crate::Connection::connect`] does).
+    pub fn with_database(self, path: impl AsRef<Path>) -> Result<GrpcConnectOptions> {
+        let path = path.as_ref();
+        let alias = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .ok_or_else(|| {
+                Error::invalid_argument("database", format!("no file name in {}", path.display()))
+            })?
+            .to_owned();
+        self.with_attached_database(path, &alias)
+    }
+
+    /// Attaches the database file `path` under `alias` to every query.
+    pub fn with_attached_database(
+        mut self,
+        path: impl AsRef<Path>,
+        alias: &str,
+    ) -> Result<GrpcConnectOptions> {
+        self.query.databases.push(database(path.as_ref(), alias)?);
+        Ok(self)
+    }
+
+    /// A query setting sent with every query (hyperd rejects unknown names).
+    pub fn with_setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.query.settings.insert(name.into(), value.into());
+        self
+    }
+
+    /// How results are transferred ([`TransferMode::Adaptive`] by default).
+    pub fn with_transfer_mode(mut self, mode: TransferMode) -> Self {
+        self.query.transfer_mode = mode;
+        self
+    }
+
+    /// At most this many rows per query.
+    pub fn with_row_limit(mut self, limit: Option<u64>) -> Self {
+        self.query.row_limit = limit;
+        self
+    }
+
+    pub fn config(&self) -> &GrpcConfig {
+        &self.config
+    }
+}
+
+fn database(path: &Path, alias: &str) -> Result<GrpcDatabase> {
+    let path = path.to_str().ok_or_else(|| {
+        Error::invalid_argument("database", format!("{} is not UTF-8", path.display()))
+    })?;
+    if alias.is_empty() {
+        return Err(Error::invalid_argument("alias", "empty"));
+    }
+    Ok(GrpcDatabase {
+        path: path.to_owned(),
+        alias: alias.to_owned(),
+    })
+}
+
+/// An async connection to hyperd's gRPC interface (feature `grpc`): reads
+/// only, results as Arrow or as the same [`Row`](crate::Row)s the
+/// PostgreSQL-protocol connection returns.
+///
+/// Queries take `&self`: several may run at once over the one HTTP/2
+/// connection. Results own what they need (no borrow of the connection).
+///
+/// ```no_run
+/// # async fn f() -> hyperdb_api::Result<()> {
+/// use hyperdb_api::{AsyncGrpcConnection, GrpcConnectOptions};
+/// let conn = AsyncGrpcConnection::connect_with(
+///     &GrpcConnectOptions::from_endpoint("http://127.0.0.1:7484")?.with_database("example.hyper")?,
+/// ).await?;
+/// let mut rows = conn.execute_query_params("SELECT x FROM t WHERE x > $1", &[&1i32]).await?;
+/// while let Some(row) = rows.next().await {
+///     let x: i32 = row?.try_get(0)?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct AsyncGrpcConnection {
+    client: GrpcClient,
+    query: GrpcQuery,
+}
+
+impl AsyncGrpcConnection {
+    /// Connects to `endpoint` with default options.
+    pub async fn connect(endpoint: &str) -> Result<AsyncGrpcConnection> {
+        AsyncGrpcConnection::connect_with(&GrpcConnectOptions::from_endpoint(endpoint)?).await
+    }
+
+    /// Connects with full options.
+    pub async fn connect_with(options: &GrpcConnectOptions) -> Result<AsyncGrpcConnection> {
+        let client = GrpcClient::connect(&options.config).await?;
+        Ok(AsyncGrpcConnection {
+            client,
+            query: options.query.clone(),
+        })
+    }
+
+    /// Runs a query and streams its result as Arrow record batches; the
+    /// schema is known before the first batch.
+    pub async fn query_arrow(&self, sql: &str) -> Result<AsyncGrpcArrowBatches> {
+        self.query_arrow_params(sql, &[]).await
+    }
+
+    /// [`Self::query_arrow`] with bound parameters (`$1`, `$2`, ...).
+    pub async fn query_arrow_params(
+        &self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<AsyncGrpcArrowBatches> {
+        AsyncGrpcArrowBatches::new(self.start(sql, params).await?).await
+    }
+
+    /// Runs a query and streams its result as raw Arrow IPC stream bytes.
+    pub async fn query_arrow_ipc(&self, sql: &str) -> Result<AsyncGrpcArrowIpcChunks> {
+        Ok(AsyncGrpcArrowIpcChunks::new(self.start(sql, &[]).await?))
+    }
+
+    /// Runs a query and streams its rows.
+    pub async fn execute_query(&self, sql: &str) -> Result<AsyncGrpcRows> {
+        self.execute_query_params(sql, &[]).await
+    }
+
+    /// Runs a query with bound parameters (`$1`, `$2`, ...; the same values
+    /// as [`crate::AsyncConnection::execute_query_params`] takes) and streams
+    /// its rows.
+    pub async fn execute_query_params(
+        &self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<AsyncGrpcRows> {
+        Ok(AsyncGrpcRows::new(
+            self.query_arrow_params(sql, params).await?,
+        ))
+    }
+
+    /// The first column of the first row as `T` ([`Error::NoRows`] when
+    /// there is none).
+    pub async fn query_scalar<T>(&self, sql: &str) -> Result<T>
+    where
+        T: for<'a> FromHyperBinary<'a>,
+    {
+        let mut rows = self.execute_query(sql).await?;
+        match rows.next().await {
+            Some(row) => row?.try_get(0),
+            None => Err(Error::NoRows),
+        }
+    }
+
+    /// Attaches the database file `path` under `alias` to later queries.
+    pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        let db = database(path.as_ref(), alias)?;
+        self.query.databases.retain(|d| d.alias != db.alias);
+        self.query.databases.push(db);
+        Ok(())
+    }
+
+    /// Stops attaching the database known as `alias`.
+    pub fn detach_database(&mut self, alias: &str) -> Result<()> {
+        let before = self.query.databases.len();
+        self.query.databases.retain(|d| d.alias != alias);
+        if self.query.databases.len() == before {
+            return Err(Error::invalid_argument(
+                "alias",
+                format!("no database attached as `{alias}`"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets a query setting for later queries.
+    pub fn set_setting(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.query.settings.insert(name.into(), value.into());
+    }
+
+    /// The settings sent with every query.
+    pub fn settings(&self) -> &BTreeMap<String, String> {
+        &self.query.settings
+    }
+
+    /// Sets the transfer mode of later queries.
+    pub fn set_transfer_mode(&mut self, mode: TransferMode) {
+        self.query.transfer_mode = mode;
+    }
+
+    pub fn transfer_mode(&self) -> TransferMode {
+        self.query.transfer_mode
+    }
+
+    /// Sets the row limit of later queries.
+    pub fn set_row_limit(&mut self, limit: Option<u64>) {
+        self.query.row_limit = limit;
+    }
+
+    /// A handle that cancels the query most recently started on this
+    /// connection (or its clones), from any task.
+    pub fn cancel_handle(&self) -> GrpcCancelHandle {
+        self.client.cancel_handle()
+    }
+
+    /// The wire client, for callers who want raw [`GrpcResult`]s.
+    pub fn client(&self) -> &GrpcClient {
+        &self.client
+    }
+
+    async fn start(&self, sql: &str, params: &[&dyn ToPgBinary]) -> Result<GrpcResult> {
+        let mut query = self.query.clone();
+        query.sql = sql.to_owned();
+        if !params.is_empty() {
+            query.parameters = Some(GrpcParameters::ArrowIpc(arrow_parameters(params)?));
+        }
+        Ok(self.client.execute(&query).await?)
+    }
+}

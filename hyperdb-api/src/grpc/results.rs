@@ -1,0 +1,271 @@
+//! gRPC query results: Arrow record batches (decoded by the same
+//! [`ArrowDecoder`] as `query_arrow` over the PostgreSQL protocol), raw IPC
+//! bytes, and typed rows. Async types here; the blocking ones wrap them in
+//! `blocking.rs`.
+//!
+//! Nothing is buffered beyond the message being decoded and one batch, so
+//! memory stays bounded whatever the result size.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use bytes::Bytes;
+use futures_core::Stream;
+use hyperdb_api_core::grpc::GrpcResult;
+use hyperdb_api_core::protocol::backend::DataRow;
+
+use super::row_encoder::{encode_batch, row_schema, EncodedRows};
+use crate::arrow::ArrowDecoder;
+use crate::error::{Error, Result};
+use crate::from_row::FromRow;
+use crate::rows::{Row, Schema};
+
+/// hyperd ends its IPC stream without the end-of-stream marker; raw
+/// chunks get one so that any IPC reader sees a complete stream.
+const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+
+/// A gRPC query result as Arrow [`RecordBatch`]es; from
+/// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
+/// Read with `next()` or turn into a `Stream` with `into_stream()`.
+#[derive(Debug)]
+pub struct AsyncGrpcArrowBatches {
+    result: GrpcResult,
+    decoder: ArrowDecoder,
+    done: bool,
+}
+
+impl AsyncGrpcArrowBatches {
+    /// Reads until the schema is known (it may bring the first batch).
+    pub(crate) async fn new(result: GrpcResult) -> Result<AsyncGrpcArrowBatches> {
+        let mut batches = AsyncGrpcArrowBatches {
+            result,
+            decoder: ArrowDecoder::default(),
+            done: false,
+        };
+        while batches.decoder.schema().is_none() {
+            match batches.result.next_chunk().await? {
+                Some(bytes) => {
+                    batches.decoder.push(bytes);
+                    batches.decoder.read_ahead()?;
+                }
+                None => {
+                    batches.decoder.end_input()?;
+                    if batches.decoder.schema().is_none() {
+                        return Err(Error::Arrow(arrow_schema::ArrowError::IpcError(
+                            "the gRPC result ended before its Arrow schema".into(),
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(batches)
+    }
+
+    /// The result's Arrow schema, known before the first batch.
+    pub fn schema(&self) -> SchemaRef {
+        self.decoder
+            .schema()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(ArrowSchema::empty()))
+    }
+
+    /// The server's id for this query.
+    pub fn query_id(&self) -> Option<&str> {
+        self.result.query_id()
+    }
+
+    /// The row count the server reported, once the stream is exhausted.
+    pub fn row_count(&self) -> Option<u64> {
+        self.result.row_count()
+    }
+
+    /// Cancels this query; the stream then ends with a cancelled error.
+    pub async fn cancel(&self) -> Result<()> {
+        Ok(self.result.cancel().await?)
+    }
+
+    /// The next batch, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            match self.decoder.next_batch() {
+                Ok(Some(batch)) => return Some(Ok(batch)),
+                Ok(None) if self.decoder.ended() => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(None) => {}
+                Err(e) => return Some(Err(self.fail(e))),
+            }
+            match self.result.next_chunk().await {
+                Ok(Some(bytes)) => self.decoder.push(bytes),
+                Ok(None) => {
+                    if let Err(e) = self.decoder.end_input() {
+                        return Some(Err(self.fail(e)));
+                    }
+                }
+                Err(e) => return Some(Err(self.fail(e.into()))),
+            }
+        }
+    }
+
+    /// The batches as a `futures` [`Stream`].
+    pub fn into_stream(self) -> impl Stream<Item = Result<RecordBatch>> + Send + 'static {
+        futures_util::stream::unfold(self, |mut s| async move {
+            let item = s.next().await?;
+            Some((item, s))
+        })
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        self.done = true;
+        e
+    }
+}
+
+/// A gRPC query result as raw Arrow IPC stream bytes (hyperd's messages as
+/// they arrive, then an end-of-stream marker); from
+/// [`AsyncGrpcConnection::query_arrow_ipc`](super::AsyncGrpcConnection::query_arrow_ipc).
+#[derive(Debug)]
+pub struct AsyncGrpcArrowIpcChunks {
+    result: GrpcResult,
+    eos_sent: bool,
+}
+
+impl AsyncGrpcArrowIpcChunks {
+    pub(crate) fn new(result: GrpcResult) -> AsyncGrpcArrowIpcChunks {
+        AsyncGrpcArrowIpcChunks {
+            result,
+            eos_sent: false,
+        }
+    }
+
+    /// The server's id for this query.
+    pub fn query_id(&self) -> Option<&str> {
+        self.result.query_id()
+    }
+
+    /// The row count the server reported, once the stream is exhausted.
+    pub fn row_count(&self) -> Option<u64> {
+        self.result.row_count()
+    }
+
+    /// The next chunk, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Bytes>> {
+        if self.eos_sent {
+            return None;
+        }
+        match self.result.next_chunk().await {
+            Ok(Some(bytes)) => Some(Ok(bytes)),
+            Ok(None) => {
+                self.eos_sent = true;
+                Some(Ok(Bytes::from_static(&EOS)))
+            }
+            Err(e) => {
+                self.eos_sent = true;
+                Some(Err(e.into()))
+            }
+        }
+    }
+
+    /// The chunks as a `futures` [`Stream`].
+    pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        futures_util::stream::unfold(self, |mut s| async move {
+            let item = s.next().await?;
+            Some((item, s))
+        })
+    }
+}
+
+/// A gRPC query result as [`Row`]s, the same type (and the same `try_get`
+/// conversions) as over the PostgreSQL protocol; from
+/// [`AsyncGrpcConnection::execute_query`](super::AsyncGrpcConnection::execute_query).
+#[derive(Debug)]
+pub struct AsyncGrpcRows {
+    batches: AsyncGrpcArrowBatches,
+    schema: Arc<Schema>,
+    current: EncodedRows,
+    pos: usize,
+}
+
+impl AsyncGrpcRows {
+    pub(crate) fn new(batches: AsyncGrpcArrowBatches) -> AsyncGrpcRows {
+        let schema = row_schema(&batches.schema());
+        AsyncGrpcRows {
+            batches,
+            schema,
+            current: EncodedRows::default(),
+            pos: 0,
+        }
+    }
+
+    /// The result's columns, known before the first row.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    /// The server's id for this query.
+    pub fn query_id(&self) -> Option<&str> {
+        self.batches.query_id()
+    }
+
+    /// The row count the server reported, once the stream is exhausted.
+    pub fn row_count(&self) -> Option<u64> {
+        self.batches.row_count()
+    }
+
+    /// Cancels this query; the stream then ends with a cancelled error.
+    pub async fn cancel(&self) -> Result<()> {
+        self.batches.cancel().await
+    }
+
+    /// The next row of the batch at hand, without waiting for the network.
+    #[inline]
+    pub(crate) fn next_buffered(&mut self) -> Option<Row> {
+        let range = self.current.rows.get(self.pos)?;
+        self.pos += 1;
+        let data = DataRow::new(self.current.buf.slice(range.clone()));
+        Some(Row::new(self.schema.clone(), data))
+    }
+
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Row>> {
+        loop {
+            if let Some(row) = self.next_buffered() {
+                return Some(Ok(row));
+            }
+            let batch = match self.batches.next().await? {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(e)),
+            };
+            match encode_batch(&batch, &self.schema) {
+                Ok(rows) => {
+                    self.current = rows;
+                    self.pos = 0;
+                }
+                Err(e) => {
+                    self.batches.done = true;
+                    self.current = EncodedRows::default();
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+
+    /// The next row as `T`.
+    pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
+        let row = self.next().await?;
+        Some(row.and_then(|row| T::from_row(&row)))
+    }
+
+    /// The rows as a `futures` [`Stream`].
+    pub fn into_stream(self) -> impl Stream<Item = Result<Row>> + Send + 'static {
+        futures_util::stream::unfold(self, |mut s| async move {
+            let item = s.next().await?;
+            Some((item, s))
+        })
+    }
+}

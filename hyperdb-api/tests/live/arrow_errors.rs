@@ -1,0 +1,250 @@
+//! Arrow inserts that must fail: mismatched schemas, dropped inserters,
+//! server errors mid-COPY. Each leaves the table unchanged and the
+//! connection usable.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use hyperdb_api::arrow::arrow_schema;
+use hyperdb_api::error::RowErrorKind;
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{ArrowInserter, AsyncArrowInserter, Connection, Error, TableDefinition};
+
+use super::{connect, connect_async};
+use crate::common::temp_dir;
+
+fn small_table() -> TableDefinition {
+    TableDefinition::new("small")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("name", SqlType::varchar(3).unwrap())
+}
+
+fn small_batch(ids: Vec<i32>, names: Vec<Option<&str>>) -> RecordBatch {
+    RecordBatch::try_new(
+        Arc::new(arrow_schema(&small_table()).unwrap()),
+        vec![
+            Arc::new(Int32Array::from(ids)),
+            Arc::new(StringArray::from(names)),
+        ],
+    )
+    .unwrap()
+}
+
+fn small(dir: &tempfile::TempDir) -> Connection {
+    let mut c = connect(dir, "small.hyper");
+    c.execute_command(&small_table().create_table_sql(false).unwrap())
+        .unwrap();
+    c.execute_command("INSERT INTO small VALUES (0, 'old')")
+        .unwrap();
+    c
+}
+
+fn count(c: &mut Connection, table: &str) -> i64 {
+    c.query_scalar(&format!("SELECT count(*) FROM {table}"))
+        .unwrap()
+}
+
+#[test]
+fn mismatched_schemas_are_refused_before_sending() {
+    let dir = temp_dir();
+    let mut c = small(&dir);
+    let mut ins = ArrowInserter::new(&mut c, &small_table()).unwrap();
+    let field = |name: &str, dt: DataType| Field::new(name, dt, true);
+    let wrong: Vec<(Vec<Field>, Vec<ArrayRef>)> = vec![
+        // Wrong type.
+        (
+            vec![field("id", DataType::Int64), field("name", DataType::Utf8)],
+            vec![
+                Arc::new(Int64Array::from(vec![1])),
+                Arc::new(StringArray::from(vec!["a"])),
+            ],
+        ),
+        // Missing column.
+        (
+            vec![field("id", DataType::Int32)],
+            vec![Arc::new(Int32Array::from(vec![1]))],
+        ),
+        // Extra column.
+        (
+            vec![
+                field("id", DataType::Int32),
+                field("name", DataType::Utf8),
+                field("x", DataType::Int32),
+            ],
+            vec![
+                Arc::new(Int32Array::from(vec![1])),
+                Arc::new(StringArray::from(vec!["a"])),
+                Arc::new(Int32Array::from(vec![1])),
+            ],
+        ),
+    ];
+    for (fields, columns) in wrong {
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+        let e = ins.insert_batch(&batch).unwrap_err();
+        assert!(matches!(e, Error::SchemaMismatch { .. }), "{e}");
+    }
+    let e = ins
+        .insert_batch(&small_batch(vec![1], vec![Some("long")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidRow {
+                kind: RowErrorKind::OutOfRange,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A NULL in the NOT NULL column, from a nullable field.
+    let nullable = Arc::new(Schema::new(vec![
+        field("id", DataType::Int32),
+        field("name", DataType::Utf8),
+    ]));
+    let batch = RecordBatch::try_new(
+        nullable,
+        vec![
+            Arc::new(Int32Array::from(vec![Some(5), None])),
+            Arc::new(StringArray::from(vec!["a", "b"])),
+        ],
+    )
+    .unwrap();
+    let e = ins.insert_batch(&batch).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidRow {
+                kind: RowErrorKind::NullInNotNull,
+                row: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("`id`"), "{e}");
+    // Raw IPC bytes are checked the same way.
+    let mut other = Vec::new();
+    let schema = Arc::new(Schema::new(vec![field("nope", DataType::Int32)]));
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut other, &schema).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    assert_eq!(ins.finish().unwrap(), 0, "nothing was sent");
+    let mut ins = ArrowInserter::new(&mut c, &small_table()).unwrap();
+    assert!(matches!(
+        ins.insert_ipc(&other).unwrap_err(),
+        Error::SchemaMismatch { .. }
+    ));
+    drop(ins);
+    assert_eq!(count(&mut c, "small"), 1);
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+}
+
+#[test]
+fn dropped_inserter_leaves_the_table_unchanged() {
+    let dir = temp_dir();
+    let mut c = small(&dir);
+    {
+        let mut ins = ArrowInserter::new(&mut c, &small_table())
+            .unwrap()
+            .with_flush_threshold(1024);
+        for i in 0..200 {
+            ins.insert_batch(&small_batch(
+                (i * 100..(i + 1) * 100).collect(),
+                vec![Some("abc"); 100],
+            ))
+            .unwrap();
+        }
+        assert_eq!(ins.rows(), 20_000);
+    }
+    assert_eq!(count(&mut c, "small"), 1);
+    // Raw bytes cut short: finish() refuses to commit half a message.
+    let mut bytes = Vec::new();
+    let batch = small_batch(vec![1, 2], vec![None, Some("x")]);
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut bytes, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    drop(w);
+    let mut ins = ArrowInserter::new(&mut c, &small_table()).unwrap();
+    ins.insert_ipc(&bytes[..bytes.len() - 3]).unwrap();
+    assert!(ins.finish().is_err());
+    assert_eq!(count(&mut c, "small"), 1);
+    // Whole raw streams, several in a row, become one stream.
+    let mut ins = ArrowInserter::new(&mut c, &small_table()).unwrap();
+    for _ in 0..3 {
+        ins.insert_ipc(&bytes).unwrap();
+    }
+    assert_eq!(ins.finish().unwrap(), 6);
+    assert_eq!(count(&mut c, "small"), 7);
+}
+
+#[tokio::test]
+async fn async_dropped_inserter_leaves_the_table_unchanged() {
+    let dir = temp_dir();
+    drop(small(&dir));
+    let mut c = connect_async(&dir, "small.hyper").await;
+    {
+        let mut ins = AsyncArrowInserter::new(&mut c, &small_table())
+            .await
+            .unwrap()
+            .with_flush_threshold(512);
+        for i in 0..100 {
+            ins.insert_batch(&small_batch(
+                (i * 10..(i + 1) * 10).collect(),
+                vec![None; 10],
+            ))
+            .await
+            .unwrap();
+        }
+    }
+    let n: i64 = c.query_scalar("SELECT count(*) FROM small").await.unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn server_error_mid_copy_leaves_the_table_unchanged() {
+    let dir = temp_dir();
+    let mut c = small(&dir);
+    // Invalid JSON only the server notices, in a late batch after several
+    // frames went out.
+    c.execute_command("CREATE TABLE docs (id INT NOT NULL, doc JSON)")
+        .unwrap();
+    let table = TableDefinition::new("docs")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("doc", SqlType::Json);
+    let schema = Arc::new(arrow_schema(&table).unwrap());
+    let mut ins = ArrowInserter::new(&mut c, &table)
+        .unwrap()
+        .with_flush_threshold(4096);
+    for i in 0..50 {
+        let doc = if i == 40 { "{" } else { "{\"a\":1}" };
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int32Array::from(vec![i; 100])),
+                Arc::new(StringArray::from(vec![doc; 100])),
+            ],
+        )
+        .unwrap();
+        ins.insert_batch(&batch).unwrap();
+    }
+    let e = ins.finish().unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("22P02"), "{e:?}");
+    assert_eq!(count(&mut c, "docs"), 0);
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    // A definition that lies about nullability: hyperd refuses the schema.
+    let lying = TableDefinition::new("small")
+        .with_column("id", SqlType::Int)
+        .with_column("name", SqlType::varchar(3).unwrap());
+    let mut ins = ArrowInserter::new(&mut c, &lying).unwrap();
+    ins.insert_batch(&small_batch(vec![7], vec![None])).unwrap();
+    assert!(ins.finish().unwrap_err().code().is_some());
+    assert_eq!(count(&mut c, "small"), 1);
+    // A failing query in an Arrow result: the error, then a usable connection.
+    let mut result = c
+        .query_arrow("SELECT 10 / (g - 150000) AS a FROM generate_series(1, 300000) s(g)")
+        .unwrap();
+    assert_eq!(result.schema().field(0).name(), "a");
+    let e = result.find_map(|b| b.err()).unwrap();
+    assert_eq!(e.code().map(|c| c.code()), Some("22012"), "{e:?}");
+    assert_eq!(count(&mut c, "small"), 1);
+}

@@ -1,0 +1,497 @@
+//! gRPC against the real server: the listener, every type read over gRPC
+//! equal to the PostgreSQL-protocol read, each transfer mode on small and
+//! ten-million-row results with bounded memory, cancel, errors, parameters,
+//! settings, row limits; TLS in `grpc/tls.rs`.
+
+mod tls;
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use hyperdb_api::arrow_array::cast::AsArray;
+use hyperdb_api::arrow_array::types::Int32Type;
+use hyperdb_api::arrow_array::RecordBatch;
+use hyperdb_api::types::{Date, Interval, Numeric, Timestamp};
+use hyperdb_api::{
+    AsyncGrpcConnection, Connection, CreateMode, GrpcConnectOptions, GrpcConnection, HyperProcess,
+    HyperProcessOptions, Inserter, Listen, SqlState, TransferMode,
+};
+
+use crate::common::temp_dir;
+use crate::insert::{all_types_table, read, rows, same, values, SELECT_ALL};
+
+const MODES: [TransferMode; 3] = [
+    TransferMode::Sync,
+    TransferMode::Async,
+    TransferMode::Adaptive,
+];
+
+/// The shared server with a PostgreSQL-protocol and a gRPC listener.
+pub fn server() -> &'static HyperProcess {
+    static SERVER: OnceLock<HyperProcess> = OnceLock::new();
+    SERVER.get_or_init(
+        || match HyperProcess::new(HyperProcessOptions::default().with_grpc()) {
+            Ok(server) => server,
+            Err(e) => panic!("starting the shared gRPC hyperd: {e}"),
+        },
+    )
+}
+
+fn endpoint() -> &'static str {
+    server().grpc_endpoint().unwrap()
+}
+
+fn options(mode: TransferMode) -> GrpcConnectOptions {
+    GrpcConnectOptions::from_endpoint(endpoint())
+        .unwrap()
+        .with_transfer_mode(mode)
+}
+
+fn connect(mode: TransferMode) -> GrpcConnection {
+    GrpcConnection::connect_with(&options(mode)).unwrap()
+}
+
+#[test]
+fn listeners_are_reported() {
+    let uri = endpoint();
+    assert!(uri.starts_with("http://127.0.0.1:"), "{uri}");
+    // The PostgreSQL listener beside it still works.
+    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
+        server().endpoint().clone(),
+    ))
+    .unwrap();
+    assert_eq!(pg.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+
+    // gRPC alone, and gRPC beside a Unix socket.
+    let alone =
+        HyperProcess::new(HyperProcessOptions::default().with_listen(Listen::Grpc)).unwrap();
+    let c = GrpcConnection::connect(alone.grpc_endpoint().unwrap()).unwrap();
+    assert_eq!(c.query_scalar::<i32>("SELECT 42").unwrap(), 42);
+    let unix = HyperProcess::new(
+        HyperProcessOptions::default()
+            .with_listen(Listen::Unix)
+            .with_grpc(),
+    )
+    .unwrap();
+    assert!(unix.endpoint().unix_path().is_some());
+    let c = GrpcConnection::connect(unix.grpc_endpoint().unwrap()).unwrap();
+    assert_eq!(c.query_scalar::<i32>("SELECT 43").unwrap(), 43);
+    let mut pg =
+        Connection::connect_with(&hyperdb_api::ConnectOptions::new(unix.endpoint().clone()))
+            .unwrap();
+    assert_eq!(pg.query_scalar::<i32>("SELECT 44").unwrap(), 44);
+    assert!(HyperProcess::start().unwrap().grpc_endpoint().is_none());
+}
+
+/// Inserted over the PostgreSQL protocol with `Inserter`, read over gRPC
+/// in every mode: rows equal to what was inserted and to the
+/// PostgreSQL-protocol read, column types equal, Arrow batches equal to
+/// `query_arrow` over the PostgreSQL protocol.
+#[test]
+fn every_type_round_trips() {
+    let dir = temp_dir();
+    let path = dir.path().join("types.hyper");
+    let mut c = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    let table = all_types_table();
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    let want = rows();
+    let mut ins = Inserter::new(&mut c, &table).unwrap();
+    for r in &want {
+        ins.add_row(&values(r)).unwrap();
+    }
+    assert_eq!(ins.execute().unwrap(), want.len() as u64);
+    let pg_rows = c.execute_query(SELECT_ALL).unwrap();
+    let pg_columns = pg_rows.schema().columns().to_vec();
+    let pg: Vec<_> = pg_rows.map(|r| read(&r.unwrap())).collect();
+    let pg_batches: Vec<RecordBatch> = c
+        .query_arrow(SELECT_ALL)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+
+    for mode in MODES {
+        let g = GrpcConnection::connect_with(&options(mode).with_database(&path).unwrap()).unwrap();
+        let rows = g.execute_query(SELECT_ALL).unwrap();
+        let columns = rows.schema().columns().to_vec();
+        let got: Vec<_> = rows.map(|r| read(&r.unwrap())).collect();
+        assert_eq!(got.len(), want.len(), "{mode:?}");
+        for ((g, w), p) in got.iter().zip(&want).zip(&pg) {
+            assert!(same(g, w), "{mode:?}\n got {g:?}\nwant {w:?}");
+            assert!(same(g, p), "{mode:?}\n got {g:?}\n  pg {p:?}");
+        }
+        for (gc, pc) in columns.iter().zip(&pg_columns) {
+            assert_eq!(gc.name(), pc.name());
+            assert_eq!(gc.sql_type(), pc.sql_type(), "column {}", pc.name());
+        }
+        let batches: Vec<RecordBatch> = g
+            .query_arrow(SELECT_ALL)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(batches, pg_batches, "{mode:?}");
+    }
+}
+
+#[tokio::test]
+async fn async_connection_reads_rows_and_batches() {
+    let c = AsyncGrpcConnection::connect(endpoint()).await.unwrap();
+    let mut rows = c
+        .execute_query("SELECT i, 'v' || i AS s FROM generate_series(1, 3) g(i)")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while let Some(row) = rows.next_as::<(i32, String)>().await {
+        got.push(row.unwrap());
+    }
+    assert_eq!(got, [(1, "v1".into()), (2, "v2".into()), (3, "v3".into())]);
+    assert_eq!(rows.row_count(), Some(3));
+    let mut batches = c.query_arrow("SELECT 5 AS x").await.unwrap();
+    assert_eq!(batches.schema().field(0).name(), "x");
+    let batch = batches.next().await.unwrap().unwrap();
+    assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 5);
+    assert!(batches.next().await.is_none());
+    assert_eq!(c.query_scalar::<i64>("SELECT 7::bigint").await.unwrap(), 7);
+}
+
+#[test]
+fn small_results_in_every_mode() {
+    for mode in MODES {
+        let c = connect(mode);
+        let rows: Vec<(i32, i64)> = c
+            .query_as("SELECT i, i * 2::bigint FROM generate_series(1, 10) g(i) ORDER BY i")
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows.len(), 10, "{mode:?}");
+        assert_eq!(rows[9], (10, 20));
+        // An empty result still has its schema.
+        let batches = c.query_arrow("SELECT 1 AS a WHERE false").unwrap();
+        assert_eq!(batches.schema().field(0).name(), "a");
+        assert_eq!(batches.map(|b| b.unwrap().num_rows()).sum::<usize>(), 0);
+        // Raw IPC bytes form one complete stream.
+        let ipc: Vec<u8> = c
+            .query_arrow_ipc("SELECT 3 AS a")
+            .unwrap()
+            .flat_map(|b| b.unwrap().to_vec())
+            .collect();
+        assert_eq!(&ipc[ipc.len() - 8..], &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+    }
+}
+
+const N: i64 = 10_000_000;
+/// RSS growth allowed while streaming: far below the ~80 MB of Arrow data.
+const RSS_BUDGET: u64 = 64 << 20;
+
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Ten million rows; `salt` keeps hyperd's result cache from answering.
+fn big_query(salt: usize) -> String {
+    format!("SELECT i, i * 2 AS j FROM generate_series(1, {N}) g(i) WHERE i <> -{salt}")
+}
+
+/// Runs the ignored test `name` of this module alone in a child process:
+/// RSS is per process, and the other tests of this binary allocate
+/// hundreds of MiB while they run in parallel.
+fn run_alone(name: &str) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{name} did not run:\n{stdout}");
+    for line in stderr.lines().filter(|l| l.starts_with("gRPC ")) {
+        eprintln!("{line}");
+    }
+}
+
+#[test]
+fn ten_million_rows_as_arrow_in_every_mode() {
+    run_alone("grpc::ten_million_rows_as_arrow_alone");
+}
+
+#[test]
+fn ten_million_typed_rows() {
+    run_alone("grpc::ten_million_typed_rows_alone");
+}
+
+/// Count and checksum exact, memory bounded, in every mode, as Arrow.
+#[test]
+#[ignore = "run in its own process by ten_million_rows_as_arrow_in_every_mode"]
+fn ten_million_rows_as_arrow_alone() {
+    for (salt, mode) in MODES.into_iter().enumerate() {
+        let c = connect(mode);
+        let base = rss();
+        let mut peak = 0;
+        let (mut n, mut sum_i, mut sum_j) = (0i64, 0i64, 0i64);
+        let started = Instant::now();
+        let mut batches = c.query_arrow(&big_query(salt)).unwrap();
+        for batch in batches.by_ref() {
+            let batch = batch.unwrap();
+            n += batch.num_rows() as i64;
+            let i = batch.column(0).as_primitive::<Int32Type>();
+            let j = batch.column(1).as_primitive::<Int32Type>();
+            sum_i += i.values().iter().map(|&v| i64::from(v)).sum::<i64>();
+            sum_j += j.values().iter().map(|&v| i64::from(v)).sum::<i64>();
+            peak = peak.max(rss().saturating_sub(base));
+        }
+        let took = started.elapsed();
+        assert_eq!(n, N, "{mode:?}");
+        assert_eq!(sum_i, N * (N + 1) / 2);
+        assert_eq!(sum_j, N * (N + 1));
+        assert_eq!(batches.row_count(), Some(N as u64));
+        assert!(
+            peak < RSS_BUDGET,
+            "{mode:?}: RSS grew by {} MiB",
+            peak >> 20
+        );
+        eprintln!(
+            "gRPC {mode:?}: 10M rows as Arrow in {took:?} ({:.1} M rows/s), RSS +{} MiB",
+            N as f64 / took.as_secs_f64() / 1e6,
+            peak >> 20
+        );
+    }
+}
+
+/// The same as typed rows, through `Row::try_get`.
+#[test]
+#[ignore = "run in its own process by ten_million_typed_rows"]
+fn ten_million_typed_rows_alone() {
+    for (salt, mode) in [TransferMode::Adaptive, TransferMode::Async]
+        .into_iter()
+        .enumerate()
+    {
+        let c = connect(mode);
+        let base = rss();
+        let mut peak = 0;
+        let (mut n, mut sum_i, mut sum_j) = (0i64, 0i64, 0i64);
+        let started = Instant::now();
+        for row in c.execute_query(&big_query(10 + salt)).unwrap() {
+            let row = row.unwrap();
+            n += 1;
+            sum_i += i64::from(row.try_get::<i32>(0).unwrap());
+            sum_j += i64::from(row.try_get::<i32>("j").unwrap());
+            if n % 1_000_000 == 0 {
+                peak = peak.max(rss().saturating_sub(base));
+            }
+        }
+        let took = started.elapsed();
+        assert_eq!(
+            (n, sum_i, sum_j),
+            (N, N * (N + 1) / 2, N * (N + 1)),
+            "{mode:?}"
+        );
+        assert!(
+            peak < RSS_BUDGET,
+            "{mode:?}: RSS grew by {} MiB",
+            peak >> 20
+        );
+        eprintln!(
+            "gRPC {mode:?}: 10M typed rows in {took:?} ({:.1} M rows/s)",
+            N as f64 / took.as_secs_f64() / 1e6
+        );
+    }
+}
+
+/// Runs for minutes unless cancelled.
+const LONG_QUERY: &str =
+    "SELECT count(*) FROM generate_series(1, 100000000000) g(i) WHERE i % 7 = 3";
+
+#[test]
+fn cancel_from_another_thread_in_every_mode() {
+    for mode in MODES {
+        let c = connect(mode);
+        let handle = c.cancel_handle();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let at = Instant::now();
+            handle.cancel().unwrap();
+            at
+        });
+        let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
+        let done = Instant::now();
+        let cancelled_at = canceller.join().unwrap();
+        assert!(e.is_cancelled(), "{mode:?}: {e:?}");
+        let took = done.saturating_duration_since(cancelled_at);
+        assert!(
+            took < Duration::from_secs(1),
+            "{mode:?}: cancel took {took:?}"
+        );
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_from_another_task() {
+    let c = AsyncGrpcConnection::connect(endpoint()).await.unwrap();
+    let handle = c.cancel_handle();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let at = Instant::now();
+        handle.cancel().await.unwrap();
+        at
+    });
+    let e = c.query_scalar::<i64>(LONG_QUERY).await.unwrap_err();
+    let took = Instant::now().saturating_duration_since(canceller.await.unwrap());
+    assert!(e.is_cancelled(), "{e:?}");
+    assert!(took < Duration::from_secs(1), "cancel took {took:?}");
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
+}
+
+/// A result dropped half-read leaves the connection usable.
+#[test]
+fn dropping_a_result_early_is_fine() {
+    for (salt, mode) in MODES.into_iter().enumerate() {
+        let c = connect(mode);
+        let mut batches = c.query_arrow(&big_query(20 + salt)).unwrap();
+        assert!(batches.next().unwrap().unwrap().num_rows() > 0);
+        drop(batches);
+        assert_eq!(c.query_scalar::<i32>("SELECT 2").unwrap(), 2, "{mode:?}");
+    }
+}
+
+#[test]
+fn errors_carry_sqlstate_and_server_message() {
+    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
+        server().endpoint().clone(),
+    ))
+    .unwrap();
+    let pg_err = pg.execute_query("SELEC 1").unwrap_err();
+    for mode in MODES {
+        let c = connect(mode);
+        let e = c.execute_query("SELEC 1").unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{mode:?}: {e:?}");
+        assert_eq!(
+            e.db_error().unwrap().message,
+            pg_err.db_error().unwrap().message
+        );
+        assert_eq!(
+            e.db_error().unwrap().position,
+            pg_err.db_error().unwrap().position
+        );
+        assert_eq!(
+            e.db_error().unwrap().detail,
+            pg_err.db_error().unwrap().detail
+        );
+        assert!(e.db_error().unwrap().detail.is_some(), "{e:?}");
+        let e = c.execute_query("SELECT * FROM nowhere").unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::UNDEFINED_TABLE), "{mode:?}");
+        // An error while the result streams (in ASYNC: while polling).
+        let e = c
+            .query_as::<(i32,)>("SELECT 10 / (i - 5) FROM generate_series(1, 10) g(i)")
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("22012"), "{mode:?}: {e:?}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3);
+    }
+}
+
+#[test]
+fn parameters_settings_and_row_limits() {
+    let c = connect(TransferMode::Adaptive);
+    let n = Numeric::new(-12345, 2).unwrap();
+    let d = Date::from_ymd(2024, 2, 29).unwrap();
+    let ts = Timestamp::from_micros_since_2000(123_456_789);
+    let iv = Interval::new(1, 2, 3);
+    let none: Option<i64> = None;
+    let params: [&dyn hyperdb_api::types::ToPgBinary; 8] =
+        [&41i32, &"x", &n, &d, &ts, &iv, &none, &true];
+    // The cast lets the PostgreSQL protocol infer the NUMERIC scale too.
+    let sql = "SELECT $1 + 1, $2 || 'y', $3::numeric(10, 2) * 2, $4 + 1, $5, $6, $7, NOT $8";
+    type Out = (
+        i32,
+        String,
+        Numeric,
+        Date,
+        Timestamp,
+        Interval,
+        Option<i64>,
+        bool,
+    );
+    let mut rows = c.execute_query_params(sql, &params).unwrap();
+    let row = rows.next().unwrap().unwrap();
+    let read = |row: &hyperdb_api::Row| -> Out {
+        (
+            row.try_get(0).unwrap(),
+            row.try_get(1).unwrap(),
+            row.try_get(2).unwrap(),
+            row.try_get(3).unwrap(),
+            row.try_get(4).unwrap(),
+            row.try_get(5).unwrap(),
+            row.try_get(6).unwrap(),
+            row.try_get(7).unwrap(),
+        )
+    };
+    let got = read(&row);
+    assert_eq!(got.0, 42);
+    assert_eq!(got.1, "xy");
+    assert_eq!(got.2, Numeric::new(-24690, 2).unwrap());
+    assert_eq!(got.3, Date::from_ymd(2024, 3, 1).unwrap());
+    assert_eq!((got.4, got.5, got.6, got.7), (ts, iv, None, false));
+    // The same parameters over the PostgreSQL protocol give the same row.
+    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
+        server().endpoint().clone(),
+    ))
+    .unwrap();
+    let pg_row = pg
+        .execute_query_params(sql, &params)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(read(&pg_row), got);
+
+    // Settings travel with the query and are validated.
+    let date_of = |c: &GrpcConnection| c.query_scalar::<Date>("SELECT '01/02/2000'::date").unwrap();
+    let mut c = connect(TransferMode::Adaptive);
+    assert_eq!(date_of(&c), Date::from_ymd(2000, 1, 2).unwrap());
+    c.set_setting("date_style", "DMY");
+    assert_eq!(date_of(&c), Date::from_ymd(2000, 2, 1).unwrap());
+    c.set_setting("no_such_setting", "1");
+    assert!(c.query_scalar::<i32>("SELECT 1").is_err());
+
+    let mut c = connect(TransferMode::Sync);
+    c.set_row_limit(Some(3));
+    let rows = c
+        .execute_query("SELECT i FROM generate_series(1, 100) g(i)")
+        .unwrap();
+    assert_eq!(rows.count(), 3);
+}
+
+#[test]
+fn attached_databases_by_alias() {
+    let dir = temp_dir();
+    let path = dir.path().join("other.hyper");
+    let mut pg = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    pg.execute_command("CREATE TABLE t AS SELECT 5 AS v")
+        .unwrap();
+    pg.close().unwrap();
+    let mut c = connect(TransferMode::Adaptive);
+    c.attach_database(&path, "o").unwrap();
+    assert_eq!(
+        c.query_scalar::<i32>(r#"SELECT v FROM "o"."public"."t""#)
+            .unwrap(),
+        5
+    );
+    c.detach_database("o").unwrap();
+    assert!(c
+        .query_scalar::<i32>(r#"SELECT v FROM "o"."public"."t""#)
+        .is_err());
+    assert!(c.detach_database("o").is_err());
+}
