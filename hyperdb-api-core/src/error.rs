@@ -307,6 +307,19 @@ impl Error {
         self
     }
 
+    /// For a server error about SQL the client wrapped in `chars` characters
+    /// of its own (e.g. `COPY (`), moves the reported position back onto the
+    /// caller's text; a position inside the wrapper is dropped.
+    pub fn shift_position(mut self, chars: u32) -> Error {
+        if let Some(db) = self.db.as_deref_mut() {
+            db.position = db
+                .position
+                .and_then(|p| p.checked_sub(chars))
+                .filter(|p| *p > 0);
+        }
+        self
+    }
+
     /// The coarse category.
     pub fn kind(&self) -> ErrorKind {
         self.kind
@@ -385,6 +398,19 @@ mod tests {
         assert_eq!(e.db_error().and_then(|d| d.position), Some(1));
         assert!(e.to_string().contains("HINT: check the spelling"));
         assert!(!e.is_closed());
+    }
+
+    #[test]
+    fn positions_shift_back_onto_the_callers_text() {
+        let mut db = DbError::new(Some(SqlState::SYNTAX_ERROR), "bad");
+        db.position = Some(10);
+        let e = Error::server(db.clone()).shift_position(6);
+        assert_eq!(e.db_error().and_then(|d| d.position), Some(4));
+        db.position = Some(3);
+        let e = Error::server(db).shift_position(6);
+        assert_eq!(e.db_error().and_then(|d| d.position), None);
+        let e = Error::protocol("x").shift_position(6);
+        assert!(e.db_error().is_none());
     }
 
     #[test]

@@ -67,14 +67,33 @@ impl AsyncConnection {
         Ok(self.client.execute(sql).await?)
     }
 
-    /// Runs a query and streams its rows.
+    /// Runs a query and streams its rows: plain queries from hyperd's Arrow
+    /// stream, others from `DataRow`s (see [`crate::Rows`]).
     pub async fn execute_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
+        #[cfg(feature = "arrow")]
+        if crate::rows::arrow_eligible(sql) {
+            use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
+            let started = match AsyncArrowBatches::start(&mut self.client, sql).await {
+                Err(e) if arrow_cannot_express(&e) => None,
+                other => Some(other?),
+            };
+            if let Some(started) = started {
+                let batches = AsyncArrowBatches::resume(&mut self.client, started);
+                return Ok(AsyncRows {
+                    schema: crate::arrow::row_encoder::row_schema(&batches.schema()),
+                    source: AsyncRowSource::Arrow {
+                        batches,
+                        rows: Default::default(),
+                    },
+                    affected: None,
+                });
+            }
+        }
         let fields = self.client.query(&QueryRequest::new(sql)).await?;
-        Ok(AsyncRows {
-            client: &mut self.client,
-            schema: Schema::from_fields(fields),
-            affected: None,
-        })
+        Ok(AsyncRows::wire(
+            &mut self.client,
+            Schema::from_fields(fields),
+        ))
     }
 
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
@@ -99,11 +118,10 @@ impl AsyncConnection {
         let params = Params::encode(params)?;
         let slices = params.slices();
         let fields = self.client.query(&params.request(sql, &slices)).await?;
-        Ok(AsyncRows {
-            client: &mut self.client,
-            schema: Schema::from_fields(fields),
-            affected: None,
-        })
+        Ok(AsyncRows::wire(
+            &mut self.client,
+            Schema::from_fields(fields),
+        ))
     }
 
     /// Runs a statement with bound parameters; returns the affected rows.
@@ -166,15 +184,36 @@ impl AsyncConnection {
     }
 }
 
-/// A streaming async result; see [`crate::Rows`].
+/// A streaming async result; see [`crate::Rows`] (same two sources).
 #[derive(Debug)]
 pub struct AsyncRows<'c> {
-    client: &'c mut AsyncClient,
+    source: AsyncRowSource<'c>,
     schema: Arc<Schema>,
     affected: Option<u64>,
 }
 
+// One per result, not moved while rows are read: boxing the Arrow side
+// would only add an allocation per query.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum AsyncRowSource<'c> {
+    Wire(&'c mut AsyncClient),
+    #[cfg(feature = "arrow")]
+    Arrow {
+        batches: crate::arrow::AsyncArrowBatches<'c>,
+        rows: crate::arrow::row_encoder::BatchRows,
+    },
+}
+
 impl<'c> AsyncRows<'c> {
+    fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
+        AsyncRows {
+            source: AsyncRowSource::Wire(client),
+            schema,
+            affected: None,
+        }
+    }
+
     pub fn schema(&self) -> &Arc<Schema> {
         &self.schema
     }
@@ -183,13 +222,36 @@ impl<'c> AsyncRows<'c> {
         self.affected
     }
 
-    /// The next row, or `None` at the end.
+    /// The next row, or `None` at the end. Rows of a batch already received
+    /// come back without awaiting the network.
     pub async fn next(&mut self) -> Option<Result<Row>> {
         if self.affected.is_some() {
             return None;
         }
-        let step = self.client.next_row().await;
-        next_item(&self.schema, &mut self.affected, step)
+        match &mut self.source {
+            AsyncRowSource::Wire(client) => {
+                let step = client.next_row().await;
+                next_item(&self.schema, &mut self.affected, step)
+            }
+            #[cfg(feature = "arrow")]
+            AsyncRowSource::Arrow { batches, rows } => loop {
+                if let Some(row) = rows.next(&self.schema) {
+                    return Some(Ok(row));
+                }
+                let fetched = batches.next().await;
+                match rows.load(fetched, &self.schema) {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => {
+                        self.affected = Some(0);
+                        return Some(Err(e));
+                    }
+                    None => {
+                        self.affected = Some(batches.rows().unwrap_or(0));
+                        return None;
+                    }
+                }
+            },
+        }
     }
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).

@@ -70,8 +70,24 @@ impl Connection {
         Ok(self.client.execute(sql)?)
     }
 
-    /// Runs a query and streams its rows.
+    /// Runs a query and streams its rows: plain queries (SELECT, WITH,
+    /// VALUES, TABLE) from hyperd's Arrow stream, others from `DataRow`s; the
+    /// rows, types and errors are the same (see [`Rows`]).
     pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
+        #[cfg(feature = "arrow")]
+        if crate::rows::arrow_eligible(sql) {
+            use crate::arrow::{arrow_cannot_express, ArrowBatches};
+            match ArrowBatches::start(&mut self.client, sql) {
+                Ok(started) => {
+                    return Ok(Rows::from_arrow(ArrowBatches::resume(
+                        &mut self.client,
+                        started,
+                    )))
+                }
+                Err(e) if arrow_cannot_express(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
         let fields = self.client.query(&QueryRequest::new(sql))?;
         Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
     }

@@ -69,6 +69,7 @@ mod inserter;
 mod parallel;
 mod raw;
 mod reader;
+pub(crate) mod row_encoder;
 mod schema;
 
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
@@ -80,7 +81,7 @@ pub use parallel::insert_batches_parallel;
 pub use parallel::insert_batches_parallel_blocking;
 /// The IPC stream decoder, shared with the gRPC results.
 #[cfg(feature = "grpc")]
-pub(crate) use reader::ArrowDecoder;
+pub(crate) use reader::{arrow_cannot_express, ArrowDecoder};
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};

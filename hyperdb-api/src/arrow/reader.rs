@@ -25,8 +25,18 @@ use crate::error::{Error, Result};
 /// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`; a trailing `;` would
 /// end the statement inside the parentheses.
 pub(crate) fn copy_out_sql(sql: &str) -> String {
+    debug_assert_eq!(COPY_PREFIX.len(), COPY_PREFIX_CHARS as usize);
     let sql = sql.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    format!("COPY ({sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)")
+    format!("{COPY_PREFIX}{sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)")
+}
+
+const COPY_PREFIX: &str = "COPY (";
+const COPY_PREFIX_CHARS: u32 = 6;
+
+/// A server error about the wrapped statement, with its position moved back
+/// onto the caller's SQL: errors read the same whichever path ran the query.
+fn from_server(e: hyperdb_api_core::Error) -> Error {
+    Error::Client(e.shift_position(COPY_PREFIX_CHARS))
 }
 
 /// Decodes CopyData payloads into record batches, without I/O.
@@ -176,7 +186,7 @@ macro_rules! batch_reader_methods {
         /// Reads until the schema is known (it may bring the first batch).
         $($async_kw)? fn read_schema(&mut self) -> Result<()> {
             while self.decoder.schema().is_none() {
-                match self.client.next_copy_out() $($aw)* ? {
+                match self.client.next_copy_out() $($aw)* .map_err(from_server)? {
                     CopyOutEvent::Data(data) => {
                         self.decoder.push(data);
                         self.decoder.read_ahead()?;
@@ -220,7 +230,7 @@ macro_rules! batch_reader_methods {
                         let e = unexpected(&other, "in an Arrow result");
                         return Some(Err(self.fail(e)));
                     }
-                    Err(e) => return Some(Err(self.fail(e.into()))),
+                    Err(e) => return Some(Err(self.fail(from_server(e)))),
                 }
             }
         }
@@ -261,7 +271,7 @@ macro_rules! chunk_reader_methods {
                 }
                 Err(e) => {
                     self.eos_sent = true;
-                    Some(Err(e.into()))
+                    Some(Err(from_server(e)))
                 }
             }
         }
@@ -289,6 +299,23 @@ fn unexpected(event: &CopyOutEvent, context: &str) -> Error {
     )))
 }
 
+/// A result whose schema has been read, detached from the connection borrow
+/// so a caller can still choose another path if starting failed
+/// ([`ArrowBatches::start`] / [`ArrowBatches::resume`]).
+#[derive(Debug)]
+pub(crate) struct StartedBatches {
+    decoder: ArrowDecoder,
+    rows: Option<u64>,
+    done: bool,
+}
+
+/// Whether starting an Arrow result failed only because hyperd cannot
+/// express a value in Arrow (e.g. `TIME '24:00:00'`): the same query still
+/// works as DataRows.
+pub(crate) fn arrow_cannot_express(e: &Error) -> bool {
+    matches!(e, Error::Client(c) if c.message().contains("converted to Arrow"))
+}
+
 /// A query result as an `Iterator` of Arrow [`RecordBatch`]es; from
 /// [`Connection::query_arrow`](crate::Connection::query_arrow).
 #[derive(Debug)]
@@ -301,7 +328,7 @@ pub struct ArrowBatches<'c> {
 
 impl<'c> ArrowBatches<'c> {
     pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowBatches<'c>> {
-        client.copy_out(&copy_out_sql(sql))?;
+        client.copy_out(&copy_out_sql(sql)).map_err(from_server)?;
         let mut batches = ArrowBatches {
             client,
             decoder: ArrowDecoder::default(),
@@ -310,6 +337,27 @@ impl<'c> ArrowBatches<'c> {
         };
         batches.read_schema()?;
         Ok(batches)
+    }
+
+    /// Starts the result and reads its schema, borrowing `client` only
+    /// for the duration of the call.
+    pub(crate) fn start(client: &mut Client, sql: &str) -> Result<StartedBatches> {
+        let b = ArrowBatches::new(client, sql)?;
+        Ok(StartedBatches {
+            decoder: b.decoder,
+            rows: b.rows,
+            done: b.done,
+        })
+    }
+
+    /// Continues a started result on the connection it was started on.
+    pub(crate) fn resume(client: &'c mut Client, started: StartedBatches) -> ArrowBatches<'c> {
+        ArrowBatches {
+            client,
+            decoder: started.decoder,
+            rows: started.rows,
+            done: started.done,
+        }
     }
 
     batch_reader_methods!(;);
@@ -335,7 +383,7 @@ pub struct ArrowIpcChunks<'c> {
 
 impl<'c> ArrowIpcChunks<'c> {
     pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowIpcChunks<'c>> {
-        client.copy_out(&copy_out_sql(sql))?;
+        client.copy_out(&copy_out_sql(sql)).map_err(from_server)?;
         Ok(ArrowIpcChunks {
             client,
             rows: None,
@@ -375,7 +423,10 @@ mod async_readers {
 
     impl<'c> AsyncArrowBatches<'c> {
         pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
-            client.copy_out(&copy_out_sql(sql)).await?;
+            client
+                .copy_out(&copy_out_sql(sql))
+                .await
+                .map_err(from_server)?;
             let mut batches = AsyncArrowBatches {
                 client,
                 decoder: ArrowDecoder::default(),
@@ -384,6 +435,26 @@ mod async_readers {
             };
             batches.read_schema().await?;
             Ok(batches)
+        }
+
+        /// See [`ArrowBatches::start`].
+        pub(crate) async fn start(client: &mut AsyncClient, sql: &str) -> Result<StartedBatches> {
+            let b = AsyncArrowBatches::new(client, sql).await?;
+            Ok(StartedBatches {
+                decoder: b.decoder,
+                rows: b.rows,
+                done: b.done,
+            })
+        }
+
+        /// See [`ArrowBatches::resume`].
+        pub(crate) fn resume(client: &'c mut AsyncClient, started: StartedBatches) -> Self {
+            AsyncArrowBatches {
+                client,
+                decoder: started.decoder,
+                rows: started.rows,
+                done: started.done,
+            }
         }
 
         batch_reader_methods!(async; .await);
@@ -412,7 +483,10 @@ mod async_readers {
 
     impl<'c> AsyncArrowIpcChunks<'c> {
         pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
-            client.copy_out(&copy_out_sql(sql)).await?;
+            client
+                .copy_out(&copy_out_sql(sql))
+                .await
+                .map_err(from_server)?;
             Ok(AsyncArrowIpcChunks {
                 client,
                 rows: None,

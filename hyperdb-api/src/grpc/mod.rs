@@ -24,7 +24,6 @@ mod blocking;
 mod connection;
 mod params;
 mod results;
-mod row_encoder;
 
 pub use blocking::{
     GrpcArrowBatches, GrpcArrowIpcChunks, GrpcCancelHandle, GrpcConnection, GrpcRows, GrpcTypedRows,

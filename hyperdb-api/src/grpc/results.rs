@@ -13,9 +13,8 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use bytes::Bytes;
 use futures_core::Stream;
 use hyperdb_api_core::grpc::GrpcResult;
-use hyperdb_api_core::protocol::backend::DataRow;
 
-use super::row_encoder::{encode_batch, row_schema, EncodedRows};
+use crate::arrow::row_encoder::{row_schema, BatchRows};
 use crate::arrow::ArrowDecoder;
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
@@ -187,8 +186,7 @@ impl AsyncGrpcArrowIpcChunks {
 pub struct AsyncGrpcRows {
     batches: AsyncGrpcArrowBatches,
     schema: Arc<Schema>,
-    current: EncodedRows,
-    pos: usize,
+    rows: BatchRows,
 }
 
 impl AsyncGrpcRows {
@@ -197,8 +195,7 @@ impl AsyncGrpcRows {
         AsyncGrpcRows {
             batches,
             schema,
-            current: EncodedRows::default(),
-            pos: 0,
+            rows: BatchRows::default(),
         }
     }
 
@@ -225,32 +222,19 @@ impl AsyncGrpcRows {
     /// The next row of the batch at hand, without waiting for the network.
     #[inline]
     pub(crate) fn next_buffered(&mut self) -> Option<Row> {
-        let range = self.current.rows.get(self.pos)?;
-        self.pos += 1;
-        let data = DataRow::new(self.current.buf.slice(range.clone()));
-        Some(Row::new(self.schema.clone(), data))
+        self.rows.next(&self.schema)
     }
 
     /// The next row, or `None` at the end.
     pub async fn next(&mut self) -> Option<Result<Row>> {
         loop {
-            if let Some(row) = self.next_buffered() {
+            if let Some(row) = self.rows.next(&self.schema) {
                 return Some(Ok(row));
             }
-            let batch = match self.batches.next().await? {
-                Ok(batch) => batch,
-                Err(e) => return Some(Err(e)),
-            };
-            match encode_batch(&batch, &self.schema) {
-                Ok(rows) => {
-                    self.current = rows;
-                    self.pos = 0;
-                }
-                Err(e) => {
-                    self.batches.done = true;
-                    self.current = EncodedRows::default();
-                    return Some(Err(e));
-                }
+            let fetched = self.batches.next().await;
+            if let Err(e) = self.rows.load(fetched, &self.schema)? {
+                self.batches.done = true;
+                return Some(Err(e));
             }
         }
     }

@@ -228,14 +228,37 @@ fn every_type_round_trips_sync() {
         ins.add_row(&values(r)).unwrap();
     }
     assert_eq!(ins.execute().unwrap(), want.len() as u64);
-    let got: Vec<AllTypes> = c
-        .execute_query(SELECT_ALL)
-        .unwrap()
-        .map(|r| read(&r.unwrap()))
+    // Both row paths: Arrow (plain query) and DataRows (extended protocol).
+    let arrow = c.execute_query(SELECT_ALL).unwrap();
+    let arrow_types: Vec<_> = arrow
+        .schema()
+        .columns()
+        .iter()
+        .map(|c| c.sql_type().cloned())
         .collect();
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(&want) {
-        assert!(same(g, w), "\n got {g:?}\nwant {w:?}");
+    let got_arrow: Vec<AllTypes> = arrow.map(|r| read(&r.unwrap())).collect();
+    let wire = c.execute_query_params(SELECT_ALL, &[]).unwrap();
+    let wire_types: Vec<_> = wire
+        .schema()
+        .columns()
+        .iter()
+        .map(|c| c.sql_type().cloned())
+        .collect();
+    let got_wire: Vec<AllTypes> = wire.map(|r| read(&r.unwrap())).collect();
+    assert_eq!(arrow_types, wire_types, "column types agree across paths");
+    assert_eq!(
+        wire_types,
+        all_types_table()
+            .columns()
+            .iter()
+            .map(|c| Some(*c.sql_type()))
+            .collect::<Vec<_>>()
+    );
+    for got in [&got_arrow, &got_wire] {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!(same(g, w), "\n got {g:?}\nwant {w:?}");
+        }
     }
     // Values agree with hyperd's own text rendering where it is unambiguous.
     assert_eq!(

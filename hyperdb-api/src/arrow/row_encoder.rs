@@ -23,8 +23,10 @@ use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
 use arrow_schema::{DataType, IntervalUnit, SchemaRef, TimeUnit};
 use bytes::{BufMut, Bytes, BytesMut};
 
+use hyperdb_api_core::protocol::backend::DataRow;
+
 use crate::error::{Error, Result};
-use crate::rows::Schema;
+use crate::rows::{Row, Schema};
 use crate::types::SqlType;
 
 /// Julian day number of 1970-01-01.
@@ -142,6 +144,42 @@ impl<'a> Col<'a> {
     }
 }
 
+/// The rows of one encoded batch, handed out one at a time: the cursor
+/// behind every Arrow-fed row stream (the PostgreSQL protocol's `Rows` and
+/// `AsyncRows` for plain queries, and gRPC rows).
+#[derive(Debug, Default)]
+pub(crate) struct BatchRows {
+    current: EncodedRows,
+    pos: usize,
+}
+
+impl BatchRows {
+    /// The next row of the batch at hand, without touching the network.
+    #[inline]
+    pub(crate) fn next(&mut self, schema: &Arc<Schema>) -> Option<Row> {
+        let range = self.current.rows.get(self.pos)?;
+        self.pos += 1;
+        let data = DataRow::new(self.current.buf.slice(range.clone()));
+        Some(Row::new(schema.clone(), data))
+    }
+
+    /// Takes what the batch source produced: `Some(Ok(()))` when a batch was
+    /// loaded, `Some(Err)` on an error, `None` at the end of the result.
+    pub(crate) fn load(
+        &mut self,
+        fetched: Option<Result<RecordBatch>>,
+        schema: &Schema,
+    ) -> Option<Result<()>> {
+        self.current = EncodedRows::default();
+        self.pos = 0;
+        let batch = match fetched? {
+            Ok(batch) => batch,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(encode_batch(&batch, schema).map(|rows| self.current = rows))
+    }
+}
+
 /// Writes every row of `batch` as a `DataRow` body (i16 BE field count,
 /// then per field an i32 BE length, -1 for NULL, and the value).
 pub(crate) fn encode_batch(batch: &RecordBatch, schema: &Schema) -> Result<EncodedRows> {
@@ -192,10 +230,8 @@ mod tests {
         StringArray, TimestampMicrosecondArray,
     };
     use arrow_schema::{Field, Schema as ArrowSchema};
-    use hyperdb_api_core::protocol::backend::DataRow;
 
     use crate::types::{Date, Interval, Numeric, Timestamp};
-    use crate::Row;
 
     #[test]
     fn values_read_back_through_row() {
