@@ -56,7 +56,7 @@ fn main() -> Result<()> {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000);
-    let (transport, listen) = env::transport()?;
+    let (transport, listen, _grpc) = env::transport()?;
     let span = Span::new(0, rows);
     let db = env::data_dir()?.join("arrow_batching.hyper");
     let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(listen))?;

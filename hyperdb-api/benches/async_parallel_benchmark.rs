@@ -38,7 +38,7 @@ fn main() -> Result<()> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000);
     let workers: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(4);
-    let (transport, listen) = env::transport()?;
+    let (transport, listen, _grpc) = env::transport()?;
     let db = env::data_dir()?.join("async_parallel.hyper");
     let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(listen))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -53,6 +53,7 @@ fn main() -> Result<()> {
         db: &db,
         rows,
         workers: 1,
+        grpc: None,
     };
 
     let mut counts: Vec<usize> = (0..).map(|k| 1 << k).take_while(|&n| n < workers).collect();

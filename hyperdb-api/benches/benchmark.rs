@@ -53,6 +53,7 @@ fn main() -> Result<()> {
             db: &db,
             rows,
             workers: 1,
+            grpc: None,
         };
         // (label, encoder threads, insert path); 0 threads = the ceiling.
         type Path = fn(&mut Env<'_>) -> Result<f64>;

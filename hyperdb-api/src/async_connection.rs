@@ -1,5 +1,6 @@
 //! The async (tokio) connection: the same surface as [`crate::Connection`].
 
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
@@ -110,31 +111,40 @@ impl AsyncConnection {
     }
 
     /// Runs a query with bound parameters (`$1`, ...) and streams its rows.
-    pub async fn execute_query_params(
-        &mut self,
-        sql: &str,
+    ///
+    /// The parameters are encoded before the returned future first runs, so
+    /// the future is `Send` (spawnable) although `dyn ToPgBinary` is not.
+    pub fn execute_query_params<'s>(
+        &'s mut self,
+        sql: &'s str,
         params: &[&dyn ToPgBinary],
-    ) -> Result<AsyncRows<'_>> {
-        let params = Params::encode(params)?;
-        let slices = params.slices();
-        let fields = self.client.query(&params.request(sql, &slices)).await?;
-        Ok(AsyncRows::wire(
-            &mut self.client,
-            Schema::from_fields(fields),
-        ))
+    ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let params = Params::encode(params);
+        async move {
+            let params = params?;
+            let slices = params.slices();
+            let fields = self.client.query(&params.request(sql, &slices)).await?;
+            Ok(AsyncRows::wire(
+                &mut self.client,
+                Schema::from_fields(fields),
+            ))
+        }
     }
 
     /// Runs a statement with bound parameters; returns the affected rows.
-    pub async fn execute_command_params(
-        &mut self,
-        sql: &str,
+    pub fn execute_command_params<'s>(
+        &'s mut self,
+        sql: &'s str,
         params: &[&dyn ToPgBinary],
-    ) -> Result<u64> {
-        let mut rows = self.execute_query_params(sql, params).await?;
-        while let Some(row) = rows.next().await {
-            row?;
+    ) -> impl Future<Output = Result<u64>> + Send + 's {
+        let rows = self.execute_query_params(sql, params);
+        async move {
+            let mut rows = rows.await?;
+            while let Some(row) = rows.next().await {
+                row?;
+            }
+            Ok(rows.affected_rows().unwrap_or(0))
         }
-        Ok(rows.affected_rows().unwrap_or(0))
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

@@ -146,7 +146,7 @@ pub fn parallel_async_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f
 }
 
 /// Folds one result batch into `answer`, reading every column.
-fn add_batch(answer: &mut Answer, batch: &RecordBatch) -> Result<()> {
+pub(crate) fn add_batch(answer: &mut Answer, batch: &RecordBatch) -> Result<()> {
     let col = |i: usize| batch.columns().get(i).ok_or("result has too few columns");
     match answer {
         Answer::Scan(check) => {

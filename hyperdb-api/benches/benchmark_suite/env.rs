@@ -17,6 +17,8 @@ pub struct Env<'a> {
     pub db: &'a Path,
     pub rows: u64,
     pub workers: usize,
+    /// hyperd's gRPC endpoint when `BENCH_TRANSPORT=grpc`: queries go there.
+    pub grpc: Option<&'a str>,
 }
 
 impl Env<'_> {
@@ -49,18 +51,15 @@ impl Env<'_> {
     }
 }
 
-/// `BENCH_TRANSPORT`: `tcp` (default) or `ipc` (a Unix domain socket), as
-/// its name and the listener to start hyperd with.
-pub fn transport() -> Result<(&'static str, Listen)> {
+/// `BENCH_TRANSPORT`: `tcp` (default), `ipc` (a Unix domain socket) or
+/// `grpc` (queries over gRPC, inserts over TCP), as its name, the listener
+/// to start hyperd with, and whether to add gRPC.
+pub fn transport() -> Result<(&'static str, Listen, bool)> {
     match std::env::var("BENCH_TRANSPORT").ok().as_deref() {
-        None | Some("" | "tcp") => Ok(("tcp", Listen::Tcp)),
-        Some("ipc" | "unix") => Ok(("ipc", Listen::Unix)),
-        Some("grpc") => Err(
-            "BENCH_TRANSPORT=grpc: not available yet (hyperdb-api has no gRPC \
-                             transport so far); use tcp or ipc"
-                .into(),
-        ),
-        Some(other) => Err(format!("BENCH_TRANSPORT=`{other}`: use tcp or ipc").into()),
+        None | Some("" | "tcp") => Ok(("tcp", Listen::Tcp, false)),
+        Some("ipc" | "unix") => Ok(("ipc", Listen::Unix, false)),
+        Some("grpc") => Ok(("grpc", Listen::Tcp, true)),
+        Some(other) => Err(format!("BENCH_TRANSPORT=`{other}`: use tcp, ipc or grpc").into()),
     }
 }
 

@@ -20,6 +20,8 @@ mod arrow;
 mod ceiling;
 mod data;
 mod env;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod host;
 mod insert;
 mod query;
@@ -42,6 +44,7 @@ struct Args {
     workers: usize,
     transport: &'static str,
     listen: Listen,
+    grpc: bool,
     repeat: Option<usize>,
     filter: Option<String>,
     out_dir: PathBuf,
@@ -66,7 +69,7 @@ impl Args {
             return Err("WORKERS must be between 1 and 64".into());
         }
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let (transport, listen) = env::transport()?;
+        let (transport, listen, grpc) = env::transport()?;
         let repeat = match var("BENCH_REPEAT") {
             None => None,
             Some(k) => match k.parse::<usize>() {
@@ -79,6 +82,7 @@ impl Args {
             workers,
             transport,
             listen,
+            grpc,
             repeat,
             filter: var("BENCH_FILTER"),
             out_dir: var("BENCH_OUT_DIR")
@@ -128,7 +132,11 @@ fn run() -> Result<()> {
 
     // One server and one runtime per run; the runtime (and every async
     // connection on it) goes before the server.
-    let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(args.listen))?;
+    let mut options = HyperProcessOptions::default().with_listen(args.listen);
+    if args.grpc {
+        options = options.with_grpc();
+    }
+    let hyper = HyperProcess::new(options)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.workers.max(2))
         .enable_all()
@@ -170,6 +178,7 @@ fn run() -> Result<()> {
             db: &db,
             rows: args.rows,
             workers: args.workers,
+            grpc: hyper.grpc_endpoint(),
         };
         let mut suite = suite::Suite::new(settings.repeat, settings.warmup, args.filter.clone());
         suite::run_all(&mut suite, &mut env)?;

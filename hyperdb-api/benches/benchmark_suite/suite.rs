@@ -247,6 +247,44 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
         let api = |f: fn(&mut Env<'_>, Query) -> Result<(f64, Answer)>| {
             move |env: &mut Env<'_>| f(env, q).map(|(s, a)| (s, a.result_rows()))
         };
+        #[cfg(feature = "grpc")]
+        if env.grpc.is_some() {
+            // Every query workload over gRPC; the table says so.
+            let mode = crate::grpc::mode()?.1;
+            for (kind, variant, arrow) in [
+                (Kind::RowQuery(q), "execute_query", false),
+                (Kind::ArrowQuery(q), "query_arrow", true),
+            ] {
+                let sync = format!("gRPC {mode}, sync");
+                suite.add(
+                    &mut group,
+                    kind,
+                    [workload.as_str(), variant, &sync],
+                    move |env| crate::grpc::sync(env, q, arrow).map(|(s, a)| (s, a.result_rows())),
+                );
+                let single = format!("gRPC {mode}, async");
+                suite.add(
+                    &mut group,
+                    kind,
+                    [workload.as_str(), variant, &single],
+                    move |env| {
+                        crate::grpc::async_on(env, q, 1, arrow).map(|(s, a)| (s, a.result_rows()))
+                    },
+                );
+                let many = format!("gRPC {mode}, {xn}");
+                suite.add(
+                    &mut group,
+                    kind,
+                    [workload.as_str(), variant, &many],
+                    move |env| {
+                        let n = env.workers;
+                        crate::grpc::async_on(env, q, n, arrow).map(|(s, a)| (s, a.result_rows()))
+                    },
+                );
+            }
+            suite.run(env, group)?;
+            continue;
+        }
         let kind = Kind::RowQuery(q);
         let names = [workload.as_str(), "execute_query", "sync"];
         suite.add(&mut group, kind, names, api(query::sync));

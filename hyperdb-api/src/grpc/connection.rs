@@ -1,6 +1,7 @@
 //! The async gRPC connection and its options.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::Path;
 
 use hyperdb_api_core::grpc::{
@@ -141,39 +142,44 @@ impl AsyncGrpcConnection {
     /// Runs a query and streams its result as Arrow record batches; the
     /// schema is known before the first batch.
     pub async fn query_arrow(&self, sql: &str) -> Result<AsyncGrpcArrowBatches> {
-        self.query_arrow_params(sql, &[]).await
+        let query = self.prepare(sql, &[])?;
+        AsyncGrpcArrowBatches::new(self.start(query).await?).await
     }
 
     /// [`Self::query_arrow`] with bound parameters (`$1`, `$2`, ...).
-    pub async fn query_arrow_params(
+    ///
+    /// The parameters are encoded before the returned future first runs, so
+    /// the future is `Send` (spawnable) although `dyn ToPgBinary` is not.
+    pub fn query_arrow_params(
         &self,
         sql: &str,
         params: &[&dyn ToPgBinary],
-    ) -> Result<AsyncGrpcArrowBatches> {
-        AsyncGrpcArrowBatches::new(self.start(sql, params).await?).await
+    ) -> impl Future<Output = Result<AsyncGrpcArrowBatches>> + Send + '_ {
+        let query = self.prepare(sql, params);
+        async move { AsyncGrpcArrowBatches::new(self.start(query?).await?).await }
     }
 
     /// Runs a query and streams its result as raw Arrow IPC stream bytes.
     pub async fn query_arrow_ipc(&self, sql: &str) -> Result<AsyncGrpcArrowIpcChunks> {
-        Ok(AsyncGrpcArrowIpcChunks::new(self.start(sql, &[]).await?))
+        let query = self.prepare(sql, &[])?;
+        Ok(AsyncGrpcArrowIpcChunks::new(self.start(query).await?))
     }
 
     /// Runs a query and streams its rows.
     pub async fn execute_query(&self, sql: &str) -> Result<AsyncGrpcRows> {
-        self.execute_query_params(sql, &[]).await
+        Ok(AsyncGrpcRows::new(self.query_arrow(sql).await?))
     }
 
     /// Runs a query with bound parameters (`$1`, `$2`, ...; the same values
     /// as [`crate::AsyncConnection::execute_query_params`] takes) and streams
     /// its rows.
-    pub async fn execute_query_params(
+    pub fn execute_query_params(
         &self,
         sql: &str,
         params: &[&dyn ToPgBinary],
-    ) -> Result<AsyncGrpcRows> {
-        Ok(AsyncGrpcRows::new(
-            self.query_arrow_params(sql, params).await?,
-        ))
+    ) -> impl Future<Output = Result<AsyncGrpcRows>> + Send + '_ {
+        let batches = self.query_arrow_params(sql, params);
+        async move { Ok(AsyncGrpcRows::new(batches.await?)) }
     }
 
     /// The first column of the first row as `T` ([`Error::NoRows`] when
@@ -245,12 +251,18 @@ impl AsyncGrpcConnection {
         &self.client
     }
 
-    async fn start(&self, sql: &str, params: &[&dyn ToPgBinary]) -> Result<GrpcResult> {
+    /// The query to send, parameters encoded: nothing borrowed from the
+    /// caller is held across an await.
+    fn prepare(&self, sql: &str, params: &[&dyn ToPgBinary]) -> Result<GrpcQuery> {
         let mut query = self.query.clone();
         query.sql = sql.to_owned();
         if !params.is_empty() {
             query.parameters = Some(GrpcParameters::ArrowIpc(arrow_parameters(params)?));
         }
+        Ok(query)
+    }
+
+    async fn start(&self, query: GrpcQuery) -> Result<GrpcResult> {
         Ok(self.client.execute(&query).await?)
     }
 }

@@ -274,3 +274,19 @@ fn both_row_paths_agree() {
         w.db_error().map(|d| (&d.message, d.position))
     );
 }
+
+/// Parameterized futures are `Send` (the values are encoded before the first
+/// poll), so they can run on a spawned task.
+#[tokio::test]
+async fn parameterized_futures_can_be_spawned() {
+    let mut c = AsyncConnection::connect_with(&ConnectOptions::new(server().endpoint().clone()))
+        .await
+        .unwrap();
+    let n = tokio::spawn(async move {
+        let fut = c.execute_command_params("SELECT $1::int", &[&1i32]);
+        fut.await.unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(n, 1);
+}
