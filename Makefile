@@ -1,5 +1,5 @@
-# The two commands a newcomer runs: `make test` and `make example`
-# (`make bench` once the benchmark suite lands). Each installs what it needs.
+# The two commands a newcomer runs: `make test` and `make bench` (`make
+# example` is the quickstart). Each installs what it needs.
 
 # Build artifacts live outside the clone so repeated clones reuse them; a
 # fresh machine simply builds from scratch. Override as you like.
