@@ -103,6 +103,20 @@ impl<'a> Col<'a> {
         }
     }
 
+    /// The byte width of this column's values, when it is fixed.
+    #[inline]
+    fn fixed_width(&self) -> Option<i32> {
+        Some(match self {
+            Col::Bool(_) => 1,
+            Col::I16(_) => 2,
+            Col::I32(_) | Col::U32(_) | Col::F32(_) | Col::Date64(_) | Col::Date32(_) => 4,
+            Col::I64(_) | Col::F64(_) | Col::Time(_) | Col::Timestamp(_) => 8,
+            Col::Decimal(_, false) => 8,
+            Col::Decimal(_, true) | Col::Interval(_) => 16,
+            Col::Str(_) | Col::Bin(_) | Col::Opaque => return None,
+        })
+    }
+
     /// Appends row `i`'s value (non-NULL) without its length.
     #[inline]
     fn put(&self, i: usize, buf: &mut BytesMut) {
@@ -195,15 +209,23 @@ pub(crate) fn encode_batch(batch: &RecordBatch, schema: &Schema) -> Result<Encod
         .zip(schema.columns())
         .map(|(a, c)| Col::new(a, c.sql_type()))
         .collect();
+    // Null bitmaps read directly: `Array::is_null` is a virtual call per value.
+    let nulls: Vec<Option<&arrow_buffer::NullBuffer>> =
+        batch.columns().iter().map(|a| a.nulls()).collect();
     let mut buf =
         BytesMut::with_capacity(batch.get_array_memory_size() + batch.num_rows() * (2 + 4 * n));
     let mut rows = Vec::with_capacity(batch.num_rows());
     for i in 0..batch.num_rows() {
         let start = buf.len();
         buf.put_i16(count);
-        for (col, array) in cols.iter().zip(batch.columns()) {
-            if array.is_null(i) {
+        for (col, nulls) in cols.iter().zip(&nulls) {
+            if nulls.is_some_and(|n| n.is_null(i)) {
                 buf.put_i32(-1);
+                continue;
+            }
+            if let Some(width) = col.fixed_width() {
+                buf.put_i32(width);
+                col.put(i, &mut buf);
                 continue;
             }
             let len_at = buf.len();
