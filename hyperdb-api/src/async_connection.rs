@@ -249,16 +249,10 @@ impl<'c> AsyncRows<'c> {
                     return Some(Ok(row));
                 }
                 let fetched = batches.next().await;
-                match rows.load(fetched, &self.schema) {
-                    Some(Ok(())) => {}
-                    Some(Err(e)) => {
-                        self.affected = Some(0);
-                        return Some(Err(e));
-                    }
-                    None => {
-                        self.affected = Some(batches.rows().unwrap_or(0));
-                        return None;
-                    }
+                if let Some(out) =
+                    rows.advance(fetched, &self.schema, &mut self.affected, || batches.rows())
+                {
+                    return out;
                 }
             },
         }

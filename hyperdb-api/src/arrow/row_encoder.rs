@@ -194,6 +194,32 @@ impl BatchRows {
     }
 }
 
+impl BatchRows {
+    /// One step of a row stream fed by batches, after the batch at hand ran
+    /// out: loads `fetched` and returns `None` to keep reading, or what the
+    /// stream yields next (an error, or the end, recording the affected
+    /// count from `total`).
+    pub(crate) fn advance(
+        &mut self,
+        fetched: Option<Result<RecordBatch>>,
+        schema: &Schema,
+        affected: &mut Option<u64>,
+        total: impl FnOnce() -> Option<u64>,
+    ) -> Option<Option<Result<Row>>> {
+        match self.load(fetched, schema) {
+            Some(Ok(())) => None,
+            Some(Err(e)) => {
+                *affected = Some(0);
+                Some(Some(Err(e)))
+            }
+            None => {
+                *affected = Some(total().unwrap_or(0));
+                Some(None)
+            }
+        }
+    }
+}
+
 /// Writes every row of `batch` as a `DataRow` body (i16 BE field count,
 /// then per field an i32 BE length, -1 for NULL, and the value).
 pub(crate) fn encode_batch(batch: &RecordBatch, schema: &Schema) -> Result<EncodedRows> {
