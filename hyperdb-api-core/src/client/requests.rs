@@ -139,17 +139,6 @@ macro_rules! request_methods {
             self.run(&mut op) $($aw)*
         }
 
-        /// Aborts a COPY FROM STDIN with `CopyFail`: nothing is stored and
-        /// the connection stays usable.
-        pub $($async_kw)? fn copy_in_abort(&mut self, reason: &str) -> Result<()> {
-            let mut op = ops::CopyInFinish::fail(&mut self.state.session, reason)?;
-            match self.run(&mut op) $($aw)* {
-                Ok(_) => Ok(()),
-                Err(e) if e.kind() == ErrorKind::Server => Ok(()),
-                Err(e) => Err(e),
-            }
-        }
-
         /// Starts `COPY (...) TO STDOUT`; read chunks with `next_copy_out`.
         pub $($async_kw)? fn copy_out(&mut self, copy_sql: &str) -> Result<CopyResponse> {
             self.begin() $($aw)* ?;
@@ -184,8 +173,9 @@ macro_rules! request_methods {
         /// the next request sends it and settles the server's reply. For
         /// `Drop` impls of writers that must not block.
         pub fn queue_copy_fail(&mut self, reason: &str) {
-            if frontend::copy_fail(self.state.session.write_buf(), reason).is_err() {
-                frontend::copy_fail(self.state.session.write_buf(), "aborted").unwrap_or(());
+            // The reply is owed (the COPY's ReadyForQuery) and drained by `begin`.
+            if let Err(e) = ops::CopyInFinish::fail(&mut self.state.session, reason) {
+                tracing::warn!("could not queue CopyFail: {e}");
             }
         }
 
@@ -221,11 +211,6 @@ macro_rules! request_methods {
         fn broken(&mut self, e: Error) -> Error {
             self.state.session.mark_broken(&e);
             e
-        }
-
-        /// A result or COPY was abandoned mid-way; the next request drains it.
-        pub fn is_busy(&self) -> bool {
-            self.state.session.outstanding() > 0
         }
     };
 }

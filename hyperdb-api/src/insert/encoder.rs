@@ -206,17 +206,12 @@ impl RowEncoder {
 
     #[inline]
     fn put(&self, buf: &mut BytesMut, i: usize, value: &dyn ToHyperBinary) -> Result<()> {
-        let ty = &self.types[i];
-        if value.is_null() && !ty.is_nullable() {
-            return Err(self.row_error(
-                Some(i),
-                RowErrorKind::NullInNotNull,
-                format!("{ty} column"),
-            ));
-        }
-        encode_column(value, ty, buf).map_err(|e| {
+        // `encode_column` checks NULL against the column's nullability itself;
+        // telling the failures apart costs only on the error path.
+        encode_column(value, &self.types[i], buf).map_err(|e| {
             let kind = match e.kind() {
                 ErrorKind::TypeMismatch => RowErrorKind::WrongType,
+                _ if value.is_null() => RowErrorKind::NullInNotNull,
                 _ => RowErrorKind::OutOfRange,
             };
             self.row_error(Some(i), kind, e.message().to_owned())
