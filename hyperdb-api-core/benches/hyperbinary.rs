@@ -132,22 +132,25 @@ fn decode_all(mut rows: &[u8]) -> Result<i64> {
 }
 
 /// The client's receive path: backend messages parsed off a buffer (as the
-/// drivers do), then each DataRow's fields read lazily and decoded.
+/// drivers do, a block of rows at a time), then each value looked up in the
+/// block and decoded.
 fn parse_and_decode(buf: &mut BytesMut) -> Result<i64> {
     let limits = Limits::default();
     let mut checksum = 0i64;
     while let Some(msg) = backend::parse(buf, &limits)? {
-        let Message::DataRow(row) = msg else { continue };
-        let field = |i: usize| row.field(i).transpose().map(Option::flatten);
-        let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0)?)?;
-        let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, field(1)?)?;
-        let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, field(2)?)?;
-        let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, field(3)?)?;
-        checksum = checksum
-            .wrapping_add(i64::from(id))
-            .wrapping_add(i64::from(sensor.unwrap_or(0)))
-            .wrapping_add(value.unwrap_or(0.0) as i64)
-            .wrapping_add(ts.unwrap_or(0));
+        let Message::DataRows(block) = msg else { continue };
+        for r in 0..block.len() {
+            let field = |i: usize| block.field(r, i).flatten();
+            let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0))?;
+            let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, field(1))?;
+            let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, field(2))?;
+            let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, field(3))?;
+            checksum = checksum
+                .wrapping_add(i64::from(id))
+                .wrapping_add(i64::from(sensor.unwrap_or(0)))
+                .wrapping_add(value.unwrap_or(0.0) as i64)
+                .wrapping_add(ts.unwrap_or(0));
+        }
     }
     Ok(checksum)
 }

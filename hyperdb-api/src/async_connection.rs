@@ -19,7 +19,7 @@ use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
 use crate::params::Params;
-use crate::rows::{next_item, Row, Schema};
+use crate::rows::{fetched_from_wire, Row, RowCursor, Schema};
 
 /// An async connection to hyperd.
 ///
@@ -81,12 +81,8 @@ impl AsyncConnection {
             if let Some(started) = started {
                 let batches = AsyncArrowBatches::resume(&mut self.client, started);
                 return Ok(AsyncRows {
-                    schema: crate::arrow::row_encoder::row_schema(&batches.schema()),
-                    source: AsyncRowSource::Arrow {
-                        batches,
-                        rows: Default::default(),
-                    },
-                    affected: None,
+                    cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema())),
+                    source: AsyncRowSource::Arrow(batches),
                 });
             }
         }
@@ -194,12 +190,13 @@ impl AsyncConnection {
     }
 }
 
-/// A streaming async result; see [`crate::Rows`] (same two sources).
+/// A streaming async result; see [`crate::Rows`] (same two sources, same
+/// two ways to read: owned rows from [`AsyncRows::next`], lent rows from
+/// [`AsyncRows::next_row`]).
 #[derive(Debug)]
 pub struct AsyncRows<'c> {
     source: AsyncRowSource<'c>,
-    schema: Arc<Schema>,
-    affected: Option<u64>,
+    cursor: RowCursor,
 }
 
 // One per result, not moved while rows are read: boxing the Arrow side
@@ -209,58 +206,58 @@ pub struct AsyncRows<'c> {
 enum AsyncRowSource<'c> {
     Wire(&'c mut AsyncClient),
     #[cfg(feature = "arrow")]
-    Arrow {
-        batches: crate::arrow::AsyncArrowBatches<'c>,
-        rows: crate::arrow::row_encoder::BatchRows,
-    },
+    Arrow(crate::arrow::AsyncArrowBatches<'c>),
 }
 
 impl<'c> AsyncRows<'c> {
     fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
-            schema,
-            affected: None,
+            cursor: RowCursor::new(schema),
         }
     }
 
     pub fn schema(&self) -> &Arc<Schema> {
-        &self.schema
+        self.cursor.schema()
     }
 
     pub fn affected_rows(&self) -> Option<u64> {
-        self.affected
+        self.cursor.ended()
     }
 
-    /// The next row, or `None` at the end. Rows of a batch already received
-    /// come back without awaiting the network.
-    pub async fn next(&mut self) -> Option<Result<Row>> {
-        if self.affected.is_some() {
-            return None;
-        }
-        match &mut self.source {
-            AsyncRowSource::Wire(client) => {
-                let step = client.next_row().await;
-                next_item(&self.schema, &mut self.affected, step)
+    /// The next row, lent until the next call; `None` at the end. Rows of
+    /// a block already received come back without awaiting the network.
+    pub async fn next_row(&mut self) -> Option<Result<&Row>> {
+        loop {
+            if self.cursor.step() {
+                return Some(Ok(self.cursor.row()));
             }
-            #[cfg(feature = "arrow")]
-            AsyncRowSource::Arrow { batches, rows } => loop {
-                if let Some(row) = rows.next(&self.schema) {
-                    return Some(Ok(row));
+            if self.cursor.ended().is_some() {
+                return None;
+            }
+            let schema = self.cursor.schema();
+            let fetched = match &mut self.source {
+                AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),
+                #[cfg(feature = "arrow")]
+                AsyncRowSource::Arrow(batches) => {
+                    let step = batches.next().await;
+                    crate::rows::fetched_from_arrow(schema, step, || batches.rows())
                 }
-                let fetched = batches.next().await;
-                if let Some(out) =
-                    rows.advance(fetched, &self.schema, &mut self.affected, || batches.rows())
-                {
-                    return out;
-                }
-            },
+            };
+            if let Err(e) = self.cursor.take(fetched) {
+                return Some(Err(e));
+            }
         }
+    }
+
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Row>> {
+        self.next_row().await.map(|r| r.cloned())
     }
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        Some(self.next().await?.and_then(|row| T::from_row(&row)))
+        Some(self.next_row().await?.and_then(T::from_row))
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -114,10 +114,11 @@ macro_rules! request_methods {
             self.run(&mut op) $($aw)*
         }
 
-        /// The next row of the running query, or `Done` once the server is
-        /// ready again. Calling it with nothing running returns `Done`.
+        /// The next rows of the running query (every complete row received),
+        /// or `Done` once the server is ready again. Calling it with nothing
+        /// running returns `Done`.
         #[inline]
-        pub $($async_kw)? fn next_row(&mut self) -> Result<RowEvent> {
+        pub $($async_kw)? fn next_rows(&mut self) -> Result<RowEvent> {
             if self.state.session.outstanding() == 0 {
                 return Ok(RowEvent::Done { affected: 0 });
             }

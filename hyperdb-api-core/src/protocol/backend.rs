@@ -15,6 +15,9 @@ use bytes::{Buf, Bytes, BytesMut};
 use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::Limits;
 
+mod row_block;
+pub use row_block::RowBlock;
+
 /// Transaction state reported by `ReadyForQuery`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransactionStatus {
@@ -62,114 +65,6 @@ pub struct CopyResponse {
     pub column_formats: Vec<i16>,
 }
 
-/// A `DataRow`: the raw body, fields decoded on demand.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DataRow {
-    body: Bytes,
-}
-
-impl DataRow {
-    /// Wraps a DataRow body (everything after the length word).
-    pub fn new(body: Bytes) -> DataRow {
-        DataRow { body }
-    }
-
-    /// The raw body: i16 field count, then per field i32 length (-1 = NULL) and bytes.
-    pub fn body(&self) -> &Bytes {
-        &self.body
-    }
-
-    /// Number of fields.
-    #[inline]
-    pub fn len(&self) -> usize {
-        if self.body.len() < 2 {
-            return 0;
-        }
-        u16::from_be_bytes([self.body[0], self.body[1]]) as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Field `index` (`None` is SQL NULL), or `None` past the last field.
-    /// Walks the length words before it: rows are short, and a walk over a
-    /// few adjacent words is cheaper than building an offset table per row.
-    #[inline]
-    pub fn field(&self, index: usize) -> Option<Result<Option<&[u8]>>> {
-        if index >= self.len() {
-            return None;
-        }
-        let mut buf = &self.body[2..];
-        for _ in 0..index {
-            let Some((len, rest)) = buf.split_first_chunk::<4>() else {
-                return Some(Err(Error::protocol("DataRow truncated in a field length")));
-            };
-            let len = i32::from_be_bytes(*len);
-            let skip = if len < 0 { 0 } else { len as usize };
-            match rest.get(skip..) {
-                Some(rest) => buf = rest,
-                None => return Some(Err(Error::protocol("DataRow field longer than the row"))),
-            }
-        }
-        Some(split_field(&mut buf))
-    }
-
-    /// The fields in order: `None` is SQL NULL.
-    #[inline]
-    pub fn fields(&self) -> DataRowFields<'_> {
-        DataRowFields {
-            buf: self.body.get(2..).unwrap_or(&[]),
-            remaining: self.len(),
-        }
-    }
-}
-
-/// Iterator over the fields of a [`DataRow`]; yields an error if the row is
-/// truncated instead of panicking.
-#[derive(Debug)]
-pub struct DataRowFields<'a> {
-    buf: &'a [u8],
-    remaining: usize,
-}
-
-impl<'a> Iterator for DataRowFields<'a> {
-    type Item = Result<Option<&'a [u8]>>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        Some(split_field(&mut self.buf))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
-    }
-}
-
-/// Takes one length-prefixed field off the front of `buf`.
-#[inline]
-pub(crate) fn split_field<'a>(buf: &mut &'a [u8]) -> Result<Option<&'a [u8]>> {
-    let Some((len, rest)) = buf.split_first_chunk::<4>() else {
-        return Err(Error::protocol("DataRow truncated in a field length"));
-    };
-    let len = i32::from_be_bytes(*len);
-    if len < 0 {
-        *buf = rest;
-        return Ok(None);
-    }
-    let len = len as usize;
-    if rest.len() < len {
-        return Err(Error::protocol("DataRow field longer than the row"));
-    }
-    let (value, rest) = rest.split_at(len);
-    *buf = rest;
-    Ok(Some(value))
-}
-
 /// A message from the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -192,8 +87,9 @@ pub enum Message {
     CopyBothResponse(CopyResponse),
     CopyData(Bytes),
     CopyDone,
-    DataRow(DataRow),
-    // Boxed: DbError is large, and every DataRow moves a Message by value.
+    /// Every complete `DataRow` that was at the front of the buffer.
+    DataRows(RowBlock),
+    // Boxed: DbError is large, and Message moves by value.
     ErrorResponse(Box<DbError>),
     NoticeResponse(Box<DbError>),
     NotificationResponse {
@@ -214,7 +110,7 @@ pub enum Message {
     },
 }
 
-const HEADER: usize = 5;
+pub(crate) const HEADER: usize = 5;
 
 /// The tag and total body length of the message at the front of `buf`, if
 /// its header is complete. Validates the length against `limits`.
@@ -260,25 +156,19 @@ pub fn parse(buf: &mut BytesMut, limits: &Limits) -> Result<Option<Message>> {
     if buf.len() < HEADER + len {
         return Ok(None);
     }
+    // Rows are nearly every message of a result: a block at a time.
+    if tag == b'D' {
+        return row_block::take(buf, limits).map(|rows| Some(Message::DataRows(rows)));
+    }
     buf.advance(HEADER);
     let body = buf.split_to(len).freeze();
-    // Rows are nearly every message of a result: skip the general decoder.
-    if tag == b'D' && body.len() >= 2 {
-        return Ok(Some(Message::DataRow(DataRow::new(body))));
-    }
     decode(tag, body).map(Some)
 }
 
-/// Decodes a message body whose tag and length were already read.
-pub fn decode(tag: u8, body: Bytes) -> Result<Message> {
+/// Decodes a message body (not a `DataRow`) whose tag and length were read.
+fn decode(tag: u8, body: Bytes) -> Result<Message> {
     let mut r = Reader { buf: body, tag };
     let msg = match tag {
-        b'D' => {
-            if r.buf.len() < 2 {
-                return Err(r.truncated());
-            }
-            return Ok(Message::DataRow(DataRow::new(r.buf)));
-        }
         b'd' => return Ok(Message::CopyData(r.buf)),
         b'R' => Message::Authentication(r.authentication()?),
         b'K' => Message::BackendKeyData {

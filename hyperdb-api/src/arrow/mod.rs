@@ -69,7 +69,7 @@ mod inserter;
 mod parallel;
 mod raw;
 mod reader;
-pub(crate) mod row_encoder;
+pub(crate) mod row_columns;
 mod schema;
 
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
@@ -85,6 +85,7 @@ pub(crate) use reader::{arrow_cannot_express, ArrowDecoder};
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};
+pub(crate) use row_columns::row_schema;
 pub use schema::{
     accepts, arrow_field, arrow_schema, sql_type, table_definition, HYPER_MAX_LENGTH_KEY,
     HYPER_TYPE_KEY, UTC,

@@ -272,16 +272,24 @@ impl GrpcRows {
     }
 }
 
+impl GrpcRows {
+    /// The next row, lent until the next call; `None` at the end.
+    #[inline]
+    pub fn next_row(&mut self) -> Option<Result<&Row>> {
+        // Most rows come from the batch at hand: no runtime entry for them.
+        if self.inner.step_buffered() {
+            return Some(Ok(self.inner.current()));
+        }
+        self.rt.block_on(self.inner.next_row())
+    }
+}
+
 impl Iterator for GrpcRows {
     type Item = Result<Row>;
 
     #[inline]
     fn next(&mut self) -> Option<Result<Row>> {
-        // Most rows come from the batch at hand: no runtime entry for them.
-        if let Some(row) = self.inner.next_buffered() {
-            return Some(Ok(row));
-        }
-        self.rt.block_on(self.inner.next())
+        self.next_row().map(|r| r.cloned())
     }
 }
 
@@ -302,8 +310,6 @@ impl<T: FromRow> Iterator for GrpcTypedRows<T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        self.rows
-            .next()
-            .map(|r| r.and_then(|row| T::from_row(&row)))
+        self.rows.next_row().map(|r| r.and_then(T::from_row))
     }
 }

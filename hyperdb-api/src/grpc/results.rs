@@ -14,11 +14,11 @@ use bytes::Bytes;
 use futures_core::Stream;
 use hyperdb_api_core::grpc::GrpcResult;
 
-use crate::arrow::row_encoder::{row_schema, BatchRows};
+use crate::arrow::row_schema;
 use crate::arrow::ArrowDecoder;
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
-use crate::rows::{Row, Schema};
+use crate::rows::{fetched_from_arrow, Row, RowCursor, Schema};
 
 /// hyperd ends its IPC stream without the end-of-stream marker; raw
 /// chunks get one so that any IPC reader sees a complete stream.
@@ -185,8 +185,7 @@ impl AsyncGrpcArrowIpcChunks {
 #[derive(Debug)]
 pub struct AsyncGrpcRows {
     batches: AsyncGrpcArrowBatches,
-    schema: Arc<Schema>,
-    rows: BatchRows,
+    cursor: RowCursor,
 }
 
 impl AsyncGrpcRows {
@@ -194,14 +193,13 @@ impl AsyncGrpcRows {
         let schema = row_schema(&batches.schema());
         AsyncGrpcRows {
             batches,
-            schema,
-            rows: BatchRows::default(),
+            cursor: RowCursor::new(schema),
         }
     }
 
     /// The result's columns, known before the first row.
     pub fn schema(&self) -> &Arc<Schema> {
-        &self.schema
+        self.cursor.schema()
     }
 
     /// The server's id for this query.
@@ -219,30 +217,45 @@ impl AsyncGrpcRows {
         self.batches.cancel().await
     }
 
-    /// The next row of the batch at hand, without waiting for the network.
+    /// Moves to the next row of the batch at hand, without waiting for the
+    /// network; `false` when the batch ran out. The row is then `current`.
     #[inline]
-    pub(crate) fn next_buffered(&mut self) -> Option<Row> {
-        self.rows.next(&self.schema)
+    pub(crate) fn step_buffered(&mut self) -> bool {
+        self.cursor.step()
     }
 
-    /// The next row, or `None` at the end.
-    pub async fn next(&mut self) -> Option<Result<Row>> {
+    #[inline]
+    pub(crate) fn current(&self) -> &Row {
+        self.cursor.row()
+    }
+
+    /// The next row, lent until the next call; `None` at the end.
+    pub async fn next_row(&mut self) -> Option<Result<&Row>> {
         loop {
-            if let Some(row) = self.rows.next(&self.schema) {
-                return Some(Ok(row));
+            if self.cursor.step() {
+                return Some(Ok(self.cursor.row()));
             }
-            let fetched = self.batches.next().await;
-            if let Err(e) = self.rows.load(fetched, &self.schema)? {
+            if self.cursor.ended().is_some() {
+                return None;
+            }
+            let step = self.batches.next().await;
+            let fetched =
+                fetched_from_arrow(self.cursor.schema(), step, || self.batches.row_count());
+            if let Err(e) = self.cursor.take(fetched) {
                 self.batches.done = true;
                 return Some(Err(e));
             }
         }
     }
 
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Result<Row>> {
+        self.next_row().await.map(|r| r.cloned())
+    }
+
     /// The next row as `T`.
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        let row = self.next().await?;
-        Some(row.and_then(|row| T::from_row(&row)))
+        Some(self.next_row().await?.and_then(T::from_row))
     }
 
     /// The rows as a `futures` [`Stream`].

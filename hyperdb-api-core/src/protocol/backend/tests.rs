@@ -150,7 +150,13 @@ fn corpus() -> Vec<(Vec<u8>, Message)> {
         ),
         (
             frame(b'D', &row),
-            Message::DataRow(DataRow::new(Bytes::from(row.clone()))),
+            Message::DataRows(
+                row_block::take(
+                    &mut BytesMut::from(&frame(b'D', &row)[..]),
+                    &Limits::default(),
+                )
+                .unwrap(),
+            ),
         ),
         (frame(b'E', err_body), Message::ErrorResponse(Box::new(err))),
         (
@@ -229,27 +235,24 @@ fn every_split_point_needs_more_then_parses() {
 }
 
 #[test]
-fn data_row_fields_decode_lazily() {
-    let row = data_row(&[Some(b"abc"), None, Some(b"")]);
-    let msgs = parse_all(&frame(b'D', &row)).unwrap();
-    let Message::DataRow(r) = &msgs[0] else {
-        panic!("not a DataRow")
+fn data_rows_arrive_as_one_block() {
+    let mut bytes = frame(b'D', &data_row(&[Some(b"abc"), None, Some(b"")]));
+    bytes.extend(frame(b'D', &data_row(&[None, Some(b"x"), None])));
+    let msgs = parse_all(&bytes).unwrap();
+    let [Message::DataRows(block)] = &msgs[..] else {
+        panic!("not one block: {msgs:?}")
     };
-    assert_eq!(r.len(), 3);
-    let fields: Vec<_> = r.fields().collect::<Result<_>>().unwrap();
-    assert_eq!(fields, vec![Some(&b"abc"[..]), None, Some(&b""[..])]);
+    assert_eq!((block.len(), block.columns()), (2, 3));
+    assert_eq!(block.field(0, 0), Some(Some(&b"abc"[..])));
+    assert_eq!(block.field(0, 1), Some(None));
+    assert_eq!(block.field(0, 2), Some(Some(&b""[..])));
+    assert_eq!(block.field(1, 1), Some(Some(&b"x"[..])));
 }
 
 #[test]
 fn truncated_data_row_is_an_error_not_a_panic() {
     // Declares 2 fields, carries one field whose length overruns.
-    let body = [0u8, 2, 0, 0, 0, 9, b'x'];
-    let msgs = parse_all(&frame(b'D', &body)).unwrap();
-    let Message::DataRow(r) = &msgs[0] else {
-        panic!("not a DataRow")
-    };
-    let first = r.fields().next().unwrap();
-    assert_eq!(first.unwrap_err().kind(), crate::error::ErrorKind::Protocol);
+    assert!(parse_all(&frame(b'D', &[0u8, 2, 0, 0, 0, 9, b'x'])).is_err());
     // A DataRow shorter than its field count.
     assert!(parse_all(&frame(b'D', &[0])).is_err());
 }

@@ -30,7 +30,7 @@ impl Operation for Command {
         match msg {
             Message::CommandComplete(tag) => self.affected = affected_rows(&tag),
             Message::RowDescription(_)
-            | Message::DataRow(_)
+            | Message::DataRows(_)
             | Message::EmptyQueryResponse
             | Message::CopyOutResponse(_)
             | Message::CopyData(_)

@@ -1,7 +1,8 @@
-//! Extended-protocol queries whose rows stream back one `DataRow` at a time.
+//! Extended-protocol queries whose rows stream back as `DataRow` messages,
+//! taken off the receive buffer a block at a time.
 
 use crate::error::Result;
-use crate::protocol::backend::{DataRow, FieldDescription, Message};
+use crate::protocol::backend::{FieldDescription, Message, RowBlock};
 use crate::protocol::frontend::{self, BindParam, Target};
 use crate::protocol::ops::{affected_rows, unexpected, Operation};
 use crate::protocol::Session;
@@ -87,14 +88,13 @@ impl Operation for QueryStart {
 /// What the next step of a row stream produced.
 #[derive(Debug)]
 pub enum RowEvent {
-    Row(DataRow),
+    /// One or more rows, in order.
+    Rows(RowBlock),
     /// The query finished; the server is ready for the next request.
-    Done {
-        affected: u64,
-    },
+    Done { affected: u64 },
 }
 
-/// Reads the next row of a started query.
+/// Reads the next rows of a started query.
 #[derive(Debug, Default)]
 pub struct NextRow {
     affected: u64,
@@ -106,7 +106,7 @@ impl Operation for NextRow {
     #[inline]
     fn on_message(&mut self, _: &mut Session, msg: Message) -> Result<Option<RowEvent>> {
         match msg {
-            Message::DataRow(row) => Ok(Some(RowEvent::Row(row))),
+            Message::DataRows(rows) => Ok(Some(RowEvent::Rows(rows))),
             Message::CommandComplete(tag) => {
                 self.affected = affected_rows(&tag);
                 Ok(None)

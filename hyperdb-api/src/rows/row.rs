@@ -1,0 +1,302 @@
+//! One result row, and the blocks of rows it is read from.
+//!
+//! Rows arrive in blocks: every `DataRow` the receive buffer held, or one
+//! Arrow record batch. A [`Row`] is a block and an index into it, so handing
+//! out a row costs one reference count (none through [`RowCursor`], which
+//! the lending and typed streams use) and reading a value is an O(1) lookup
+//! of its HyperBinary bytes: in the received buffer for `DataRow`s, in the
+//! batch's own buffers for Arrow (converted per column, per batch, only
+//! where Arrow's layout differs from HyperBinary's). `try_get` and every
+//! type conversion are therefore one implementation for both sources.
+
+use std::fmt;
+use std::sync::Arc;
+
+use hyperdb_api_core::protocol::backend::RowBlock;
+use hyperdb_api_core::types::FromHyperBinary;
+
+use crate::error::{Error, Result};
+use crate::rows::schema::{ColumnIndex, Schema};
+
+/// Rows that arrived together, with the result's columns.
+#[derive(Debug)]
+pub(crate) struct Block {
+    schema: Arc<Schema>,
+    rows: usize,
+    data: BlockData,
+}
+
+#[derive(Debug)]
+enum BlockData {
+    Empty,
+    Wire(RowBlock),
+    #[cfg(feature = "arrow")]
+    Arrow(crate::arrow::row_columns::ArrowRows),
+}
+
+impl Block {
+    fn empty(schema: Arc<Schema>) -> Block {
+        Block {
+            schema,
+            rows: 0,
+            data: BlockData::Empty,
+        }
+    }
+
+    /// `DataRow`s as received; their field count must match the columns.
+    pub(crate) fn wire(schema: &Arc<Schema>, rows: RowBlock) -> Result<Block> {
+        if !rows.is_empty() && rows.columns() != schema.len() {
+            return Err(Error::Client(hyperdb_api_core::Error::protocol(format!(
+                "rows have {} fields, the result has {} columns",
+                rows.columns(),
+                schema.len()
+            ))));
+        }
+        Ok(Block {
+            schema: schema.clone(),
+            rows: rows.len(),
+            data: BlockData::Wire(rows),
+        })
+    }
+
+    /// One Arrow record batch.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn arrow(schema: &Arc<Schema>, batch: &arrow_array::RecordBatch) -> Result<Block> {
+        Ok(Block {
+            schema: schema.clone(),
+            rows: batch.num_rows(),
+            data: BlockData::Arrow(crate::arrow::row_columns::ArrowRows::new(batch, schema)?),
+        })
+    }
+
+    /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
+    /// when the row or column does not exist.
+    #[inline]
+    fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
+        match &self.data {
+            BlockData::Wire(rows) => rows.field(row, column),
+            #[cfg(feature = "arrow")]
+            BlockData::Arrow(rows) => rows.field(row, column),
+            BlockData::Empty => None,
+        }
+    }
+}
+
+/// One result row; values stay in the received buffers until asked for.
+///
+/// Cheap to clone (a reference count). A row keeps the block it came from
+/// alive: collecting a few rows of a huge result holds their blocks too.
+#[derive(Clone)]
+pub struct Row {
+    block: Arc<Block>,
+    index: usize,
+}
+
+impl Row {
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.block.schema
+    }
+
+    pub fn len(&self) -> usize {
+        self.block.schema.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of a column, by index or name, as `T`.
+    ///
+    /// Errors tell apart a missing column ([`Error::ColumnNotFound`]), a NULL
+    /// read into a non-`Option` ([`Error::UnexpectedNull`]), a type that
+    /// cannot be read as `T` ([`Error::TypeMismatch`]) and a value that does
+    /// not fit ([`Error::Conversion`]).
+    #[inline]
+    pub fn try_get<'a, T: FromHyperBinary<'a>>(&'a self, column: impl ColumnIndex) -> Result<T> {
+        let schema = &self.block.schema;
+        let Some(index) = column.index_in(schema) else {
+            return Err(column_not_found(&column, schema.len()));
+        };
+        let col = &schema.columns()[index];
+        let ty = match col.sql_type() {
+            Some(ty) if T::accepts(ty) => ty,
+            _ => return Err(type_mismatch::<T>(col)),
+        };
+        match self.block.field(self.index, index) {
+            Some(Some(raw)) => T::decode_hyper(ty, raw).map_err(|source| Error::Conversion {
+                column: col.name().to_owned(),
+                source,
+            }),
+            _ => T::decode_hyper_null(ty).map_err(|_| Error::UnexpectedNull {
+                column: col.name().to_owned(),
+            }),
+        }
+    }
+
+    /// The raw HyperBinary bytes of column `index`; `None` is SQL NULL.
+    #[inline]
+    pub fn raw(&self, index: usize) -> Result<Option<&[u8]>> {
+        self.block
+            .field(self.index, index)
+            .ok_or_else(|| column_not_found(&index, self.len()))
+    }
+}
+
+#[cold]
+fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
+    Error::ColumnNotFound {
+        column: column.to_string(),
+        count,
+    }
+}
+
+#[cold]
+fn type_mismatch<'a, T: FromHyperBinary<'a>>(col: &crate::rows::Column) -> Error {
+    let sql_type = match col.sql_type() {
+        Some(ty) => ty.to_string(),
+        None => format!("oid {} (unknown to this client)", col.type_oid()),
+    };
+    Error::TypeMismatch {
+        column: col.name().to_owned(),
+        sql_type,
+        rust_type: std::any::type_name::<T>(),
+    }
+}
+
+impl fmt::Debug for Row {
+    /// The columns by name with their raw bytes (`NULL` for NULL).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut m = f.debug_map();
+        for (i, col) in self.schema().columns().iter().enumerate() {
+            match self.block.field(self.index, i).flatten() {
+                Some(raw) => m.entry(&col.name(), &raw.escape_ascii().to_string()),
+                None => m.entry(&col.name(), &format_args!("NULL")),
+            };
+        }
+        m.finish()
+    }
+}
+
+/// Walks the rows of the block at hand without a reference count per row:
+/// the one [`Row`] it holds moves its index. Behind every row stream.
+#[derive(Debug)]
+pub(crate) struct RowCursor {
+    row: Row,
+    next: usize,
+    /// Set once the stream ended: the affected-row count (0 after an error).
+    affected: Option<u64>,
+}
+
+/// What a row source produced after the block at hand ran out.
+pub(crate) enum Fetched {
+    Block(Block),
+    /// The result ended; the server's affected-row count.
+    End(u64),
+    Error(Error),
+}
+
+impl RowCursor {
+    pub(crate) fn new(schema: Arc<Schema>) -> RowCursor {
+        RowCursor {
+            row: Row {
+                block: Arc::new(Block::empty(schema)),
+                index: 0,
+            },
+            next: 0,
+            affected: None,
+        }
+    }
+
+    pub(crate) fn schema(&self) -> &Arc<Schema> {
+        self.row.schema()
+    }
+
+    /// Moves to the next row of the block at hand; `false` when it ran out.
+    #[inline]
+    pub(crate) fn step(&mut self) -> bool {
+        if self.next < self.row.block.rows {
+            self.row.index = self.next;
+            self.next += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The row `step` moved to.
+    #[inline]
+    pub(crate) fn row(&self) -> &Row {
+        &self.row
+    }
+
+    /// The stream ended: the affected-row count (`Some` also after an error).
+    pub(crate) fn ended(&self) -> Option<u64> {
+        self.affected
+    }
+
+    /// Takes what the source produced; an error ends the stream.
+    pub(crate) fn take(&mut self, fetched: Fetched) -> Result<()> {
+        match fetched {
+            Fetched::Block(block) => self.load(block),
+            Fetched::End(affected) => self.end(affected),
+            Fetched::Error(e) => {
+                self.end(0);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, block: Block) {
+        // Rows of the last block still held elsewhere keep it alive;
+        // otherwise its allocation is reused.
+        match Arc::get_mut(&mut self.row.block) {
+            Some(slot) => *slot = block,
+            None => self.row.block = Arc::new(block),
+        }
+        self.next = 0;
+    }
+
+    /// Drops the last block at once: an ended stream holds no buffers.
+    fn end(&mut self, affected: u64) {
+        self.affected = Some(affected);
+        let schema = self.row.schema().clone();
+        self.load(Block::empty(schema));
+    }
+}
+
+/// The `DataRow` source's step as [`Fetched`].
+#[inline]
+pub(crate) fn fetched_from_wire(
+    schema: &Arc<Schema>,
+    step: hyperdb_api_core::Result<hyperdb_api_core::protocol::ops::RowEvent>,
+) -> Fetched {
+    use hyperdb_api_core::protocol::ops::RowEvent;
+    match step {
+        Ok(RowEvent::Rows(rows)) => match Block::wire(schema, rows) {
+            Ok(block) => Fetched::Block(block),
+            Err(e) => Fetched::Error(e),
+        },
+        Ok(RowEvent::Done { affected }) => Fetched::End(affected),
+        Err(e) => Fetched::Error(e.into()),
+    }
+}
+
+/// An Arrow batch source's step as [`Fetched`]; `total` is the row count
+/// the source reports once it ended.
+#[cfg(feature = "arrow")]
+#[inline]
+pub(crate) fn fetched_from_arrow(
+    schema: &Arc<Schema>,
+    step: Option<Result<arrow_array::RecordBatch>>,
+    total: impl FnOnce() -> Option<u64>,
+) -> Fetched {
+    match step {
+        Some(Ok(batch)) => match Block::arrow(schema, &batch) {
+            Ok(block) => Fetched::Block(block),
+            Err(e) => Fetched::Error(e),
+        },
+        Some(Err(e)) => Fetched::Error(e),
+        None => Fetched::End(total().unwrap_or(0)),
+    }
+}
