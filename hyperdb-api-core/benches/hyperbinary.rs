@@ -138,7 +138,9 @@ fn parse_and_decode(buf: &mut BytesMut) -> Result<i64> {
     let limits = Limits::default();
     let mut checksum = 0i64;
     while let Some(msg) = backend::parse(buf, &limits)? {
-        let Message::DataRows(block) = msg else { continue };
+        let Message::DataRows(block) = msg else {
+            continue;
+        };
         for r in 0..block.len() {
             let field = |i: usize| block.field(r, i).flatten();
             let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0))?;

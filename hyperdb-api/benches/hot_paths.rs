@@ -4,8 +4,10 @@
 //! * `insert_chunk_encode`: rows into HyperBinary through `InsertChunk::add_row`
 //!   (the encode path of `Inserter` and the chunk senders);
 //! * `rows_try_get` / `rows_try_get_async`: a full result read through
-//!   `Connection::execute_query` / `AsyncConnection::execute_query` with
-//!   every value decoded by `Row::try_get`;
+//!   `Connection::execute_query` / `AsyncConnection::execute_query` (served
+//!   from Arrow) with every value decoded by `Row::try_get`; `rows_next_row`
+//!   the same with lent rows; `rows_try_get_data_rows` the same over
+//!   `DataRow`s (`execute_query_params`);
 //! * `arrow_ipc_decode` (feature `arrow`): the same rows as an Arrow IPC
 //!   stream, decoded by arrow-ipc's `StreamReader` alone (the reference) and
 //!   through `Connection::query_arrow`.
@@ -191,6 +193,25 @@ fn bench(c: &mut Criterion) {
             black_box(sum)
         })
     });
+    group.bench_function("rows_next_row", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            let mut rows = conn.execute_query(SCAN).expect("query");
+            while let Some(r) = rows.next_row() {
+                sum += checksum(r.expect("row"));
+            }
+            black_box(sum)
+        })
+    });
+    group.bench_function("rows_try_get_data_rows", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            for r in conn.execute_query_params(SCAN, &[]).expect("query") {
+                sum += checksum(&r.expect("row"));
+            }
+            black_box(sum)
+        })
+    });
     rows_async(&mut group, &socket);
     arrow::bench(&mut group, &mut conn);
     group.finish();
@@ -240,13 +261,17 @@ mod arrow {
 
     use super::{complete_and_ready, message, row, table, ROWS};
 
-    /// The rows as one Arrow IPC stream of 64K-row batches, without the
-    /// end-of-stream marker (hyperd sends none).
-    fn ipc_stream() -> Vec<u8> {
+    const BATCH: usize = 10_240;
+
+    /// The rows as one Arrow IPC stream of 10,240-row batches (hyperd's
+    /// batch size) without the end-of-stream marker (hyperd sends none),
+    /// cut where hyperd cuts it: one frame per message.
+    fn ipc_frames() -> Vec<Vec<u8>> {
         let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&table()).expect("schema"));
         let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("writer");
-        for start in (0..ROWS).step_by(65_536) {
-            let ids: Vec<i32> = (start..(start + 65_536).min(ROWS)).collect();
+        let mut cuts = vec![0];
+        for start in (0..ROWS).step_by(BATCH) {
+            let ids: Vec<i32> = (start..(start + BATCH as i32).min(ROWS)).collect();
             let columns: Vec<ArrayRef> = vec![
                 Arc::new(Int32Array::from(ids.clone())),
                 Arc::new(Int32Array::from_iter_values(ids.iter().map(|&i| row(i).1))),
@@ -257,18 +282,22 @@ mod arrow {
             ];
             let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
             w.write(&batch).expect("write");
+            cuts.push(w.get_ref().len());
         }
-        let mut bytes = w.into_inner().expect("finish");
-        bytes.truncate(bytes.len().saturating_sub(8));
-        bytes
+        let bytes = w.into_inner().expect("finish");
+        // The schema travels with the first batch, as from hyperd.
+        cuts.remove(1);
+        cuts.windows(2)
+            .map(|c| bytes[c[0]..c[1]].to_vec())
+            .collect()
     }
 
     /// The reply to `COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`.
     pub fn copy_reply() -> Vec<u8> {
         let mut out = BytesMut::new();
         message(&mut out, b'H', &[0, 0, 0]);
-        for frame in ipc_stream().chunks(1 << 20) {
-            message(&mut out, b'd', frame);
+        for frame in ipc_frames() {
+            message(&mut out, b'd', &frame);
         }
         message(&mut out, b'c', b"");
         complete_and_ready(&mut out, &format!("COPY {ROWS}"));
@@ -281,7 +310,7 @@ mod arrow {
     }
 
     pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, conn: &mut Connection) {
-        let ipc = ipc_stream();
+        let ipc = ipc_frames().concat();
         group.bench_function("arrow_ipc_decode/arrow_ipc_StreamReader", |b| {
             b.iter(|| {
                 let reader =

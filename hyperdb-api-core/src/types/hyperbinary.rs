@@ -175,7 +175,7 @@ impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
         T::accepts(ty)
     }
 
-    #[inline]
+    #[inline(always)]
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
         T::decode_hyper(ty, raw).map(Some)
     }
@@ -194,12 +194,15 @@ pub(crate) fn mismatch(rust: &str, ty: &SqlType) -> Error {
 /// Checks a fixed-width field and returns its bytes.
 #[inline]
 pub(crate) fn fixed<const N: usize>(ty: &SqlType, raw: &[u8]) -> Result<[u8; N]> {
-    raw.try_into().map_err(|_| {
-        Error::conversion(format!(
-            "HyperBinary {ty} value must be {N} bytes, got {}",
-            raw.len()
-        ))
-    })
+    raw.try_into().map_err(|_| wrong_width(ty, N, raw.len()))
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_width(ty: &SqlType, want: usize, got: usize) -> Error {
+    Error::conversion(format!(
+        "HyperBinary {ty} value must be {want} bytes, got {got}"
+    ))
 }
 
 /// Appends a length-prefixed (u32) byte string.

@@ -81,6 +81,14 @@ fn get_int(ty: &SqlType, raw: &[u8], rust: &str) -> Result<i128> {
     })
 }
 
+/// Any integer column (or NUMERIC with scale 0) as `T`, range-checked.
+#[inline(never)]
+fn decode_int<T: TryFrom<i128>>(ty: &SqlType, raw: &[u8], rust: &str) -> Result<T> {
+    let v = get_int(ty, raw, rust)?;
+    T::try_from(v)
+        .map_err(|_| Error::conversion(format!("{ty} value {v} is out of range for {rust}")))
+}
+
 macro_rules! int_impls {
     ($($t:ident $(=> $native:ident, $put:ident)?;)*) => {$(
         impl ToHyperBinary for $t {
@@ -105,15 +113,16 @@ macro_rules! int_impls {
                 int_column(ty) || matches!(ty, SqlType::Numeric { scale: 0, .. })
             }
 
-#[inline]
+            // The native type's well-formed value inline (every value of a
+            // typed scan); widening, NUMERIC and errors out of line.
+            #[inline(always)]
             fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
                 $(if matches!(ty, SqlType::$native) {
-                    return Ok($t::from_le_bytes(fixed(ty, raw)?));
+                    if let Ok(bytes) = raw.try_into() {
+                        return Ok($t::from_le_bytes(bytes));
+                    }
                 })?
-                let v = get_int(ty, raw, stringify!($t))?;
-                $t::try_from(v).map_err(|_| {
-                    Error::conversion(format!("{ty} value {v} is out of range for {}", stringify!($t)))
-                })
+                decode_int(ty, raw, stringify!($t))
             }
         }
     )*};
@@ -173,19 +182,27 @@ impl ToHyperBinary for f32 {
     }
 }
 
+#[inline(never)]
+fn decode_f64_slow(ty: &SqlType, raw: &[u8]) -> Result<f64> {
+    match ty {
+        SqlType::Double => Ok(f64::from_le_bytes(fixed(ty, raw)?)),
+        SqlType::Real => Ok(f32::from_le_bytes(fixed(ty, raw)?).into()),
+        _ => Err(mismatch("f64", ty)),
+    }
+}
+
 impl<'a> FromHyperBinary<'a> for f64 {
     #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Double | SqlType::Real)
     }
 
-    #[inline]
+    #[inline(always)]
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
-        match ty {
-            SqlType::Double => Ok(f64::from_le_bytes(fixed(ty, raw)?)),
-            SqlType::Real => Ok(f32::from_le_bytes(fixed(ty, raw)?).into()),
-            _ => Err(mismatch("f64", ty)),
+        if let (SqlType::Double, Ok(bytes)) = (ty, raw.try_into()) {
+            return Ok(f64::from_le_bytes(bytes));
         }
+        decode_f64_slow(ty, raw)
     }
 }
 

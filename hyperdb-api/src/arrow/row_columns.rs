@@ -26,7 +26,6 @@ use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, IntervalUnit, SchemaRef, TimeUnit};
 
-use crate::error::Result;
 use crate::rows::Schema;
 use crate::types::SqlType;
 
@@ -47,14 +46,24 @@ pub(crate) fn row_schema(arrow: &SchemaRef) -> Arc<Schema> {
     )
 }
 
-/// One batch, ready to be read row by row.
-#[derive(Debug)]
-pub(crate) struct ArrowRows {
-    columns: Vec<Column>,
+/// The columns of `batch`, ready to be read row by row.
+pub(crate) fn columns<'a>(
+    batch: &'a RecordBatch,
+    schema: &'a Schema,
+) -> impl Iterator<Item = ArrowColumn> + 'a {
+    batch
+        .columns()
+        .iter()
+        .zip(schema.columns())
+        .map(|(array, col)| ArrowColumn {
+            values: Values::new(array, col.sql_type()),
+            nulls: array.nulls().cloned(),
+        })
 }
 
+/// One column of a batch.
 #[derive(Debug)]
-struct Column {
+pub(crate) struct ArrowColumn {
     values: Values,
     nulls: Option<NullBuffer>,
 }
@@ -77,26 +86,12 @@ enum Values {
     Opaque,
 }
 
-impl ArrowRows {
-    pub(crate) fn new(batch: &RecordBatch, schema: &Schema) -> Result<ArrowRows> {
-        let columns = batch
-            .columns()
-            .iter()
-            .zip(schema.columns())
-            .map(|(array, col)| Column {
-                values: Values::new(array, col.sql_type()),
-                nulls: array.nulls().cloned(),
-            })
-            .collect();
-        Ok(ArrowRows { columns })
-    }
-
-    /// Row `row`'s value of `column` as HyperBinary bytes (`Some(None)` is
-    /// NULL); `None` when there is no such row or column.
-    #[inline]
-    pub(crate) fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
-        let col = self.columns.get(column)?;
-        if let Some(nulls) = &col.nulls {
+impl ArrowColumn {
+    /// Row `row`'s value as HyperBinary bytes (`Some(None)` is NULL);
+    /// `None` when there is no such row.
+    #[inline(always)]
+    pub(crate) fn field(&self, row: usize) -> Option<Option<&[u8]>> {
+        if let Some(nulls) = &self.nulls {
             if row >= nulls.len() {
                 return None;
             }
@@ -104,7 +99,7 @@ impl ArrowRows {
                 return Some(None);
             }
         }
-        col.values.get(row).map(Some)
+        self.values.get(row).map(Some)
     }
 }
 
@@ -165,7 +160,7 @@ impl Values {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, row: usize) -> Option<&[u8]> {
         match self {
             Values::Fixed {

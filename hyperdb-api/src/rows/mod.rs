@@ -95,6 +95,7 @@ impl<'c> Rows<'c> {
             if self.cursor.ended().is_some() {
                 return None;
             }
+            self.cursor.release();
             let schema = self.cursor.schema();
             let fetched = match &mut self.source {
                 RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),

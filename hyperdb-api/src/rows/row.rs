@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use hyperdb_api_core::protocol::backend::RowBlock;
-use hyperdb_api_core::types::FromHyperBinary;
+use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
 use crate::rows::schema::{ColumnIndex, Schema};
@@ -23,15 +23,25 @@ use crate::rows::schema::{ColumnIndex, Schema};
 pub(crate) struct Block {
     schema: Arc<Schema>,
     rows: usize,
-    data: BlockData,
+    /// Per column, its type next to where its values are: reading a value
+    /// touches one entry (the hot path of every row API).
+    columns: Vec<BlockColumn>,
+    /// The `DataRow`s, for a block received as such (else empty).
+    wire: RowBlock,
 }
 
 #[derive(Debug)]
-enum BlockData {
-    Empty,
-    Wire(RowBlock),
+struct BlockColumn {
+    sql_type: Option<SqlType>,
+    values: ColumnValues,
+}
+
+#[derive(Debug)]
+enum ColumnValues {
+    /// In the block's `DataRow`s.
+    Wire,
     #[cfg(feature = "arrow")]
-    Arrow(crate::arrow::row_columns::ArrowRows),
+    Arrow(crate::arrow::row_columns::ArrowColumn),
 }
 
 impl Block {
@@ -39,7 +49,31 @@ impl Block {
         Block {
             schema,
             rows: 0,
-            data: BlockData::Empty,
+            columns: Vec::new(),
+            wire: RowBlock::default(),
+        }
+    }
+
+    fn with_columns(
+        schema: &Arc<Schema>,
+        rows: usize,
+        values: impl Iterator<Item = ColumnValues>,
+        wire: RowBlock,
+    ) -> Block {
+        let columns = schema
+            .columns()
+            .iter()
+            .zip(values)
+            .map(|(col, values)| BlockColumn {
+                sql_type: col.sql_type().copied(),
+                values,
+            })
+            .collect();
+        Block {
+            schema: schema.clone(),
+            rows,
+            columns,
+            wire,
         }
     }
 
@@ -52,32 +86,40 @@ impl Block {
                 schema.len()
             ))));
         }
-        Ok(Block {
-            schema: schema.clone(),
-            rows: rows.len(),
-            data: BlockData::Wire(rows),
-        })
+        let values = std::iter::repeat_with(|| ColumnValues::Wire);
+        Ok(Block::with_columns(schema, rows.len(), values, rows))
     }
 
     /// One Arrow record batch.
     #[cfg(feature = "arrow")]
     pub(crate) fn arrow(schema: &Arc<Schema>, batch: &arrow_array::RecordBatch) -> Result<Block> {
-        Ok(Block {
-            schema: schema.clone(),
-            rows: batch.num_rows(),
-            data: BlockData::Arrow(crate::arrow::row_columns::ArrowRows::new(batch, schema)?),
-        })
+        let values = crate::arrow::row_columns::columns(batch, schema).map(ColumnValues::Arrow);
+        Ok(Block::with_columns(
+            schema,
+            batch.num_rows(),
+            values,
+            RowBlock::default(),
+        ))
     }
 
     /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
     /// when the row or column does not exist.
     #[inline]
     fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
-        match &self.data {
-            BlockData::Wire(rows) => rows.field(row, column),
+        self.value(self.columns.get(column)?, row, column)
+    }
+
+    #[inline(always)]
+    fn value<'a>(
+        &'a self,
+        col: &'a BlockColumn,
+        row: usize,
+        column: usize,
+    ) -> Option<Option<&'a [u8]>> {
+        match &col.values {
+            ColumnValues::Wire => self.wire.field(row, column),
             #[cfg(feature = "arrow")]
-            BlockData::Arrow(rows) => rows.field(row, column),
-            BlockData::Empty => None,
+            ColumnValues::Arrow(values) => values.field(row),
         }
     }
 }
@@ -111,25 +153,24 @@ impl Row {
     /// read into a non-`Option` ([`Error::UnexpectedNull`]), a type that
     /// cannot be read as `T` ([`Error::TypeMismatch`]) and a value that does
     /// not fit ([`Error::Conversion`]).
-    #[inline]
+    #[inline(always)]
     pub fn try_get<'a, T: FromHyperBinary<'a>>(&'a self, column: impl ColumnIndex) -> Result<T> {
-        let schema = &self.block.schema;
-        let Some(index) = column.index_in(schema) else {
-            return Err(column_not_found(&column, schema.len()));
+        let block = &*self.block;
+        let Some((index, col)) = column
+            .index_in(&block.schema)
+            .and_then(|i| Some((i, block.columns.get(i)?)))
+        else {
+            return Err(column_not_found(&column, block.schema.len()));
         };
-        let col = &schema.columns()[index];
-        let ty = match col.sql_type() {
+        let ty = match &col.sql_type {
             Some(ty) if T::accepts(ty) => ty,
-            _ => return Err(type_mismatch::<T>(col)),
+            _ => return Err(type_mismatch::<T>(&block.schema, index)),
         };
-        match self.block.field(self.index, index) {
-            Some(Some(raw)) => T::decode_hyper(ty, raw).map_err(|source| Error::Conversion {
-                column: col.name().to_owned(),
-                source,
-            }),
-            _ => T::decode_hyper_null(ty).map_err(|_| Error::UnexpectedNull {
-                column: col.name().to_owned(),
-            }),
+        match block.value(col, self.index, index) {
+            Some(Some(raw)) => {
+                T::decode_hyper(ty, raw).map_err(|e| conversion(&block.schema, index, e))
+            }
+            _ => T::decode_hyper_null(ty).map_err(|_| unexpected_null(&block.schema, index)),
         }
     }
 
@@ -143,6 +184,7 @@ impl Row {
 }
 
 #[cold]
+#[inline(never)]
 fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
     Error::ColumnNotFound {
         column: column.to_string(),
@@ -151,7 +193,26 @@ fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
 }
 
 #[cold]
-fn type_mismatch<'a, T: FromHyperBinary<'a>>(col: &crate::rows::Column) -> Error {
+#[inline(never)]
+fn conversion(schema: &Schema, index: usize, source: hyperdb_api_core::Error) -> Error {
+    Error::Conversion {
+        column: schema.columns()[index].name().to_owned(),
+        source,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unexpected_null(schema: &Schema, index: usize) -> Error {
+    Error::UnexpectedNull {
+        column: schema.columns()[index].name().to_owned(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn type_mismatch<'a, T: FromHyperBinary<'a>>(schema: &Schema, index: usize) -> Error {
+    let col = &schema.columns()[index];
     let sql_type = match col.sql_type() {
         Some(ty) => ty.to_string(),
         None => format!("oid {} (unknown to this client)", col.type_oid()),
@@ -255,6 +316,18 @@ impl RowCursor {
             None => self.row.block = Arc::new(block),
         }
         self.next = 0;
+    }
+
+    /// Lets go of the block at hand before the next is fetched, unless rows
+    /// of it are held elsewhere: the receive buffer can then reuse its
+    /// memory instead of allocating anew for every block.
+    #[inline]
+    pub(crate) fn release(&mut self) {
+        if let Some(block) = Arc::get_mut(&mut self.row.block) {
+            block.columns.clear();
+            block.wire = RowBlock::default();
+            block.rows = 0;
+        }
     }
 
     /// Drops the last block at once: an ended stream holds no buffers.

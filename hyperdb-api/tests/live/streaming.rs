@@ -89,3 +89,72 @@ async fn ten_million_rows_async() {
         t.check();
     }
 }
+
+const HELD: &str = "SELECT i, 'v' || i AS s FROM generate_series(1, 60000) g(i)";
+
+/// Owned rows keep their block alive after the stream moved on (many
+/// blocks later), on the Arrow path and the `DataRow` path: every row
+/// still reads its own values (hyperd may return the series out of order).
+fn check_held(rows: &[hyperdb_api::Row]) -> i64 {
+    let mut sum = 0;
+    for row in rows {
+        let i = row.try_get::<i64>(0).unwrap();
+        assert_eq!(row.try_get::<&str>("s").unwrap(), format!("v{i}"));
+        sum += i;
+    }
+    sum
+}
+
+#[test]
+fn lent_and_held_rows_on_both_paths() {
+    let mut c = Connection::connect_with(&ConnectOptions::new(endpoints().remove(0))).unwrap();
+    fn run(c: &mut Connection, arrow: bool) -> hyperdb_api::Rows<'_> {
+        if arrow {
+            c.execute_query(HELD).unwrap()
+        } else {
+            c.execute_query_params(HELD, &[]).unwrap()
+        }
+    }
+    for arrow in [true, false] {
+        // Lent rows: read in place, one at a time.
+        let mut rows = run(&mut c, arrow);
+        let (mut n, mut sum) = (0i64, 0i64);
+        while let Some(row) = rows.next_row() {
+            let row = row.unwrap();
+            sum += row.try_get::<i64>(0).unwrap();
+            n += 1;
+        }
+        assert!(rows.next_row().is_none(), "ended streams stay ended");
+        assert_eq!((n, sum), (60_000, 60_000 * 60_001 / 2), "arrow: {arrow}");
+        // Owned rows: all held until the end.
+        let held: Vec<_> = run(&mut c, arrow).map(Result::unwrap).collect();
+        assert_eq!(held.len(), 60_000);
+        assert_eq!(check_held(&held), 60_000 * 60_001 / 2);
+    }
+}
+
+#[tokio::test]
+async fn lent_and_held_rows_on_both_paths_async() {
+    let options = ConnectOptions::new(endpoints().remove(0));
+    let mut c = AsyncConnection::connect_with(&options).await.unwrap();
+    for arrow in [true, false] {
+        let mut rows = if arrow {
+            c.execute_query(HELD).await.unwrap()
+        } else {
+            c.execute_query_params(HELD, &[]).await.unwrap()
+        };
+        let mut held = Vec::new();
+        let mut sum = 0i64;
+        // Alternate lent and owned reads on one stream.
+        loop {
+            let Some(row) = rows.next_row().await else {
+                break;
+            };
+            sum += row.unwrap().try_get::<i64>(0).unwrap();
+            let Some(row) = rows.next().await else { break };
+            held.push(row.unwrap());
+        }
+        assert_eq!(held.len(), 30_000, "arrow: {arrow}");
+        assert_eq!(sum + check_held(&held), 60_000 * 60_001 / 2);
+    }
+}

@@ -10,7 +10,7 @@
 use bytes::{Bytes, BytesMut};
 
 use crate::error::{Error, Result};
-use crate::protocol::backend::{peek_header, HEADER};
+use crate::protocol::backend::HEADER;
 use crate::protocol::Limits;
 
 /// Where one field's value lies in a [`RowBlock`]'s buffer.
@@ -22,7 +22,7 @@ struct FieldSpan {
 }
 
 /// Consecutive `DataRow`s of one result, all with the same field count.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RowBlock {
     /// The messages as received, framing included.
     buf: Bytes,
@@ -68,26 +68,34 @@ impl RowBlock {
 }
 
 /// Takes every complete `DataRow` at the front of `buf` (the caller has
-/// seen that there is at least one). Stops at the first other message, at
-/// an incomplete one, or before the block would outgrow 32-bit offsets.
+/// checked the first one's header against `limits` and seen it complete).
+/// Stops at the first other message, at an incomplete one, at one whose
+/// header breaks `limits` (the next `parse` reports it), or before the block
+/// would outgrow 32-bit offsets.
 pub(crate) fn take(buf: &mut BytesMut, limits: &Limits) -> Result<RowBlock> {
+    let max_end = buf.len().min(u32::MAX as usize);
     let mut fields = Vec::new();
     let mut columns = None;
     let mut rows = 0;
     let mut pos = 0;
-    while let Some((b'D', len)) = peek_header(&buf[pos..], limits)? {
-        let end = pos + HEADER + len;
-        if end > buf.len() || end > u32::MAX as usize {
+    while let Some(&[b'D', a, b, c, d]) = buf.get(pos..pos + HEADER) {
+        let len = i32::from_be_bytes([a, b, c, d]);
+        let Some(body) = usize::try_from(len).ok().and_then(|l| l.checked_sub(4)) else {
+            break;
+        };
+        let end = pos + HEADER + body;
+        if body > limits.max_data_message || end > max_end {
             break;
         }
-        let count = index_row(&buf[..end], pos + HEADER, &mut fields)?;
+        let count = index_row(&buf[pos + HEADER..end], end, &mut fields)?;
         match columns {
-            None => columns = Some(count),
-            Some(c) if c != count => {
-                return Err(Error::protocol(format!(
-                    "DataRow with {count} fields after rows with {c}"
-                )))
+            None => {
+                // Rows of a result are alike: size the table once from the
+                // first, instead of growing it row by row.
+                fields.reserve((buf.len() / (end - pos) + 1) * count);
+                columns = Some(count);
             }
+            Some(c) if c != count => return Err(field_count_changed(c, count)),
             Some(_) => {}
         }
         rows += 1;
@@ -101,47 +109,58 @@ pub(crate) fn take(buf: &mut BytesMut, limits: &Limits) -> Result<RowBlock> {
     })
 }
 
-/// Appends the spans of the row whose body is `msg[body..]`; returns its
-/// field count. The body must hold exactly the fields it declares.
-#[inline]
-fn index_row(msg: &[u8], body: usize, fields: &mut Vec<FieldSpan>) -> Result<usize> {
-    let Some(&[hi, lo]) = msg.get(body..body + 2) else {
-        return Err(Error::protocol("DataRow shorter than its field count"));
+#[cold]
+#[inline(never)]
+fn field_count_changed(before: usize, now: usize) -> Error {
+    Error::protocol(format!(
+        "DataRow with {now} fields after rows with {before}"
+    ))
+}
+
+/// Appends the spans of the row whose body is `body`, which ends at offset
+/// `end` of the block; returns its field count. The body must hold exactly
+/// the fields it declares.
+#[inline(always)]
+fn index_row(body: &[u8], end: usize, fields: &mut Vec<FieldSpan>) -> Result<usize> {
+    let Some((count, mut rest)) = body.split_first_chunk::<2>() else {
+        return Err(malformed("shorter than its field count"));
     };
-    let count = u16::from_be_bytes([hi, lo]) as usize;
+    let count = u16::from_be_bytes(*count) as usize;
     fields.reserve(count);
-    let mut pos = body + 2;
     for _ in 0..count {
-        let Some(len) = msg.get(pos..pos + 4) else {
-            return Err(Error::protocol("DataRow truncated in a field length"));
-        };
-        let len = i32::from_be_bytes([len[0], len[1], len[2], len[3]]);
-        pos += 4;
-        if len == -1 {
-            fields.push(FieldSpan {
-                start: pos as u32,
-                len,
-            });
-            continue;
-        }
-        let n = usize::try_from(len)
-            .map_err(|_| Error::protocol(format!("DataRow field length {len}")))?;
-        if msg.len() - pos < n {
-            return Err(Error::protocol("DataRow field longer than the row"));
-        }
-        fields.push(FieldSpan {
-            start: pos as u32,
-            len,
-        });
-        pos += n;
+        fields.push(next_span(&mut rest, end)?);
     }
-    if pos != msg.len() {
-        return Err(Error::protocol(format!(
-            "DataRow has {} bytes after its {count} fields",
-            msg.len() - pos
-        )));
+    if !rest.is_empty() {
+        return Err(malformed("longer than its fields"));
     }
     Ok(count)
+}
+
+/// Takes one field's length word (and value) off `rest`, which ends at
+/// offset `end` of the block.
+#[inline(always)]
+fn next_span(rest: &mut &[u8], end: usize) -> Result<FieldSpan> {
+    let Some((len, after)) = rest.split_first_chunk::<4>() else {
+        return Err(malformed("truncated in a field length"));
+    };
+    let len = i32::from_be_bytes(*len);
+    // `end` fits in u32 (checked by the caller), so every offset does.
+    let start = (end - after.len()) as u32;
+    *rest = match usize::try_from(len) {
+        Ok(n) => match after.get(n..) {
+            Some(rest) => rest,
+            None => return Err(malformed("with a field longer than the row")),
+        },
+        Err(_) if len == -1 => after,
+        Err(_) => return Err(malformed("with a negative field length other than -1")),
+    };
+    Ok(FieldSpan { start, len })
+}
+
+#[cold]
+#[inline(never)]
+fn malformed(what: &str) -> Error {
+    Error::protocol(format!("DataRow {what}"))
 }
 
 #[cfg(test)]
