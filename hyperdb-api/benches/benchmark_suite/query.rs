@@ -1,6 +1,8 @@
-//! `query.*` through the row API: `Connection::execute_query` (sync),
-//! `AsyncConnection::execute_query` (async, one connection) and the same on
-//! `workers` connections at once, each over its own `measurements_{i}`.
+//! `query.*` through the row API: `Connection::execute_query` (sync, served
+//! from Arrow), `Connection::execute_query_params` (sync, served from
+//! `DataRow`s), `AsyncConnection::execute_query` (async, one connection) and
+//! the same on `workers` connections at once, each over its own
+//! `measurements_{i}`.
 //!
 //! Timed: from sending the query to the last row, with every value of every
 //! row decoded through `Row::try_get` and folded into the checksum.
@@ -20,6 +22,20 @@ pub fn sync(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
     let mut answer = Answer::new(query);
     let start = Instant::now();
     for row in env.conn.execute_query(&sql)? {
+        answer.add_row(&row?)?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    Ok((secs, answer))
+}
+
+/// Sync, one connection, over `measurements`, served from `DataRow`s (a
+/// query with bound parameters, here none, never takes the Arrow path).
+pub fn sync_data_rows(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    let sql = query.sql("measurements")?;
+    let mut answer = Answer::new(query);
+    let start = Instant::now();
+    for row in env.conn.execute_query_params(&sql, &[])? {
         answer.add_row(&row?)?;
     }
     let secs = start.elapsed().as_secs_f64();
