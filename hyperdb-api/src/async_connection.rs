@@ -19,7 +19,7 @@ use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
 use crate::params::Params;
-use crate::rows::{fetched_from_wire, Row, RowCursor, Schema};
+use crate::rows::{fetched_from_wire, lend_next_row, Row, RowCursor, Schema};
 
 /// An async connection to hyperd.
 ///
@@ -228,26 +228,17 @@ impl<'c> AsyncRows<'c> {
     /// The next row, lent until the next call; `None` at the end. Rows of
     /// a block already received come back without awaiting the network.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
-        loop {
-            if self.cursor.step() {
-                return Some(Ok(self.cursor.row()));
-            }
-            if self.cursor.ended().is_some() {
-                return None;
-            }
+        lend_next_row!(self.cursor, {
             let schema = self.cursor.schema();
-            let fetched = match &mut self.source {
+            match &mut self.source {
                 AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),
                 #[cfg(feature = "arrow")]
                 AsyncRowSource::Arrow(batches) => {
                     let step = batches.next().await;
                     crate::rows::fetched_from_arrow(schema, step, || batches.rows())
                 }
-            };
-            if let Err(e) = self.cursor.take(fetched) {
-                return Some(Err(e));
             }
-        }
+        })
     }
 
     /// The next row, or `None` at the end.

@@ -317,7 +317,7 @@ mod tests {
     fn rows_of(batch: &RecordBatch) -> Vec<Row> {
         let schema = row_schema(&batch.schema());
         let mut cursor = RowCursor::new(schema.clone());
-        let block = Block::arrow(&schema, batch).expect("block");
+        let block = Block::arrow(&schema, batch);
         cursor.take(Fetched::Block(block)).expect("load");
         let mut rows = Vec::new();
         while cursor.step() {

@@ -18,7 +18,7 @@ use crate::arrow::row_schema;
 use crate::arrow::ArrowDecoder;
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
-use crate::rows::{fetched_from_arrow, Row, RowCursor, Schema};
+use crate::rows::{fetched_from_arrow, lend_next_row, Row, RowCursor, Schema};
 
 /// hyperd ends its IPC stream without the end-of-stream marker; raw
 /// chunks get one so that any IPC reader sees a complete stream.
@@ -231,21 +231,10 @@ impl AsyncGrpcRows {
 
     /// The next row, lent until the next call; `None` at the end.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
-        loop {
-            if self.cursor.step() {
-                return Some(Ok(self.cursor.row()));
-            }
-            if self.cursor.ended().is_some() {
-                return None;
-            }
+        lend_next_row!(self.cursor, {
             let step = self.batches.next().await;
-            let fetched =
-                fetched_from_arrow(self.cursor.schema(), step, || self.batches.row_count());
-            if let Err(e) = self.cursor.take(fetched) {
-                self.batches.done = true;
-                return Some(Err(e));
-            }
-        }
+            fetched_from_arrow(self.cursor.schema(), step, || self.batches.row_count())
+        })
     }
 
     /// The next row, or `None` at the end.

@@ -15,7 +15,7 @@ mod schema;
 #[cfg(feature = "arrow")]
 pub(crate) use row::fetched_from_arrow;
 pub use row::Row;
-pub(crate) use row::{fetched_from_wire, RowCursor};
+pub(crate) use row::{fetched_from_wire, lend_next_row, RowCursor};
 #[cfg(test)]
 pub(crate) use row::{Block, Fetched};
 pub use schema::{Column, ColumnIndex, Schema};
@@ -88,27 +88,17 @@ impl<'c> Rows<'c> {
     /// ```
     #[inline]
     pub fn next_row(&mut self) -> Option<Result<&Row>> {
-        loop {
-            if self.cursor.step() {
-                return Some(Ok(self.cursor.row()));
-            }
-            if self.cursor.ended().is_some() {
-                return None;
-            }
-            self.cursor.release();
+        lend_next_row!(self.cursor, {
             let schema = self.cursor.schema();
-            let fetched = match &mut self.source {
+            match &mut self.source {
                 RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
                 #[cfg(feature = "arrow")]
                 RowSource::Arrow(batches) => {
                     let step = batches.next();
                     crate::rows::fetched_from_arrow(schema, step, || batches.rows())
                 }
-            };
-            if let Err(e) = self.cursor.take(fetched) {
-                return Some(Err(e));
             }
-        }
+        })
     }
 
     /// The same stream, each row converted to `T`.

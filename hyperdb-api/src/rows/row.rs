@@ -92,14 +92,9 @@ impl Block {
 
     /// One Arrow record batch.
     #[cfg(feature = "arrow")]
-    pub(crate) fn arrow(schema: &Arc<Schema>, batch: &arrow_array::RecordBatch) -> Result<Block> {
+    pub(crate) fn arrow(schema: &Arc<Schema>, batch: &arrow_array::RecordBatch) -> Block {
         let values = crate::arrow::row_columns::columns(batch, schema).map(ColumnValues::Arrow);
-        Ok(Block::with_columns(
-            schema,
-            batch.num_rows(),
-            values,
-            RowBlock::default(),
-        ))
+        Block::with_columns(schema, batch.num_rows(), values, RowBlock::default())
     }
 
     /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
@@ -338,6 +333,27 @@ impl RowCursor {
     }
 }
 
+/// The body of every lending `next_row`: the next row of the block at
+/// hand, else the next block from `$fetch` (a [`Fetched`]; it may `.await`).
+macro_rules! lend_next_row {
+    ($cursor:expr, $fetch:expr) => {
+        loop {
+            if $cursor.step() {
+                return Some(Ok($cursor.row()));
+            }
+            if $cursor.ended().is_some() {
+                return None;
+            }
+            $cursor.release();
+            let fetched = $fetch;
+            if let Err(e) = $cursor.take(fetched) {
+                return Some(Err(e));
+            }
+        }
+    };
+}
+pub(crate) use lend_next_row;
+
 /// The `DataRow` source's step as [`Fetched`].
 #[inline]
 pub(crate) fn fetched_from_wire(
@@ -365,10 +381,7 @@ pub(crate) fn fetched_from_arrow(
     total: impl FnOnce() -> Option<u64>,
 ) -> Fetched {
     match step {
-        Some(Ok(batch)) => match Block::arrow(schema, &batch) {
-            Ok(block) => Fetched::Block(block),
-            Err(e) => Fetched::Error(e),
-        },
+        Some(Ok(batch)) => Fetched::Block(Block::arrow(schema, &batch)),
         Some(Err(e)) => Fetched::Error(e),
         None => Fetched::End(total().unwrap_or(0)),
     }
