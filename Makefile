@@ -31,6 +31,7 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
+	$(CARGO) clippy -p hyperdb-api --no-default-features --features arrow --release --lib -- -D warnings
 
 ## Start hyperd, create a .hyper file, insert and query a few rows.
 example: hyperd

@@ -79,9 +79,10 @@ pub use inserter::AsyncArrowInserter;
 #[cfg(feature = "async")]
 pub use parallel::insert_batches_parallel;
 pub use parallel::insert_batches_parallel_blocking;
+pub(crate) use reader::arrow_cannot_express;
 /// The IPC stream decoder, shared with the gRPC results.
 #[cfg(feature = "grpc")]
-pub(crate) use reader::{arrow_cannot_express, ArrowDecoder};
+pub(crate) use reader::ArrowDecoder;
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};

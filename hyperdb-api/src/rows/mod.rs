@@ -16,7 +16,7 @@ mod schema;
 pub(crate) use row::fetched_from_arrow;
 pub use row::Row;
 pub(crate) use row::{fetched_from_wire, lend_next_row, RowCursor};
-#[cfg(test)]
+#[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
 pub use schema::{Column, ColumnIndex, Schema};
 

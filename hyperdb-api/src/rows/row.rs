@@ -386,3 +386,39 @@ pub(crate) fn fetched_from_arrow(
         None => Fetched::End(total().unwrap_or(0)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows move to other threads and tasks (collected, sent, shared).
+    #[test]
+    fn rows_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Row>();
+        check::<Block>();
+    }
+
+    /// A block received as `DataRow`s must match the result's columns; a
+    /// mismatch is a protocol error, not a wrong value later.
+    #[test]
+    fn wire_block_with_the_wrong_field_count_is_rejected() {
+        use bytes::{BufMut, BytesMut};
+        use hyperdb_api_core::protocol::backend::{parse, Message};
+        use hyperdb_api_core::protocol::Limits;
+        let mut buf = BytesMut::new();
+        buf.put_u8(b'D');
+        buf.put_i32(4 + 2 + 4);
+        buf.put_i16(1);
+        buf.put_i32(-1);
+        let Ok(Some(Message::DataRows(rows))) = parse(&mut buf, &Limits::default()) else {
+            panic!("not a row block")
+        };
+        let schema = Schema::from_sql_types([
+            ("a".to_owned(), Some(SqlType::Int)),
+            ("b".to_owned(), Some(SqlType::Int)),
+        ]);
+        let err = Block::wire(&schema, rows).expect_err("2 columns, 1 field");
+        assert!(err.to_string().contains("1 fields"), "{err}");
+    }
+}

@@ -84,7 +84,7 @@ impl Schema {
 
     /// Columns by name and SQL type (results read as Arrow, e.g. over
     /// gRPC); a column without a type gets OID 0 and typed reads of it fail.
-    #[cfg(feature = "grpc")]
+    #[cfg(any(feature = "arrow", test))]
     pub(crate) fn from_sql_types(
         columns: impl IntoIterator<Item = (String, Option<SqlType>)>,
     ) -> Arc<Schema> {
