@@ -5,9 +5,11 @@
 //! or NUMERIC column with a range check, `f64` into REAL only when exactly
 //! representable, strings into VARCHAR(n)/CHAR(n) only when short enough.
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
-use super::hyperbinary::{fixed, mismatch, put_len_prefixed, FromHyperBinary, ToHyperBinary};
+use super::hyperbinary::{
+    fixed, mismatch, put_le, put_len_prefixed, FromHyperBinary, ToHyperBinary,
+};
 use super::sql_type::{SqlType, MAX_NUMERIC64_PRECISION};
 use super::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
 use crate::error::{Error, Result};
@@ -23,10 +25,10 @@ fn int_column(ty: &SqlType) -> bool {
 fn put_int(v: i128, rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
     let range = || Error::conversion(format!("{rust} value {v} is out of range for {ty}"));
     match *ty {
-        SqlType::SmallInt => buf.put_i16_le(i16::try_from(v).map_err(|_| range())?),
-        SqlType::Int => buf.put_i32_le(i32::try_from(v).map_err(|_| range())?),
-        SqlType::BigInt => buf.put_i64_le(i64::try_from(v).map_err(|_| range())?),
-        SqlType::Oid => buf.put_u32_le(u32::try_from(v).map_err(|_| range())?),
+        SqlType::SmallInt => put_le(buf, i16::try_from(v).map_err(|_| range())?.to_le_bytes()),
+        SqlType::Int => put_le(buf, i32::try_from(v).map_err(|_| range())?.to_le_bytes()),
+        SqlType::BigInt => put_le(buf, i64::try_from(v).map_err(|_| range())?.to_le_bytes()),
+        SqlType::Oid => put_le(buf, u32::try_from(v).map_err(|_| range())?.to_le_bytes()),
         SqlType::Numeric { precision, scale } => {
             let n = Numeric::try_from(v).map_err(|_| range())?;
             put_numeric(n, precision, scale, ty, buf)?;
@@ -49,9 +51,9 @@ fn put_numeric(
     if precision <= MAX_NUMERIC64_PRECISION {
         let v =
             i64::try_from(v).map_err(|_| Error::conversion(format!("{n} does not fit {ty}")))?;
-        buf.put_i64_le(v);
+        put_le(buf, v.to_le_bytes());
     } else {
-        buf.put_i128_le(v);
+        put_le(buf, v.to_le_bytes());
     }
     Ok(())
 }
@@ -90,17 +92,17 @@ fn decode_int<T: TryFrom<i128>>(ty: &SqlType, raw: &[u8], rust: &str) -> Result<
 }
 
 macro_rules! int_impls {
-    ($($t:ident $(=> $native:ident, $put:ident)?;)*) => {$(
+    ($($t:ident $(=> $native:ident)?;)*) => {$(
         impl ToHyperBinary for $t {
             #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 int_column(ty) || matches!(ty, SqlType::Numeric { .. })
             }
 
-#[inline]
+            #[inline]
             fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
                 $(if matches!(ty, SqlType::$native) {
-                    buf.$put(*self);
+                    put_le(buf, self.to_le_bytes());
                     return Ok(());
                 })?
                 put_int(i128::from(*self), stringify!($t), ty, buf)
@@ -129,10 +131,10 @@ macro_rules! int_impls {
 }
 
 int_impls! {
-    i16 => SmallInt, put_i16_le;
-    i32 => Int, put_i32_le;
-    i64 => BigInt, put_i64_le;
-    u32 => Oid, put_u32_le;
+    i16 => SmallInt;
+    i32 => Int;
+    i64 => BigInt;
+    u32 => Oid;
     i8;
     u8;
     u16;
@@ -149,7 +151,7 @@ impl ToHyperBinary for f64 {
     #[inline]
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
-            SqlType::Double => buf.put_f64_le(*self),
+            SqlType::Double => put_le(buf, self.to_le_bytes()),
             SqlType::Real => {
                 let narrow = *self as f32;
                 if f64::from(narrow) != *self && !self.is_nan() {
@@ -157,7 +159,7 @@ impl ToHyperBinary for f64 {
                         "f64 value {self} is not exactly representable as REAL"
                     )));
                 }
-                buf.put_f32_le(narrow);
+                put_le(buf, narrow.to_le_bytes());
             }
             _ => return Err(mismatch("f64", ty)),
         }
@@ -174,8 +176,8 @@ impl ToHyperBinary for f32 {
     #[inline]
     fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
         match ty {
-            SqlType::Real => buf.put_f32_le(*self),
-            SqlType::Double => buf.put_f64_le(f64::from(*self)),
+            SqlType::Real => put_le(buf, self.to_le_bytes()),
+            SqlType::Double => put_le(buf, f64::from(*self).to_le_bytes()),
             _ => return Err(mismatch("f32", ty)),
         }
         Ok(())
@@ -232,7 +234,7 @@ impl ToHyperBinary for bool {
         if !matches!(ty, SqlType::Bool) {
             return Err(mismatch("bool", ty));
         }
-        buf.put_u8(u8::from(*self));
+        put_le(buf, [u8::from(*self)]);
         Ok(())
     }
 }
@@ -420,22 +422,22 @@ macro_rules! value_impls {
 
 value_impls! {
     Date: Date,
-        |v, buf| buf.put_i32_le(v.julian_day()),
+        |v, buf| put_le(buf, v.julian_day().to_le_bytes()),
         |ty, raw| Ok(Date::from_julian_day(i32::from_le_bytes(fixed(ty, raw)?)));
     Time: Time,
-        |v, buf| buf.put_i64_le(v.micros()),
+        |v, buf| put_le(buf, v.micros().to_le_bytes()),
         |ty, raw| Time::from_micros(i64::from_le_bytes(fixed(ty, raw)?));
     Timestamp: Timestamp,
-        |v, buf| buf.put_u64_le(v.hyper_micros()?),
+        |v, buf| put_le(buf, v.hyper_micros()?.to_le_bytes()),
         |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?));
     TimestampTz: TimestampTz,
-        |v, buf| buf.put_u64_le(v.to_utc().hyper_micros()?),
+        |v, buf| put_le(buf, v.to_utc().hyper_micros()?.to_le_bytes()),
         |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?)).map(TimestampTz::from_utc);
     Interval: Interval,
         |v, buf| {
-            buf.put_i64_le(v.micros);
-            buf.put_i32_le(v.days);
-            buf.put_i32_le(v.months);
+            put_le(buf, v.micros.to_le_bytes());
+            put_le(buf, v.days.to_le_bytes());
+            put_le(buf, v.months.to_le_bytes());
         },
         |ty, raw| {
             let b: [u8; 16] = fixed(ty, raw)?;

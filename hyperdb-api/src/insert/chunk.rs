@@ -79,6 +79,7 @@ impl InsertChunk {
         self.buf.clear();
     }
 
+    #[inline]
     fn close_full_frame(&mut self) -> Result<()> {
         if self.encoder.frame_full(&self.buf) {
             self.encoder.close_frame(&mut self.buf)?;
@@ -180,8 +181,9 @@ impl<'c> ChunkSender<'c> {
     chunk_sender_methods!(;);
 
     /// Fills `chunks` chunks on `workers` threads with `fill(index, chunk)`
-    /// and sends them in index order as they complete. At most two chunks
-    /// per worker wait in memory. The first error stops every worker.
+    /// and sends them in index order as they complete. At most two filled
+    /// chunks per worker wait in memory, and sent chunks go back to their
+    /// worker to be refilled. The first error stops every worker.
     pub fn send_parallel<F>(
         &mut self,
         table: &TableDefinition,
@@ -198,14 +200,20 @@ impl<'c> ChunkSender<'c> {
         std::thread::scope(|scope| {
             // One bounded channel per worker: chunk i comes from worker
             // i % workers, so reading the channels round-robin is in order.
+            // Sent chunks flow back on a second channel: a fresh chunk would
+            // grow its buffer by doubling and fault in new pages every time,
+            // which on a small machine takes CPU from the server.
             let mut receivers = Vec::with_capacity(workers);
+            let mut recycle = Vec::with_capacity(workers);
             for w in 0..workers {
                 let (tx, rx) = std::sync::mpsc::sync_channel::<Result<InsertChunk>>(2);
+                let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<InsertChunk>(1);
                 receivers.push(rx);
+                recycle.push(spare_tx);
                 let (fill, template) = (&fill, &template);
                 scope.spawn(move || {
                     for i in (w..chunks).step_by(workers) {
-                        let mut chunk = template.clone();
+                        let mut chunk = spare_rx.try_recv().unwrap_or_else(|_| template.clone());
                         let filled = fill(i, &mut chunk).map(|()| chunk);
                         let failed = filled.is_err();
                         if tx.send(filled).is_err() || failed {
@@ -222,6 +230,8 @@ impl<'c> ChunkSender<'c> {
                     )
                 })??;
                 self.send(&mut chunk)?;
+                // Full (the worker has a spare) or gone: the chunk is dropped.
+                let _ = recycle[i % workers].try_send(chunk);
             }
             Ok(())
         })

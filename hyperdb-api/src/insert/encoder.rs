@@ -198,6 +198,7 @@ impl RowEncoder {
         Ok(())
     }
 
+    #[inline]
     fn open_frame(&mut self, buf: &mut BytesMut) {
         if self.frame_start.is_none() {
             self.frame_start = Some(frontend::begin_copy_data(buf));
@@ -208,14 +209,25 @@ impl RowEncoder {
     fn put(&self, buf: &mut BytesMut, i: usize, value: &dyn ToHyperBinary) -> Result<()> {
         // `encode_column` checks NULL against the column's nullability itself;
         // telling the failures apart costs only on the error path.
-        encode_column(value, &self.types[i], buf).map_err(|e| {
-            let kind = match e.kind() {
-                ErrorKind::TypeMismatch => RowErrorKind::WrongType,
-                _ if value.is_null() => RowErrorKind::NullInNotNull,
-                _ => RowErrorKind::OutOfRange,
-            };
-            self.row_error(Some(i), kind, e.message().to_owned())
-        })
+        match encode_column(value, &self.types[i], buf) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.value_error(i, value, &e)),
+        }
+    }
+
+    #[cold]
+    fn value_error(
+        &self,
+        i: usize,
+        value: &dyn ToHyperBinary,
+        e: &hyperdb_api_core::Error,
+    ) -> Error {
+        let kind = match e.kind() {
+            ErrorKind::TypeMismatch => RowErrorKind::WrongType,
+            _ if value.is_null() => RowErrorKind::NullInNotNull,
+            _ => RowErrorKind::OutOfRange,
+        };
+        self.row_error(Some(i), kind, e.message().to_owned())
     }
 
     fn row_error(&self, column: Option<usize>, kind: RowErrorKind, message: String) -> Error {

@@ -96,6 +96,7 @@ macro_rules! inserter_methods {
             Ok(stored)
         }
 
+        #[inline]
         $($async_kw)? fn flush_if_full(&mut self) -> Result<()> {
             if self.encoder.frame_full(self.client.copy_buf()) {
                 self.encoder.close_frame(self.client.copy_buf())?;
