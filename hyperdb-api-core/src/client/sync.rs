@@ -95,10 +95,8 @@ impl<T: Transport> Client<T> {
                     .map_err(|e| Error::io("setting read timeout", e))?;
                 self.timeout_armed = timeout.is_some();
             }
-            match self
-                .stream
-                .read_into(self.state.session.read_buf(), self.state.read_window)
-            {
+            let limit = self.state.session.prepare_read(self.state.read_window);
+            match self.stream.read_into(self.state.session.read_buf(), limit) {
                 Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
                 Ok(_) => return Ok(()),
                 Err(e) if is_timeout(&e) && self.state.deadline.is_some() => continue,

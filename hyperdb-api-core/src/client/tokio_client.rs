@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::client::cancel::CancelHandle;
@@ -83,12 +83,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     /// Reads at least one more byte into the session, honouring the deadline.
     async fn fill(&mut self) -> Result<()> {
         loop {
+            let limit = self.state.session.prepare_read(self.state.read_window);
             let buf = self.state.session.read_buf();
-            buf.reserve(self.state.read_window);
+            buf.reserve(limit);
+            let mut buf = buf.limit(limit);
             let res = match &self.state.deadline {
-                None => self.stream.read_buf(buf).await,
+                None => self.stream.read_buf(&mut buf).await,
                 Some(d) => {
-                    match tokio::time::timeout_at(d.at().into(), self.stream.read_buf(buf)).await {
+                    let read = self.stream.read_buf(&mut buf);
+                    match tokio::time::timeout_at(d.at().into(), read).await {
                         Ok(r) => r,
                         Err(_) => {
                             self.on_deadline().await?;

@@ -3,8 +3,9 @@
 //!
 //! Each CopyData payload is a slice of the receive buffer; it goes to
 //! `StreamDecoder` as an `arrow_buffer::Buffer` over the same memory, so
-//! decoded batches point into what was received instead of a copy (arrow
-//! still copies a column buffer whose address is not aligned for its type).
+//! decoded batches point into what was received instead of a copy. The
+//! session receives large payloads 16-byte aligned (`Session::prepare_read`),
+//! since arrow copies any column buffer not aligned for its type.
 //! One batch is held at a time: memory stays constant for any result size.
 //! Dropping a stream early is fine: the connection drains the rest before
 //! its next request.
