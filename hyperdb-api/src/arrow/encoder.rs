@@ -19,6 +19,7 @@ use hyperdb_api_core::protocol::frontend;
 
 use super::raw::{encode_schema, IpcFramer};
 use super::schema::{arrow_schema, ingest_field, mismatch};
+use super::EOS;
 use crate::error::{Error, Result, RowErrorKind};
 use crate::table_definition::TableDefinition;
 use crate::types::SqlType;
@@ -286,9 +287,6 @@ impl ArrowEncoder {
         Ok(())
     }
 }
-
-/// The IPC end-of-stream marker: continuation, then a zero length.
-const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 /// Patches the frame's length; an empty frame is removed.
 fn close_frame(buf: &mut BytesMut, start: usize) -> Result<()> {

@@ -72,6 +72,11 @@ mod reader;
 pub(crate) mod row_columns;
 mod schema;
 
+/// The IPC end-of-stream marker: continuation, then a zero length. hyperd
+/// ends its streams without one; the reader supplies it, forwarded raw
+/// bytes get it, and the inserter sends it.
+pub(crate) const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
 pub use inserter::ArrowInserter;
 #[cfg(feature = "async")]

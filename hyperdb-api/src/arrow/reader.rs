@@ -21,6 +21,7 @@ use hyperdb_api_core::client::Client;
 use hyperdb_api_core::protocol::ops::CopyOutEvent;
 
 use super::schema::UTC;
+use super::EOS;
 use crate::error::{Error, Result};
 
 /// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`; a trailing `;` would
@@ -52,6 +53,8 @@ pub(crate) struct ArrowDecoder {
     ready: Option<RecordBatch>,
     /// The server ended the stream; `end_input` ran.
     ended: bool,
+    /// Nothing more comes out: the stream ended or failed.
+    done: bool,
 }
 
 impl ArrowDecoder {
@@ -115,9 +118,29 @@ impl ArrowDecoder {
         self.decoder.finish().map_err(|_| truncated())
     }
 
-    /// Whether `end_input` ran: no more input will come.
-    pub(crate) fn ended(&self) -> bool {
-        self.ended
+    /// The stream's next item if it needs no more input: a batch, an
+    /// error, or `None` at the end. `None` here means: push the next
+    /// payload, or call `end_input` if there is none. The one read step of
+    /// every batch stream (PostgreSQL protocol, sync and async, and gRPC).
+    pub(crate) fn next_ready(&mut self) -> Option<Option<Result<RecordBatch>>> {
+        if self.done {
+            return Some(None);
+        }
+        match self.next_batch() {
+            Ok(Some(batch)) => Some(Some(Ok(batch))),
+            Ok(None) if self.ended => {
+                self.done = true;
+                Some(None)
+            }
+            Ok(None) => None,
+            Err(e) => Some(Some(Err(self.fail(e)))),
+        }
+    }
+
+    /// Ends the stream with `e` (from the decoder or from its source).
+    pub(crate) fn fail(&mut self, e: Error) -> Error {
+        self.done = true;
+        e
     }
 
     /// Takes over the decoder's schema once it has one.
@@ -170,8 +193,8 @@ impl ArrowDecoder {
 }
 
 /// The shared surface of [`ArrowBatches`] and [`AsyncArrowBatches`]; each
-/// needs fields `client`, `decoder`, `rows` (`Some` once the server ended
-/// the result) and `done` (nothing more to return).
+/// needs fields `client`, `decoder` and `rows` (`Some` once the server
+/// ended the result).
 macro_rules! batch_reader_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// The result's Arrow schema, known before the first batch.
@@ -207,38 +230,26 @@ macro_rules! batch_reader_methods {
 
         $($async_kw)? fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
             loop {
-                if self.done {
-                    return None;
+                if let Some(item) = self.decoder.next_ready() {
+                    return item;
                 }
-                match self.decoder.next_batch() {
-                    Ok(Some(batch)) => return Some(Ok(batch)),
-                    Ok(None) if self.decoder.ended() => {
-                        self.done = true;
-                        return None;
+                let e = match self.client.next_copy_out() $($aw)* {
+                    Ok(CopyOutEvent::Data(data)) => {
+                        self.decoder.push(data);
+                        continue;
                     }
-                    Ok(None) => {}
-                    Err(e) => return Some(Err(self.fail(e))),
-                }
-                match self.client.next_copy_out() $($aw)* {
-                    Ok(CopyOutEvent::Data(data)) => self.decoder.push(data),
                     Ok(CopyOutEvent::Done { rows }) => {
                         self.rows = Some(rows);
-                        if let Err(e) = self.decoder.end_input() {
-                            return Some(Err(self.fail(e)));
+                        match self.decoder.end_input() {
+                            Ok(()) => continue,
+                            Err(e) => e,
                         }
                     }
-                    Ok(other) => {
-                        let e = unexpected(&other, "in an Arrow result");
-                        return Some(Err(self.fail(e)));
-                    }
-                    Err(e) => return Some(Err(self.fail(from_server(e)))),
-                }
+                    Ok(other) => unexpected(&other, "in an Arrow result"),
+                    Err(e) => from_server(e),
+                };
+                return Some(Err(self.decoder.fail(e)));
             }
-        }
-
-        fn fail(&mut self, e: Error) -> Error {
-            self.done = true;
-            e
         }
     };
 }
@@ -279,10 +290,6 @@ macro_rules! chunk_reader_methods {
     };
 }
 
-/// hyperd ends its stream without the end-of-stream marker; forwarded
-/// bytes get one so that any IPC reader sees a complete stream.
-const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
-
 fn truncated() -> Error {
     Error::Arrow(arrow_schema::ArrowError::IpcError(
         "the Arrow result ends inside a message".into(),
@@ -307,7 +314,6 @@ fn unexpected(event: &CopyOutEvent, context: &str) -> Error {
 pub(crate) struct StartedBatches {
     decoder: ArrowDecoder,
     rows: Option<u64>,
-    done: bool,
 }
 
 /// Whether starting an Arrow result failed only because hyperd cannot
@@ -324,7 +330,6 @@ pub struct ArrowBatches<'c> {
     client: &'c mut Client,
     decoder: ArrowDecoder,
     rows: Option<u64>,
-    done: bool,
 }
 
 impl<'c> ArrowBatches<'c> {
@@ -334,7 +339,6 @@ impl<'c> ArrowBatches<'c> {
             client,
             decoder: ArrowDecoder::default(),
             rows: None,
-            done: false,
         };
         batches.read_schema()?;
         Ok(batches)
@@ -347,7 +351,6 @@ impl<'c> ArrowBatches<'c> {
         Ok(StartedBatches {
             decoder: b.decoder,
             rows: b.rows,
-            done: b.done,
         })
     }
 
@@ -357,7 +360,6 @@ impl<'c> ArrowBatches<'c> {
             client,
             decoder: started.decoder,
             rows: started.rows,
-            done: started.done,
         }
     }
 
@@ -419,7 +421,6 @@ mod async_readers {
         client: &'c mut AsyncClient,
         decoder: ArrowDecoder,
         rows: Option<u64>,
-        done: bool,
     }
 
     impl<'c> AsyncArrowBatches<'c> {
@@ -432,7 +433,6 @@ mod async_readers {
                 client,
                 decoder: ArrowDecoder::default(),
                 rows: None,
-                done: false,
             };
             batches.read_schema().await?;
             Ok(batches)
@@ -444,7 +444,6 @@ mod async_readers {
             Ok(StartedBatches {
                 decoder: b.decoder,
                 rows: b.rows,
-                done: b.done,
             })
         }
 
@@ -454,7 +453,6 @@ mod async_readers {
                 client,
                 decoder: started.decoder,
                 rows: started.rows,
-                done: started.done,
             }
         }
 

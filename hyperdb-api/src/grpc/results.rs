@@ -15,14 +15,10 @@ use futures_core::Stream;
 use hyperdb_api_core::grpc::GrpcResult;
 
 use crate::arrow::row_schema;
-use crate::arrow::ArrowDecoder;
+use crate::arrow::{ArrowDecoder, EOS};
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
 use crate::rows::{fetched_from_arrow, lend_next_row, Row, RowCursor, Schema};
-
-/// hyperd ends its IPC stream without the end-of-stream marker; raw
-/// chunks get one so that any IPC reader sees a complete stream.
-const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 /// A gRPC query result as Arrow [`RecordBatch`]es; from
 /// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
@@ -31,7 +27,6 @@ const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 pub struct AsyncGrpcArrowBatches {
     result: GrpcResult,
     decoder: ArrowDecoder,
-    done: bool,
 }
 
 impl AsyncGrpcArrowBatches {
@@ -40,7 +35,6 @@ impl AsyncGrpcArrowBatches {
         let mut batches = AsyncGrpcArrowBatches {
             result,
             decoder: ArrowDecoder::default(),
-            done: false,
         };
         while batches.decoder.schema().is_none() {
             match batches.result.next_chunk().await? {
@@ -87,27 +81,21 @@ impl AsyncGrpcArrowBatches {
     /// The next batch, or `None` at the end.
     pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
         loop {
-            if self.done {
-                return None;
+            if let Some(item) = self.decoder.next_ready() {
+                return item;
             }
-            match self.decoder.next_batch() {
-                Ok(Some(batch)) => return Some(Ok(batch)),
-                Ok(None) if self.decoder.ended() => {
-                    self.done = true;
-                    return None;
+            let e = match self.result.next_chunk().await {
+                Ok(Some(bytes)) => {
+                    self.decoder.push(bytes);
+                    continue;
                 }
-                Ok(None) => {}
-                Err(e) => return Some(Err(self.fail(e))),
-            }
-            match self.result.next_chunk().await {
-                Ok(Some(bytes)) => self.decoder.push(bytes),
-                Ok(None) => {
-                    if let Err(e) = self.decoder.end_input() {
-                        return Some(Err(self.fail(e)));
-                    }
-                }
-                Err(e) => return Some(Err(self.fail(e.into()))),
-            }
+                Ok(None) => match self.decoder.end_input() {
+                    Ok(()) => continue,
+                    Err(e) => e,
+                },
+                Err(e) => e.into(),
+            };
+            return Some(Err(self.decoder.fail(e)));
         }
     }
 
@@ -117,11 +105,6 @@ impl AsyncGrpcArrowBatches {
             let item = s.next().await?;
             Some((item, s))
         })
-    }
-
-    fn fail(&mut self, e: Error) -> Error {
-        self.done = true;
-        e
     }
 }
 
