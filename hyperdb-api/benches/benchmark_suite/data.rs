@@ -30,6 +30,15 @@ pub fn worker_table(i: usize) -> String {
     format!("measurements_{i}")
 }
 
+/// The table worker `i` of `n` scans: `measurements` alone, else its own.
+pub fn scan_table(i: usize, n: usize) -> String {
+    if n == 1 {
+        "measurements".to_owned()
+    } else {
+        worker_table(i)
+    }
+}
+
 /// Row `id`: `(id, id % 10, id * 0.1, 1_700_000_000_000 + id * 1000)`.
 #[inline]
 pub fn row(id: i32) -> (i32, i32, f64, i64) {

@@ -94,11 +94,7 @@ pub fn async_on(env: &mut Env<'_>, query: Query, n: usize, arrow: bool) -> Resul
             .into_iter()
             .enumerate()
             .map(|(i, conn)| {
-                let table = if n == 1 {
-                    "measurements".to_owned()
-                } else {
-                    data::worker_table(i)
-                };
+                let table = data::scan_table(i, n);
                 tokio::spawn(async move {
                     run(conn, query, table, arrow)
                         .await

@@ -86,11 +86,7 @@ where
             .into_iter()
             .enumerate()
             .map(|(i, conn)| {
-                let table = if n == 1 {
-                    "measurements".to_owned()
-                } else {
-                    data::worker_table(i)
-                };
+                let table = data::scan_table(i, n);
                 tokio::spawn(run(conn, query, table))
             })
             .collect();

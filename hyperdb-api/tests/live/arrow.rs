@@ -15,35 +15,14 @@ use arrow_buffer::IntervalMonthDayNano;
 use arrow_schema::{DataType, Field, Schema};
 use hyperdb_api::arrow::{arrow_schema, table_definition};
 use hyperdb_api::types::SqlType;
-use hyperdb_api::{
-    ArrowInserter, AsyncArrowInserter, AsyncConnection, Connection, CreateMode, TableDefinition,
-};
+use hyperdb_api::{ArrowInserter, AsyncArrowInserter, Connection, TableDefinition};
 
-use crate::common::{server, temp_dir};
+use crate::common::{connect, connect_async, db_with_table, temp_dir};
 
 #[path = "arrow_bulk.rs"]
 mod bulk;
 #[path = "arrow_errors.rs"]
 mod errors;
-
-pub(crate) fn connect(dir: &tempfile::TempDir, file: &str) -> Connection {
-    Connection::connect(
-        server().endpoint(),
-        dir.path().join(file),
-        CreateMode::CreateIfNotExists,
-    )
-    .unwrap()
-}
-
-pub(crate) async fn connect_async(dir: &tempfile::TempDir, file: &str) -> AsyncConnection {
-    AsyncConnection::connect(
-        server().endpoint(),
-        dir.path().join(file),
-        CreateMode::CreateIfNotExists,
-    )
-    .await
-    .unwrap()
-}
 
 fn all_types() -> TableDefinition {
     TableDefinition::new("all_types")
@@ -234,10 +213,8 @@ fn check_round_trip(got: &RecordBatch, want: &RecordBatch) {
 #[test]
 fn every_type_round_trips_sync() {
     let dir = temp_dir();
-    let mut c = connect(&dir, "types.hyper");
     let table = all_types();
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .unwrap();
+    let mut c = db_with_table(&dir, "types.hyper", &table);
     let want = all_types_batch(&geography(&mut c));
     let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
     ins.insert_batch(&want.slice(0, 0)).unwrap();
@@ -315,7 +292,6 @@ async fn every_type_round_trips_async() {
 #[test]
 fn alternative_arrow_types_are_stored() {
     let dir = temp_dir();
-    let mut c = connect(&dir, "alt.hyper");
     let table = TableDefinition::new("alt")
         .with_column("i", SqlType::Int)
         .with_column("bi", SqlType::BigInt)
@@ -323,8 +299,7 @@ fn alternative_arrow_types_are_stored() {
         .with_column("time", SqlType::Time)
         .with_column("ts", SqlType::Timestamp)
         .with_column("tstz", SqlType::TimestampTz);
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .unwrap();
+    let mut c = db_with_table(&dir, "alt.hyper", &table);
     let schema = Arc::new(Schema::new(vec![
         // Any field order; matched by name.
         Field::new(

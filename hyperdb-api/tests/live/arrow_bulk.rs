@@ -15,8 +15,7 @@ use hyperdb_api::{
     TableDefinition,
 };
 
-use super::{connect, connect_async};
-use crate::common::{server, temp_dir};
+use crate::common::{async_db_with_table, db_with_table, server, temp_dir};
 
 const N: usize = 10_000_000;
 const BATCH: usize = 65_536;
@@ -118,10 +117,8 @@ impl Tally {
 #[test]
 fn ten_million_rows_in_and_out_sync() {
     let dir = temp_dir();
-    let mut c = connect(&dir, "ten_m.hyper");
     let table = measurements("measurements");
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .unwrap();
+    let mut c = db_with_table(&dir, "ten_m.hyper", &table);
     let input = batches(N);
     let started = Instant::now();
     let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
@@ -173,11 +170,8 @@ fn ten_million_rows_in_and_out_sync() {
 #[tokio::test]
 async fn ten_million_rows_in_and_out_async() {
     let dir = temp_dir();
-    let mut c = connect_async(&dir, "ten_m.hyper").await;
     let table = measurements("measurements");
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .await
-        .unwrap();
+    let mut c = async_db_with_table(&dir, "ten_m.hyper", &table).await;
     let input = batches(N);
     let started = Instant::now();
     let mut ins = AsyncArrowInserter::new(&mut c, &table).await.unwrap();

@@ -11,8 +11,7 @@ use hyperdb_api::error::RowErrorKind;
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{ArrowInserter, AsyncArrowInserter, Connection, Error, TableDefinition};
 
-use super::{connect, connect_async};
-use crate::common::temp_dir;
+use crate::common::{connect, connect_async, temp_dir};
 
 fn small_table() -> TableDefinition {
     TableDefinition::new("small")

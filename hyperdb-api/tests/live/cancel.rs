@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
 
-use crate::common::endpoints;
+use crate::common::{cancel_soon, endpoints};
 
 /// Runs for minutes unless cancelled.
 const LONG_QUERY: &str =
@@ -15,12 +15,7 @@ fn cancel_from_another_thread() {
     for ep in endpoints() {
         let mut c = Connection::connect_with(&ConnectOptions::new(ep)).unwrap();
         let handle = c.cancel_handle();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            let at = Instant::now();
-            handle.cancel().unwrap();
-            at
-        });
+        let canceller = cancel_soon(move || handle.cancel().unwrap());
         let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
         let done = Instant::now();
         let cancelled_at = canceller.join().unwrap();

@@ -9,7 +9,10 @@
 
 use std::sync::OnceLock;
 
-use hyperdb_api::{Endpoint, HyperProcess, HyperProcessOptions, Listen};
+use hyperdb_api::{
+    AsyncConnection, Connection, CreateMode, Endpoint, HyperProcess, HyperProcessOptions, Listen,
+    TableDefinition,
+};
 
 /// The shared TCP server.
 pub fn server() -> &'static HyperProcess {
@@ -45,4 +48,70 @@ pub fn temp_dir() -> tempfile::TempDir {
         Ok(dir) => dir,
         Err(e) => panic!("creating a temporary directory: {e}"),
     }
+}
+
+/// This process's resident set size, for tests that bound client memory.
+pub fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Runs `cancel` on another thread 300 ms from now (time for the statement
+/// to start); joining gives the instant it was sent.
+pub fn cancel_soon(
+    cancel: impl FnOnce() + Send + 'static,
+) -> std::thread::JoinHandle<std::time::Instant> {
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let at = std::time::Instant::now();
+        cancel();
+        at
+    })
+}
+
+/// A connection to database `file` in `dir` (created if missing).
+pub fn connect(dir: &tempfile::TempDir, file: &str) -> Connection {
+    Connection::connect(
+        server().endpoint(),
+        dir.path().join(file),
+        CreateMode::CreateIfNotExists,
+    )
+    .unwrap()
+}
+
+/// [`connect`] for async tests.
+pub async fn connect_async(dir: &tempfile::TempDir, file: &str) -> AsyncConnection {
+    AsyncConnection::connect(
+        server().endpoint(),
+        dir.path().join(file),
+        CreateMode::CreateIfNotExists,
+    )
+    .await
+    .unwrap()
+}
+
+/// A connection to a new database `file` in `dir` that holds `table`.
+pub fn db_with_table(dir: &tempfile::TempDir, file: &str, table: &TableDefinition) -> Connection {
+    let mut c = connect(dir, file);
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    c
+}
+
+/// [`db_with_table`] for async tests.
+pub async fn async_db_with_table(
+    dir: &tempfile::TempDir,
+    file: &str,
+    table: &TableDefinition,
+) -> AsyncConnection {
+    let mut c = connect_async(dir, file).await;
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .await
+        .unwrap();
+    c
 }

@@ -17,7 +17,7 @@ use hyperdb_api::{
     HyperProcessOptions, Inserter, Listen, SqlState, TransferMode,
 };
 
-use crate::common::temp_dir;
+use crate::common::{cancel_soon, rss, temp_dir};
 use crate::insert::{all_types_table, read, rows, same, values, SELECT_ALL};
 
 const MODES: [TransferMode; 3] = [
@@ -183,16 +183,6 @@ const N: i64 = 10_000_000;
 /// RSS growth allowed while streaming: far below the ~80 MB of Arrow data.
 const RSS_BUDGET: u64 = 64 << 20;
 
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kb * 1024
-}
-
 /// Ten million rows; `salt` keeps hyperd's result cache from answering.
 fn big_query(salt: usize) -> String {
     format!("SELECT i, i * 2 AS j FROM generate_series(1, {N}) g(i) WHERE i <> -{salt}")
@@ -321,12 +311,7 @@ fn cancel_from_another_thread_in_every_mode() {
     for mode in MODES {
         let c = connect(mode);
         let handle = c.cancel_handle();
-        let canceller = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            let at = Instant::now();
-            handle.cancel().unwrap();
-            at
-        });
+        let canceller = cancel_soon(move || handle.cancel().unwrap());
         let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
         let done = Instant::now();
         let cancelled_at = canceller.join().unwrap();

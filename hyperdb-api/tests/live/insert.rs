@@ -9,7 +9,7 @@ use hyperdb_api::{
     CreateMode, Error, InsertChunk, Inserter, MappedInserter, TableDefinition,
 };
 
-use crate::common::{server, temp_dir};
+use crate::common::{async_db_with_table, db_with_table, server, temp_dir};
 
 /// One row of the every-type table, as Rust values.
 #[derive(Clone, Debug, PartialEq)]
@@ -213,15 +213,8 @@ pub(crate) const SELECT_ALL: &str = "SELECT * FROM all_types ORDER BY id";
 #[test]
 fn every_type_round_trips_sync() {
     let dir = temp_dir();
-    let mut c = Connection::connect(
-        server().endpoint(),
-        dir.path().join("types.hyper"),
-        CreateMode::Create,
-    )
-    .unwrap();
     let table = all_types_table();
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .unwrap();
+    let mut c = db_with_table(&dir, "types.hyper", &table);
     let want = rows();
     let mut ins = Inserter::new(&mut c, &table).unwrap();
     for r in &want {
@@ -281,17 +274,8 @@ fn every_type_round_trips_sync() {
 #[tokio::test]
 async fn every_type_round_trips_async() {
     let dir = temp_dir();
-    let mut c = AsyncConnection::connect(
-        server().endpoint(),
-        dir.path().join("types.hyper"),
-        CreateMode::Create,
-    )
-    .await
-    .unwrap();
     let table = all_types_table();
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .await
-        .unwrap();
+    let mut c = async_db_with_table(&dir, "types.hyper", &table).await;
     let want = rows();
     let mut ins = AsyncInserter::new(&mut c, &table).await.unwrap();
     for r in &want {
@@ -590,17 +574,8 @@ fn chunk_sender_errors() {
 #[tokio::test]
 async fn async_chunk_sender_with_spawn_blocking() {
     let dir = temp_dir();
-    let mut c = AsyncConnection::connect(
-        server().endpoint(),
-        dir.path().join("ac.hyper"),
-        CreateMode::Create,
-    )
-    .await
-    .unwrap();
     let table = measurements();
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .await
-        .unwrap();
+    let mut c = async_db_with_table(&dir, "ac.hyper", &table).await;
     let mut sender = AsyncChunkSender::new(&mut c, &table).await.unwrap();
     for part in 0..4 {
         let t = table.clone();

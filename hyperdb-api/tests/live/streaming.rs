@@ -3,23 +3,13 @@
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
 
-use crate::common::endpoints;
+use crate::common::{endpoints, rss};
 
 const N: i64 = 10_000_000;
 const QUERY: &str = "SELECT i, i * 2 AS j FROM generate_series(1, 10000000) g(i)";
 /// RSS growth allowed while streaming: far below the ~200 MB the result
 /// would take if it were buffered.
 const RSS_BUDGET: u64 = 64 << 20;
-
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kb * 1024
-}
 
 /// Counts rows, sums both columns, and tracks the peak RSS growth.
 #[derive(Default)]
