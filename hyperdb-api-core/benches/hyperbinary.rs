@@ -114,19 +114,26 @@ fn next_field<'a>(rows: &mut &'a [u8]) -> Option<&'a [u8]> {
     Some(field)
 }
 
+/// Decodes one row's four fields, in order, from `field(i)`, and folds
+/// them into `checksum`.
+#[inline]
+fn fold_row<'a>(checksum: i64, mut field: impl FnMut(usize) -> Option<&'a [u8]>) -> Result<i64> {
+    let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0))?;
+    let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, field(1))?;
+    let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, field(2))?;
+    let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, field(3))?;
+    Ok(checksum
+        .wrapping_add(i64::from(id))
+        .wrapping_add(i64::from(sensor.unwrap_or(0)))
+        .wrapping_add(value.unwrap_or(0.0) as i64)
+        .wrapping_add(ts.unwrap_or(0)))
+}
+
 fn decode_all(mut rows: &[u8]) -> Result<i64> {
     let mut checksum = 0i64;
     while !rows.is_empty() {
         let _count = rows.get_i16();
-        let id: i32 = decode_field(&SCHEMA[0].sql_type, next_field(&mut rows))?;
-        let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, next_field(&mut rows))?;
-        let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, next_field(&mut rows))?;
-        let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, next_field(&mut rows))?;
-        checksum = checksum
-            .wrapping_add(i64::from(id))
-            .wrapping_add(i64::from(sensor.unwrap_or(0)))
-            .wrapping_add(value.unwrap_or(0.0) as i64)
-            .wrapping_add(ts.unwrap_or(0));
+        checksum = fold_row(checksum, |_| next_field(&mut rows))?;
     }
     Ok(checksum)
 }
@@ -142,16 +149,7 @@ fn parse_and_decode(buf: &mut BytesMut) -> Result<i64> {
             continue;
         };
         for r in 0..block.len() {
-            let field = |i: usize| block.field(r, i).flatten();
-            let id: i32 = decode_field(&SCHEMA[0].sql_type, field(0))?;
-            let sensor: Option<i32> = decode_field(&SCHEMA[1].sql_type, field(1))?;
-            let value: Option<f64> = decode_field(&SCHEMA[2].sql_type, field(2))?;
-            let ts: Option<i64> = decode_field(&SCHEMA[3].sql_type, field(3))?;
-            checksum = checksum
-                .wrapping_add(i64::from(id))
-                .wrapping_add(i64::from(sensor.unwrap_or(0)))
-                .wrapping_add(value.unwrap_or(0.0) as i64)
-                .wrapping_add(ts.unwrap_or(0));
+            checksum = fold_row(checksum, |i| block.field(r, i).flatten())?;
         }
     }
     Ok(checksum)

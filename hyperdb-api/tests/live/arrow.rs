@@ -25,29 +25,7 @@ mod bulk;
 mod errors;
 
 fn all_types() -> TableDefinition {
-    TableDefinition::new("all_types")
-        .with_not_null_column("id", SqlType::Int)
-        .with_column("b", SqlType::Bool)
-        .with_column("s", SqlType::SmallInt)
-        .with_column("i", SqlType::Int)
-        .with_column("bi", SqlType::BigInt)
-        .with_column("r", SqlType::Real)
-        .with_column("d", SqlType::Double)
-        .with_column("o", SqlType::Oid)
-        .with_column("n18", SqlType::numeric(18, 3).unwrap())
-        .with_column("n38", SqlType::numeric(38, 10).unwrap())
-        .with_column("t", SqlType::Text)
-        .with_column("vc", SqlType::varchar(10).unwrap())
-        .with_column("c5", SqlType::char(5).unwrap())
-        .with_column("c1", SqlType::char(1).unwrap())
-        .with_column("j", SqlType::Json)
-        .with_column("by", SqlType::Bytea)
-        .with_column("g", SqlType::Geography)
-        .with_column("date", SqlType::Date)
-        .with_column("time", SqlType::Time)
-        .with_column("ts", SqlType::Timestamp)
-        .with_column("tstz", SqlType::TimestampTz)
-        .with_column("iv", SqlType::Interval)
+    crate::insert::all_types_with(true)
 }
 
 const DAY_MS: i64 = 86_400_000;

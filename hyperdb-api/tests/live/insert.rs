@@ -38,7 +38,13 @@ pub(crate) struct AllTypes {
 }
 
 pub(crate) fn all_types_table() -> TableDefinition {
-    TableDefinition::new("all_types")
+    all_types_with(false)
+}
+
+/// Every type, GEOGRAPHY (after `by`) only when asked: rows inserted from
+/// Rust values have no way to spell one.
+pub(crate) fn all_types_with(geography: bool) -> TableDefinition {
+    let t = TableDefinition::new("all_types")
         .with_not_null_column("id", SqlType::Int)
         .with_column("b", SqlType::Bool)
         .with_column("s", SqlType::SmallInt)
@@ -54,8 +60,13 @@ pub(crate) fn all_types_table() -> TableDefinition {
         .with_column("c5", SqlType::char(5).unwrap())
         .with_column("c1", SqlType::char(1).unwrap())
         .with_column("j", SqlType::Json)
-        .with_column("by", SqlType::Bytea)
-        .with_column("date", SqlType::Date)
+        .with_column("by", SqlType::Bytea);
+    let t = if geography {
+        t.with_column("g", SqlType::Geography)
+    } else {
+        t
+    };
+    t.with_column("date", SqlType::Date)
         .with_column("time", SqlType::Time)
         .with_column("ts", SqlType::Timestamp)
         .with_column("tstz", SqlType::TimestampTz)
