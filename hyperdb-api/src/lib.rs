@@ -53,7 +53,7 @@ pub use hyperdb_api_core::protocol::Limits;
 pub use hyperdb_api_core::types;
 #[cfg(feature = "async")]
 pub use insert::{AsyncChunkSender, AsyncInserter};
-pub use insert::{ChunkSender, ColumnMapping, InsertChunk, Inserter, MappedInserter};
+pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter, MappedInserter};
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};

@@ -63,6 +63,26 @@ pub trait ToHyperBinary {
     ) -> Result<()> {
         put_column(self, column, buf)
     }
+
+    /// What [`encode_value_or_null`] does, in one virtual call.
+    #[doc(hidden)]
+    #[inline]
+    fn encode_value_or_null_hyper(
+        &self,
+        ty: &SqlType,
+        buf: &mut BytesMut,
+        _: sealed::Token,
+    ) -> Result<bool> {
+        if self.is_null() {
+            return Ok(true);
+        }
+        let start = buf.len();
+        if let Err(e) = self.encode_hyper(ty, buf) {
+            buf.truncate(start);
+            return Err(e);
+        }
+        Ok(false)
+    }
 }
 
 mod sealed {
@@ -84,6 +104,19 @@ pub fn encode_column<T: ToHyperBinary + ?Sized>(
     buf: &mut BytesMut,
 ) -> Result<()> {
     value.encode_column_hyper(column, buf, sealed::Token)
+}
+
+/// Appends a value in the layout of `ty` with no null indicator, or
+/// nothing for NULL: returns whether the value was NULL. For callers that
+/// keep NULLs elsewhere (a columnar validity bitmap). On error nothing is
+/// appended.
+#[inline]
+pub fn encode_value_or_null<T: ToHyperBinary + ?Sized>(
+    value: &T,
+    ty: &SqlType,
+    buf: &mut BytesMut,
+) -> Result<bool> {
+    value.encode_value_or_null_hyper(ty, buf, sealed::Token)
 }
 
 #[inline(always)]

@@ -404,3 +404,17 @@ fn rows() {
     assert!(encode_row(&cols, &[&1i32], &mut buf).is_err());
     assert_eq!(buf.len(), before);
 }
+
+#[test]
+fn value_or_null_writes_no_indicator() {
+    let mut buf = BytesMut::new();
+    assert!(!encode_value_or_null(&Some(7i32), &SqlType::Int, &mut buf).unwrap());
+    assert!(encode_value_or_null(&None::<i32>, &SqlType::Int, &mut buf).unwrap());
+    let dyn_null: &dyn ToHyperBinary = &None::<&str>;
+    assert!(encode_value_or_null(dyn_null, &SqlType::Text, &mut buf).unwrap());
+    assert_eq!(&buf[..], &7i32.to_le_bytes());
+    // A failure appends nothing: a wrong type, or a value too long.
+    assert!(encode_value_or_null(&"x", &SqlType::Int, &mut buf).is_err());
+    assert!(encode_value_or_null(&"abc", &SqlType::Varchar(2), &mut buf).is_err());
+    assert_eq!(buf.len(), 4);
+}

@@ -243,6 +243,15 @@ impl ArrowEncoder {
         Ok(buf.len() >= self.flush_threshold)
     }
 
+    /// Copies everything queued into `buf`, in frames of at most the flush
+    /// threshold.
+    pub(crate) fn write_all_pending(&mut self, buf: &mut BytesMut) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.write_pending(buf)?;
+        }
+        Ok(())
+    }
+
     /// Queues the end of the stream (with the schema first if no data was
     /// given, since hyperd rejects an input without one); then drain with
     /// `write_pending`.

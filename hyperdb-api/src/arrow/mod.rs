@@ -66,9 +66,11 @@
 
 mod encoder;
 mod inserter;
+mod layout;
 mod parallel;
 mod raw;
 mod reader;
+mod row_batch;
 pub(crate) mod row_columns;
 mod schema;
 
@@ -91,6 +93,7 @@ pub(crate) use reader::ArrowDecoder;
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};
+pub(crate) use row_batch::ArrowRows;
 pub(crate) use row_columns::row_schema;
 pub use schema::{
     accepts, arrow_field, arrow_schema, sql_type, table_definition, HYPER_MAX_LENGTH_KEY,

@@ -26,13 +26,9 @@ use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, IntervalUnit, SchemaRef, TimeUnit};
 
+use super::layout;
 use crate::rows::Schema;
 use crate::types::SqlType;
-
-/// Julian day number of 1970-01-01.
-const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
-const MICROS_PER_DAY: i64 = 86_400_000_000;
-const MILLIS_PER_DAY: i64 = 86_400_000;
 
 /// The row schema for an Arrow result: names, and SQL types as hyperd's
 /// Arrow mapping gives them (a field this client cannot map gets no type;
@@ -135,26 +131,18 @@ impl Values {
                 }
             }
             DataType::Date32 => converted::<Date32Type, 4>(array, |days| {
-                ((i64::from(days) + UNIX_EPOCH_JULIAN_DAY) as i32).to_le_bytes()
+                layout::julian_from_date32(days).to_le_bytes()
             }),
-            DataType::Date64 => converted::<Date64Type, 4>(array, |ms| {
-                ((ms.div_euclid(MILLIS_PER_DAY) + UNIX_EPOCH_JULIAN_DAY) as i32).to_le_bytes()
-            }),
+            DataType::Date64 => {
+                converted::<Date64Type, 4>(array, |ms| layout::julian_from_date64(ms).to_le_bytes())
+            }
             DataType::Timestamp(TimeUnit::Microsecond, _) => {
                 converted::<TimestampMicrosecondType, 8>(array, |micros| {
-                    micros
-                        .wrapping_add(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY)
-                        .to_le_bytes()
+                    layout::hyper_from_unix_micros(micros).to_le_bytes()
                 })
             }
             DataType::Interval(IntervalUnit::MonthDayNano) => {
-                converted::<IntervalMonthDayNanoType, 16>(array, |v| {
-                    let mut out = [0; 16];
-                    out[..8].copy_from_slice(&(v.nanoseconds / 1000).to_le_bytes());
-                    out[8..12].copy_from_slice(&v.days.to_le_bytes());
-                    out[12..].copy_from_slice(&v.months.to_le_bytes());
-                    out
-                })
+                converted::<IntervalMonthDayNanoType, 16>(array, layout::hyper_interval)
             }
             _ => Values::Opaque,
         }

@@ -206,7 +206,8 @@ fn alternatives(ty: &SqlType) -> &'static str {
     }
 }
 
-fn arrow_type(ty: &SqlType) -> Option<DataType> {
+/// The Arrow type hyperd reads a `ty` column as.
+pub(crate) fn arrow_type(ty: &SqlType) -> Option<DataType> {
     Some(match *ty {
         SqlType::Bool => DataType::Boolean,
         SqlType::SmallInt => DataType::Int16,

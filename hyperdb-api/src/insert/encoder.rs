@@ -22,26 +22,68 @@ pub(crate) fn copy_sql(table: &TableDefinition, format: &str) -> Result<String> 
     ))
 }
 
-/// Validates and encodes rows into a buffer of CopyData frames.
-///
-/// Rows are encoded straight into the caller's buffer (the connection's send
-/// buffer, or a chunk's): no per-row allocation. A rejected row is truncated
-/// away, so the buffer only ever holds whole, valid rows.
+/// Where a [`RowEncoder`] puts the values it has checked: HyperBinary
+/// frames in the caller's buffer ([`HyperBinaryFrames`]) or Arrow columns
+/// (`crate::arrow::ArrowRows`). Row bookkeeping and errors stay in the
+/// encoder, so every wire checks rows identically.
+pub(crate) trait RowSink {
+    /// Before the first value of a row.
+    fn begin_row(&mut self, buf: &mut BytesMut);
+
+    /// Appends column `i`'s value; on error appends nothing.
+    fn put(
+        &mut self,
+        buf: &mut BytesMut,
+        i: usize,
+        column: &ColumnType,
+        value: &dyn ToHyperBinary,
+    ) -> hyperdb_api_core::Result<()>;
+
+    /// Removes the current row's first `values` values.
+    fn discard_row(&mut self, buf: &mut BytesMut, values: usize);
+
+    /// After the last value of a row.
+    fn end_row(&mut self, buf: &mut BytesMut) -> Result<()>;
+
+    /// True when `buf` should be written out (after [`RowSink::close_frame`]).
+    fn frame_full(&self, buf: &BytesMut) -> bool;
+
+    /// Leaves only whole CopyData frames in `buf`.
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()>;
+
+    /// Puts everything still held, and the end of the stream, into `buf`.
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<()>;
+
+    fn set_flush_threshold(&mut self, bytes: usize);
+}
+
+/// Validates rows against a table definition and hands their values to a
+/// [`RowSink`]. A rejected row leaves nothing behind in the sink.
 #[derive(Debug, Clone)]
-pub(crate) struct RowEncoder {
+pub(crate) struct RowEncoder<S = HyperBinaryFrames> {
     types: Vec<ColumnType>,
     names: Vec<String>,
     rows: u64,
     /// Next column of a row built with `add`; 0 when no row is pending.
     next_col: usize,
-    row_start: usize,
-    /// Offset of the open CopyData frame's header, if one is open.
-    frame_start: Option<usize>,
-    flush_threshold: usize,
+    sink: S,
 }
 
-impl RowEncoder {
+impl RowEncoder<HyperBinaryFrames> {
     pub(crate) fn new(table: &TableDefinition) -> Result<RowEncoder> {
+        RowEncoder::with_sink(table, HyperBinaryFrames::new())
+    }
+
+    /// Forgets all rows (the caller clears the buffer too).
+    pub(crate) fn reset(&mut self) {
+        self.rows = 0;
+        self.next_col = 0;
+        self.sink.frame_start = None;
+    }
+}
+
+impl<S: RowSink> RowEncoder<S> {
+    pub(crate) fn with_sink(table: &TableDefinition, sink: S) -> Result<RowEncoder<S>> {
         table.validate()?;
         Ok(RowEncoder {
             types: table.column_types(),
@@ -52,35 +94,24 @@ impl RowEncoder {
                 .collect(),
             rows: 0,
             next_col: 0,
-            row_start: 0,
-            frame_start: None,
-            flush_threshold: DEFAULT_FLUSH_THRESHOLD,
+            sink,
         })
     }
 
+    pub(crate) fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
     pub(crate) fn set_flush_threshold(&mut self, bytes: usize) {
-        self.flush_threshold = bytes.max(1);
+        self.sink.set_flush_threshold(bytes.max(1));
     }
 
     pub(crate) fn rows(&self) -> u64 {
         self.rows
     }
 
-    /// Forgets all rows (the caller clears the buffer too).
-    pub(crate) fn reset(&mut self) {
-        self.rows = 0;
-        self.next_col = 0;
-        self.frame_start = None;
-    }
-
     pub(crate) fn types(&self) -> &[ColumnType] {
         &self.types
-    }
-
-    /// Opens the first frame with the HyperBinary header.
-    pub(crate) fn start_stream(&mut self, buf: &mut BytesMut) {
-        self.open_frame(buf);
-        put_copy_header(buf);
     }
 
     /// Appends one whole row.
@@ -108,36 +139,35 @@ impl RowEncoder {
                 format!("{} values for {} columns", values.len(), self.types.len()),
             ));
         }
-        self.open_frame(buf);
-        let start = buf.len();
+        self.sink.begin_row(buf);
         for (i, value) in values.iter().enumerate() {
-            if let Err(e) = self.put(buf, i, *value) {
-                buf.truncate(start);
-                return Err(e);
+            if let Err(e) = self.sink.put(buf, i, &self.types[i], *value) {
+                self.sink.discard_row(buf, i);
+                return Err(self.value_error(i, *value, &e));
             }
         }
         self.rows += 1;
-        Ok(())
+        self.sink.end_row(buf)
     }
 
     /// Appends the next column of the current row. On error the partial row
     /// is discarded.
     #[inline]
     pub(crate) fn add(&mut self, buf: &mut BytesMut, value: &dyn ToHyperBinary) -> Result<()> {
-        if self.next_col == self.types.len() {
+        let i = self.next_col;
+        if i == self.types.len() {
             return Err(self.row_error(
                 None,
                 RowErrorKind::ColumnCount,
                 format!("all {} columns are set; call end_row()", self.types.len()),
             ));
         }
-        if self.next_col == 0 {
-            self.open_frame(buf);
-            self.row_start = buf.len();
+        if i == 0 {
+            self.sink.begin_row(buf);
         }
-        if let Err(e) = self.put(buf, self.next_col, value) {
+        if let Err(e) = self.sink.put(buf, i, &self.types[i], value) {
             self.discard_partial(buf);
-            return Err(e);
+            return Err(self.value_error(i, value, &e));
         }
         self.next_col += 1;
         Ok(())
@@ -160,13 +190,13 @@ impl RowEncoder {
         }
         self.next_col = 0;
         self.rows += 1;
-        Ok(())
+        self.sink.end_row(buf)
     }
 
     /// Drops a row started with `add` and not ended.
     pub(crate) fn discard_partial(&mut self, buf: &mut BytesMut) {
         if self.next_col != 0 {
-            buf.truncate(self.row_start);
+            self.sink.discard_row(buf, self.next_col);
             self.next_col = 0;
         }
     }
@@ -175,44 +205,23 @@ impl RowEncoder {
         self.next_col != 0
     }
 
-    /// True when the open frame has reached the flush threshold (and no row
-    /// is half-built): close it and write the buffer out.
+    /// True when `buf` should be written out (and no row is half-built):
+    /// close the frame first.
     #[inline]
     pub(crate) fn frame_full(&self, buf: &BytesMut) -> bool {
-        self.next_col == 0
-            && self
-                .frame_start
-                .is_some_and(|s| buf.len() - s >= self.flush_threshold)
+        self.next_col == 0 && self.sink.frame_full(buf)
     }
 
-    /// Patches the open frame's length; an empty frame is removed.
+    /// Leaves only whole CopyData frames in `buf` (a half-built row is dropped).
     pub(crate) fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
         self.discard_partial(buf);
-        if let Some(start) = self.frame_start.take() {
-            if buf.len() == start + 5 {
-                buf.truncate(start);
-            } else {
-                frontend::end_copy_data(buf, start)?;
-            }
-        }
-        Ok(())
+        self.sink.close_frame(buf)
     }
 
-    #[inline]
-    fn open_frame(&mut self, buf: &mut BytesMut) {
-        if self.frame_start.is_none() {
-            self.frame_start = Some(frontend::begin_copy_data(buf));
-        }
-    }
-
-    #[inline]
-    fn put(&self, buf: &mut BytesMut, i: usize, value: &dyn ToHyperBinary) -> Result<()> {
-        // `encode_column` checks NULL against the column's nullability itself;
-        // telling the failures apart costs only on the error path.
-        match encode_column(value, &self.types[i], buf) {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.value_error(i, value, &e)),
-        }
+    /// Ends the stream: every row held and the stream's end go into `buf`.
+    pub(crate) fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+        self.discard_partial(buf);
+        self.sink.finish(buf)
     }
 
     #[cold]
@@ -240,6 +249,97 @@ impl RowEncoder {
     }
 }
 
+/// HyperBinary rows straight into the caller's buffer (the connection's
+/// send buffer, or a chunk's), in CopyData frames of about the flush
+/// threshold: no per-row allocation, and a rejected row is truncated away.
+#[derive(Debug, Clone)]
+pub(crate) struct HyperBinaryFrames {
+    row_start: usize,
+    /// Offset of the open CopyData frame's header, if one is open.
+    frame_start: Option<usize>,
+    flush_threshold: usize,
+}
+
+impl HyperBinaryFrames {
+    pub(crate) fn new() -> HyperBinaryFrames {
+        HyperBinaryFrames {
+            row_start: 0,
+            frame_start: None,
+            flush_threshold: DEFAULT_FLUSH_THRESHOLD,
+        }
+    }
+
+    /// Opens the first frame with the HyperBinary header.
+    pub(crate) fn start_stream(&mut self, buf: &mut BytesMut) {
+        self.open_frame(buf);
+        put_copy_header(buf);
+    }
+
+    #[inline]
+    fn open_frame(&mut self, buf: &mut BytesMut) {
+        if self.frame_start.is_none() {
+            self.frame_start = Some(frontend::begin_copy_data(buf));
+        }
+    }
+}
+
+impl RowSink for HyperBinaryFrames {
+    #[inline]
+    fn begin_row(&mut self, buf: &mut BytesMut) {
+        self.open_frame(buf);
+        self.row_start = buf.len();
+    }
+
+    #[inline]
+    fn put(
+        &mut self,
+        buf: &mut BytesMut,
+        _: usize,
+        column: &ColumnType,
+        value: &dyn ToHyperBinary,
+    ) -> hyperdb_api_core::Result<()> {
+        // `encode_column` checks NULL against the column's nullability itself;
+        // telling the failures apart costs only on the error path.
+        encode_column(value, column, buf)
+    }
+
+    fn discard_row(&mut self, buf: &mut BytesMut, _: usize) {
+        buf.truncate(self.row_start);
+    }
+
+    #[inline]
+    fn end_row(&mut self, _: &mut BytesMut) -> Result<()> {
+        Ok(())
+    }
+
+    #[inline]
+    fn frame_full(&self, buf: &BytesMut) -> bool {
+        self.frame_start
+            .is_some_and(|s| buf.len() - s >= self.flush_threshold)
+    }
+
+    /// Patches the open frame's length; an empty frame is removed.
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
+        if let Some(start) = self.frame_start.take() {
+            if buf.len() == start + 5 {
+                buf.truncate(start);
+            } else {
+                frontend::end_copy_data(buf, start)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// HyperBinary has no trailer: the last frame is closed and that is all.
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+        self.close_frame(buf)
+    }
+
+    fn set_flush_threshold(&mut self, bytes: usize) {
+        self.flush_threshold = bytes;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,7 +353,7 @@ mod tests {
 
     fn encoder(buf: &mut BytesMut) -> RowEncoder {
         let mut e = RowEncoder::new(&table()).unwrap();
-        e.start_stream(buf);
+        e.sink_mut().start_stream(buf);
         e
     }
 

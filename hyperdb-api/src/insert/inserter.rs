@@ -3,8 +3,9 @@
 use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::Result;
-use crate::insert::encoder::{copy_sql, RowEncoder};
-use crate::insert::inserter_methods;
+use crate::insert::encoder::RowEncoder;
+use crate::insert::wire::Wire;
+use crate::insert::{inserter_methods, row_encoder, start_stream, InsertFormat};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
 
@@ -26,17 +27,27 @@ use crate::Connection;
 #[derive(Debug)]
 pub struct Inserter<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
-    encoder: RowEncoder,
+    encoder: RowEncoder<Wire>,
     finished: bool,
 }
 
 impl<'c> Inserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns).
+    /// Starts a COPY into `table` (which must exist with these columns), in
+    /// the default [`InsertFormat`].
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<Inserter<'c>> {
-        let mut encoder = RowEncoder::new(table)?;
+        Inserter::with_format(conn, table, InsertFormat::default())
+    }
+
+    /// Starts a COPY into `table` sending `format`.
+    pub fn with_format(
+        conn: &'c mut Connection,
+        table: &TableDefinition,
+        format: InsertFormat,
+    ) -> Result<Inserter<'c>> {
+        let (sql, mut encoder) = row_encoder(table, format)?;
         let client = conn.client();
-        client.copy_in(&copy_sql(table, "HYPERBINARY")?)?;
-        encoder.start_stream(client.copy_buf());
+        client.copy_in(&sql)?;
+        start_stream(&mut encoder, client.copy_buf());
         Ok(Inserter {
             client,
             encoder,
@@ -67,21 +78,31 @@ impl Drop for Inserter<'_> {
 #[derive(Debug)]
 pub struct AsyncInserter<'c> {
     client: &'c mut hyperdb_api_core::client::AsyncClient,
-    encoder: RowEncoder,
+    encoder: RowEncoder<Wire>,
     finished: bool,
 }
 
 #[cfg(feature = "async")]
 impl<'c> AsyncInserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns).
+    /// Starts a COPY into `table` (which must exist with these columns), in
+    /// the default [`InsertFormat`].
     pub async fn new(
         conn: &'c mut crate::AsyncConnection,
         table: &TableDefinition,
     ) -> Result<AsyncInserter<'c>> {
-        let mut encoder = RowEncoder::new(table)?;
+        AsyncInserter::with_format(conn, table, InsertFormat::default()).await
+    }
+
+    /// Starts a COPY into `table` sending `format`.
+    pub async fn with_format(
+        conn: &'c mut crate::AsyncConnection,
+        table: &TableDefinition,
+        format: InsertFormat,
+    ) -> Result<AsyncInserter<'c>> {
+        let (sql, mut encoder) = row_encoder(table, format)?;
         let client = conn.client();
-        client.copy_in(&copy_sql(table, "HYPERBINARY")?).await?;
-        encoder.start_stream(client.copy_buf());
+        client.copy_in(&sql).await?;
+        start_stream(&mut encoder, client.copy_buf());
         Ok(AsyncInserter {
             client,
             encoder,

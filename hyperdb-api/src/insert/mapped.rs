@@ -9,8 +9,10 @@ use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::{Error, Result};
 use crate::escape::{push_identifier, quote_identifier};
-use crate::insert::encoder::{copy_sql, RowEncoder};
+use crate::insert::encoder::RowEncoder;
 use crate::insert::inserter_methods;
+use crate::insert::wire::Wire;
+use crate::insert::{row_encoder, start_stream, InsertFormat};
 use crate::names::TableName;
 use crate::table_definition::TableDefinition;
 use crate::Connection;
@@ -51,7 +53,7 @@ impl ColumnMapping {
 #[derive(Debug)]
 pub struct MappedInserter<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
-    encoder: RowEncoder,
+    encoder: RowEncoder<Wire>,
     finished: bool,
     insert_select: String,
     drop_stage: String,
@@ -85,14 +87,14 @@ impl<'c> MappedInserter<'c> {
         }
         let insert_select = insert_select_sql(&target.into(), &stage_name, mappings)?;
         let drop_stage = format!("DROP TABLE IF EXISTS {}", quote_identifier(&stage_name)?);
-        let mut encoder = RowEncoder::new(&stage)?;
+        let (copy, mut encoder) = row_encoder(&stage, InsertFormat::default())?;
         let client = conn.client();
         client.execute(&stage.create_temporary_table_sql()?)?;
-        if let Err(e) = client.copy_in(&copy_sql(&stage, "HYPERBINARY")?) {
+        if let Err(e) = client.copy_in(&copy) {
             client.enqueue_command(&drop_stage)?;
             return Err(e.into());
         }
-        encoder.start_stream(client.copy_buf());
+        start_stream(&mut encoder, client.copy_buf());
         Ok(MappedInserter {
             client,
             encoder,

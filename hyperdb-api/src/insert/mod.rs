@@ -1,4 +1,5 @@
-//! Bulk inserts through `COPY ... FROM STDIN WITH (FORMAT HYPERBINARY)`.
+//! Row inserts: `COPY ... FROM STDIN` in HyperBinary or, by default, Arrow
+//! ([`InsertFormat`]).
 //!
 //! * [`Inserter`] / [`AsyncInserter`]: rows straight into the connection's
 //!   send buffer, written out in large CopyData frames.
@@ -17,12 +18,15 @@ mod chunk;
 pub(crate) mod encoder;
 mod inserter;
 mod mapped;
+mod wire;
 
 pub use chunk::{ChunkSender, InsertChunk};
 
 pub use encoder::DEFAULT_FLUSH_THRESHOLD;
 pub use inserter::Inserter;
 pub use mapped::{ColumnMapping, MappedInserter};
+pub use wire::InsertFormat;
+pub(crate) use wire::{row_encoder, start_stream};
 
 #[cfg(feature = "async")]
 pub use chunk::AsyncChunkSender;
@@ -87,7 +91,10 @@ macro_rules! inserter_methods {
                     message: "execute() with a half-built row; nothing was inserted".into(),
                 });
             }
-            self.encoder.close_frame(self.client.copy_buf())?;
+            if let Err(e) = self.encoder.finish(self.client.copy_buf()) {
+                self.abort_queued("the insert could not be completed");
+                return Err(e);
+            }
             let stored = self.client.copy_in_finish() $($aw)* ?;
             let sent = self.encoder.rows();
             if stored != sent {

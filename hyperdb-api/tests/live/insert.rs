@@ -6,10 +6,14 @@ use hyperdb_api::error::RowErrorKind;
 use hyperdb_api::types::{Date, Interval, Numeric, SqlType, Time, Timestamp, TimestampTz};
 use hyperdb_api::{
     AsyncChunkSender, AsyncConnection, AsyncInserter, ChunkSender, ColumnMapping, Connection,
-    CreateMode, Error, InsertChunk, Inserter, MappedInserter, TableDefinition,
+    CreateMode, Error, InsertChunk, InsertFormat, Inserter, MappedInserter, TableDefinition,
 };
 
 use crate::common::{async_db_with_table, db_with_table, server, temp_dir};
+
+/// Every row inserter test runs once per wire format.
+pub(crate) const FORMATS: [InsertFormat; 2] =
+    [InsertFormat::HyperBinary, InsertFormat::ArrowStream];
 
 /// One row of the every-type table, as Rust values.
 #[derive(Clone, Debug, PartialEq)]
@@ -223,11 +227,17 @@ pub(crate) const SELECT_ALL: &str = "SELECT * FROM all_types ORDER BY id";
 
 #[test]
 fn every_type_round_trips_sync() {
+    for format in FORMATS {
+        every_type_round_trips_sync_in(format);
+    }
+}
+
+fn every_type_round_trips_sync_in(format: InsertFormat) {
     let dir = temp_dir();
     let table = all_types_table();
     let mut c = db_with_table(&dir, "types.hyper", &table);
     let want = rows();
-    let mut ins = Inserter::new(&mut c, &table).unwrap();
+    let mut ins = Inserter::with_format(&mut c, &table, format).unwrap();
     for r in &want {
         ins.add_row(&values(r)).unwrap();
     }
@@ -261,7 +271,7 @@ fn every_type_round_trips_sync() {
     for got in [&got_arrow, &got_wire] {
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
-            assert!(same(g, w), "\n got {g:?}\nwant {w:?}");
+            assert!(same(g, w), "{format:?}\n got {g:?}\nwant {w:?}");
         }
     }
     // Values agree with hyperd's own text rendering where it is unambiguous.
@@ -284,11 +294,19 @@ fn every_type_round_trips_sync() {
 
 #[tokio::test]
 async fn every_type_round_trips_async() {
+    for format in FORMATS {
+        every_type_round_trips_async_in(format).await;
+    }
+}
+
+async fn every_type_round_trips_async_in(format: InsertFormat) {
     let dir = temp_dir();
     let table = all_types_table();
     let mut c = async_db_with_table(&dir, "types.hyper", &table).await;
     let want = rows();
-    let mut ins = AsyncInserter::new(&mut c, &table).await.unwrap();
+    let mut ins = AsyncInserter::with_format(&mut c, &table, format)
+        .await
+        .unwrap();
     for r in &want {
         ins.add_row(&values(r)).await.unwrap();
     }
@@ -299,7 +317,7 @@ async fn every_type_round_trips_async() {
         got.push(read(&r.unwrap()));
     }
     for (g, w) in got.iter().zip(&want) {
-        assert!(same(g, w), "\n got {g:?}\nwant {w:?}");
+        assert!(same(g, w), "{format:?}\n got {g:?}\nwant {w:?}");
     }
     assert_eq!(got.len(), want.len());
 }
@@ -333,8 +351,14 @@ fn count(c: &mut Connection) -> i64 {
 
 #[test]
 fn bad_rows_are_rejected_and_the_rest_commits() {
+    for format in FORMATS {
+        bad_rows_are_rejected_in(format);
+    }
+}
+
+fn bad_rows_are_rejected_in(format: InsertFormat) {
     let (_dir, mut c) = fresh("bad.hyper");
-    let mut ins = Inserter::new(&mut c, &measurements()).unwrap();
+    let mut ins = Inserter::with_format(&mut c, &measurements(), format).unwrap();
     ins.add_row(&[&1i32, &Some(1i32), &Some(0.5f64), &Some(10i64)])
         .unwrap();
     let kind = |e: Error| match e {
@@ -383,10 +407,17 @@ fn bad_rows_are_rejected_and_the_rest_commits() {
 
 #[test]
 fn dropped_inserter_leaves_the_table_unchanged() {
+    for format in FORMATS {
+        dropped_inserter_in(format);
+    }
+}
+
+fn dropped_inserter_in(format: InsertFormat) {
     let (_dir, mut c) = fresh("drop.hyper");
     {
-        // Enough rows that several frames were already sent.
-        let mut ins = Inserter::new(&mut c, &measurements())
+        // Enough rows that several frames (and a whole Arrow batch) were
+        // already sent.
+        let mut ins = Inserter::with_format(&mut c, &measurements(), format)
             .unwrap()
             .with_flush_threshold(64 << 10);
         for i in 0..100_000i32 {
@@ -397,7 +428,7 @@ fn dropped_inserter_leaves_the_table_unchanged() {
     assert_eq!(count(&mut c), 1, "nothing from the dropped inserter");
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
     // A half-built row aborts execute().
-    let mut ins = Inserter::new(&mut c, &measurements()).unwrap();
+    let mut ins = Inserter::with_format(&mut c, &measurements(), format).unwrap();
     ins.add_row(&[&1i32, &None::<i32>, &None::<f64>, &None::<i64>])
         .unwrap();
     ins.add(&2i32).unwrap();
@@ -407,6 +438,12 @@ fn dropped_inserter_leaves_the_table_unchanged() {
 
 #[test]
 fn server_side_copy_error_leaves_the_table_unchanged() {
+    for format in FORMATS {
+        server_side_copy_error_in(format);
+    }
+}
+
+fn server_side_copy_error_in(format: InsertFormat) {
     let (_dir, mut c) = fresh("server.hyper");
     // The real table says NOT NULL where our definition says nullable: only
     // the server can notice, mid-COPY.
@@ -415,7 +452,7 @@ fn server_side_copy_error_leaves_the_table_unchanged() {
     let lying = TableDefinition::new("strict")
         .with_not_null_column("id", SqlType::Int)
         .with_column("v", SqlType::Int);
-    let mut ins = Inserter::new(&mut c, &lying).unwrap();
+    let mut ins = Inserter::with_format(&mut c, &lying, format).unwrap();
     ins.add_row(&[&1i32, &Some(1i32)]).unwrap();
     ins.add_row(&[&2i32, &None::<i32>]).unwrap();
     let e = ins.execute().unwrap_err();
@@ -427,9 +464,10 @@ fn server_side_copy_error_leaves_the_table_unchanged() {
     );
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
     // A COPY into a table that does not exist fails at once.
-    let e = Inserter::new(
+    let e = Inserter::with_format(
         &mut c,
         &TableDefinition::new("nope").with_column("a", SqlType::Int),
+        format,
     )
     .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e:?}");
@@ -438,6 +476,12 @@ fn server_side_copy_error_leaves_the_table_unchanged() {
 
 #[tokio::test]
 async fn async_abort_paths_leave_the_table_unchanged() {
+    for format in FORMATS {
+        async_abort_paths_in(format).await;
+    }
+}
+
+async fn async_abort_paths_in(format: InsertFormat) {
     let dir = temp_dir();
     let mut c = AsyncConnection::connect(
         server().endpoint(),
@@ -450,11 +494,11 @@ async fn async_abort_paths_leave_the_table_unchanged() {
         .await
         .unwrap();
     {
-        let mut ins = AsyncInserter::new(&mut c, &measurements())
+        let mut ins = AsyncInserter::with_format(&mut c, &measurements(), format)
             .await
             .unwrap()
             .with_flush_threshold(4096);
-        for i in 0..10_000i32 {
+        for i in 0..100_000i32 {
             ins.add_row(&[&i, &None::<i32>, &None::<f64>, &None::<i64>])
                 .await
                 .unwrap();
@@ -466,7 +510,9 @@ async fn async_abort_paths_leave_the_table_unchanged() {
             .unwrap(),
         0
     );
-    let mut ins = AsyncInserter::new(&mut c, &measurements()).await.unwrap();
+    let mut ins = AsyncInserter::with_format(&mut c, &measurements(), format)
+        .await
+        .unwrap();
     assert!(ins
         .add_row(&[&"x", &None::<i32>, &None::<f64>, &None::<i64>])
         .await
@@ -523,8 +569,14 @@ fn check_ten_million(c: &mut Connection) {
 
 #[test]
 fn ten_million_rows_through_the_inserter() {
+    for format in FORMATS {
+        ten_million_rows_in(format);
+    }
+}
+
+fn ten_million_rows_in(format: InsertFormat) {
     let (_dir, mut c) = fresh("ten_m.hyper");
-    let mut ins = Inserter::new(&mut c, &measurements()).unwrap();
+    let mut ins = Inserter::with_format(&mut c, &measurements(), format).unwrap();
     for id in 0..N {
         ins.add_row(&[
             &id,
@@ -698,4 +750,110 @@ fn mapped_inserter_failures_leave_the_target_unchanged() {
         .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e:?}");
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+}
+
+/// Rows sent as Arrow cross batch boundaries (64Ki rows) intact: rejected
+/// rows and abandoned half rows leave no value behind in any column, NULL
+/// text keeps the offsets in step, and an INTERVAL Arrow cannot carry is a
+/// typed error for that row alone.
+#[test]
+fn arrow_rows_cross_batches_intact() {
+    let dir = temp_dir();
+    let table = TableDefinition::new("wide")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("t", SqlType::Text)
+        .with_column("iv", SqlType::Interval)
+        .with_not_null_column("n", SqlType::numeric(10, 2).unwrap());
+    let mut c = db_with_table(&dir, "wide.hyper", &table);
+    let mut ins = Inserter::with_format(&mut c, &table, InsertFormat::ArrowStream).unwrap();
+    let n: i32 = 150_000;
+    let num = Numeric::new(125, 2).unwrap();
+    let (mut want_len, mut want_texts) = (0i64, 0i64);
+    for id in 0..n {
+        let text = (id % 7 != 0).then(|| "é".repeat((id % 5) as usize));
+        let iv = Interval {
+            months: 0,
+            days: id % 3,
+            micros: i64::from(id),
+        };
+        if id % 1000 == 0 {
+            // Fails at the last column: three values to take back.
+            let e = ins
+                .add_row(&[&id, &text.as_deref(), &Some(iv), &"not a number"])
+                .unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::InvalidRow {
+                        kind: RowErrorKind::WrongType,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+        }
+        if id % 1001 == 0 {
+            ins.add(&id).unwrap();
+            ins.add(&text.as_deref()).unwrap();
+            assert!(ins.add(&5i32).is_err(), "INT into INTERVAL");
+        }
+        if id == 70_000 {
+            let huge = Interval {
+                months: 0,
+                days: 0,
+                micros: i64::MAX / 10,
+            };
+            let e = ins
+                .add_row(&[&id, &None::<&str>, &Some(huge), &num])
+                .unwrap_err();
+            match e {
+                Error::InvalidRow { kind, column, .. } => {
+                    assert_eq!(kind, RowErrorKind::OutOfRange);
+                    assert_eq!(column.as_deref(), Some("iv"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        if let Some(t) = &text {
+            want_len += t.chars().count() as i64;
+            want_texts += 1;
+        }
+        ins.add_row(&[&id, &text.as_deref(), &Some(iv), &num])
+            .unwrap();
+    }
+    assert_eq!(ins.execute().unwrap(), n as u64);
+    let stats = "SELECT count(*), count(t), sum(length(t)), sum(id::bigint), \
+                 sum(extract(day from iv))::bigint, sum(n)::text FROM wide";
+    let mut rows = c.execute_query(stats).unwrap();
+    let row = rows.next().unwrap().unwrap();
+    assert_eq!(row.try_get::<i64>(0).unwrap(), i64::from(n));
+    assert_eq!(row.try_get::<i64>(1).unwrap(), want_texts);
+    assert_eq!(row.try_get::<i64>(2).unwrap(), want_len);
+    assert_eq!(
+        row.try_get::<i64>(3).unwrap(),
+        i64::from(n) * i64::from(n - 1) / 2
+    );
+    assert_eq!(
+        row.try_get::<i64>(4).unwrap(),
+        (0..i64::from(n)).map(|i| i % 3).sum::<i64>()
+    );
+    assert_eq!(row.try_get::<String>(5).unwrap(), "187500.00");
+    drop(rows);
+    // Spot check one row's exact values on the far side of a batch boundary.
+    let mut rows = c
+        .execute_query("SELECT t, iv FROM wide WHERE id = 65537")
+        .unwrap();
+    let row = rows.next().unwrap().unwrap();
+    assert_eq!(
+        row.try_get::<Option<String>>(0).unwrap().as_deref(),
+        Some("éé")
+    );
+    assert_eq!(
+        row.try_get::<Interval>(1).unwrap(),
+        Interval {
+            months: 0,
+            days: 65537 % 3,
+            micros: 65537
+        }
+    );
 }

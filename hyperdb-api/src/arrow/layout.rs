@@ -1,0 +1,93 @@
+//! The values whose bytes differ between HyperBinary and Arrow, converted
+//! both ways: reading Arrow batches as rows (`row_columns`) and sending rows
+//! as Arrow batches (`row_batch`). Every other type hyperd maps is the same
+//! little-endian value in both.
+
+use arrow_buffer::IntervalMonthDayNano;
+
+/// Julian day number of 1970-01-01.
+const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+const MILLIS_PER_DAY: i64 = 86_400_000;
+
+/// Hyper DATE (Julian day) from Arrow Date32 (days since 1970).
+#[inline]
+pub(crate) fn julian_from_date32(days: i32) -> i32 {
+    (i64::from(days) + UNIX_EPOCH_JULIAN_DAY) as i32
+}
+
+/// Hyper DATE from Arrow Date64 (milliseconds since 1970, whole days).
+#[inline]
+pub(crate) fn julian_from_date64(millis: i64) -> i32 {
+    (millis.div_euclid(MILLIS_PER_DAY) + UNIX_EPOCH_JULIAN_DAY) as i32
+}
+
+/// Arrow Date32 from a Hyper DATE.
+#[inline]
+pub(crate) fn date32_from_julian(julian: i32) -> i32 {
+    (i64::from(julian) - UNIX_EPOCH_JULIAN_DAY) as i32
+}
+
+/// Hyper TIMESTAMP (microseconds since Julian day 0) from Arrow's
+/// microseconds since 1970. Wrapping, so that even hyperd's `infinity`,
+/// which exceeds `i64::MAX` as Hyper micros, comes back bit for bit.
+#[inline]
+pub(crate) fn hyper_from_unix_micros(micros: i64) -> i64 {
+    micros.wrapping_add(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY)
+}
+
+/// Arrow microseconds since 1970 from a Hyper TIMESTAMP; the inverse of
+/// [`hyper_from_unix_micros`].
+#[inline]
+pub(crate) fn unix_micros_from_hyper(micros: i64) -> i64 {
+    micros.wrapping_sub(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY)
+}
+
+/// Hyper's 16 INTERVAL bytes (microseconds, days, months) from Arrow's
+/// MonthDayNano (sub-microsecond nanoseconds are dropped, as hyperd does).
+#[inline]
+pub(crate) fn hyper_interval(v: IntervalMonthDayNano) -> [u8; 16] {
+    let mut out = [0; 16];
+    out[..8].copy_from_slice(&(v.nanoseconds / 1000).to_le_bytes());
+    out[8..12].copy_from_slice(&v.days.to_le_bytes());
+    out[12..].copy_from_slice(&v.months.to_le_bytes());
+    out
+}
+
+/// Arrow's MonthDayNano from Hyper's 16 INTERVAL bytes; `None` when the
+/// microseconds do not fit an `i64` of nanoseconds (about 292 years).
+#[inline]
+pub(crate) fn arrow_interval(raw: [u8; 16]) -> Option<IntervalMonthDayNano> {
+    let [m0, m1, m2, m3, m4, m5, m6, m7, d0, d1, d2, d3, n0, n1, n2, n3] = raw;
+    let micros = i64::from_le_bytes([m0, m1, m2, m3, m4, m5, m6, m7]);
+    Some(IntervalMonthDayNano::new(
+        i32::from_le_bytes([n0, n1, n2, n3]),
+        i32::from_le_bytes([d0, d1, d2, d3]),
+        micros.checked_mul(1000)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_invert_each_other() {
+        for julian in [0, 2_440_588, 2_451_545, 5_373_484] {
+            assert_eq!(julian_from_date32(date32_from_julian(julian)), julian);
+        }
+        assert_eq!(date32_from_julian(2_451_545), 10_957, "2000-01-01");
+        assert_eq!(julian_from_date64(-1), 2_440_587, "1969-12-31");
+        for micros in [0, -1, i64::MAX, i64::MIN, 946_684_800_000_000] {
+            assert_eq!(
+                hyper_from_unix_micros(unix_micros_from_hyper(micros)),
+                micros
+            );
+        }
+        let v = IntervalMonthDayNano::new(-3, 40, -5_000);
+        assert_eq!(arrow_interval(hyper_interval(v)), Some(v));
+        let mut too_long = hyper_interval(v);
+        too_long[..8].copy_from_slice(&(i64::MAX / 999).to_le_bytes());
+        assert_eq!(arrow_interval(too_long), None);
+    }
+}
