@@ -61,7 +61,12 @@ fn main() -> Result<()> {
             ("INSERT ... SELECT (ceiling)".into(), 0, |env| {
                 ceiling::insert(env.conn, "measurements", env.span())
             }),
-            ("Inserter, 1 thread".into(), 1, insert::inserter),
+            ("Inserter (HyperBinary), 1 thread".into(), 1, |env| {
+                insert::inserter(env, hyperdb_api::InsertFormat::HyperBinary)
+            }),
+            ("Inserter (default format), 1 thread".into(), 1, |env| {
+                insert::inserter(env, hyperdb_api::InsertFormat::default())
+            }),
             ("ChunkSender, encoded before timing".into(), 1, pre_encoded),
         ];
         for t in 1..=threads {

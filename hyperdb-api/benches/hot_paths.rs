@@ -3,6 +3,9 @@
 //!
 //! * `insert_chunk_encode`: rows into HyperBinary through `InsertChunk::add_row`
 //!   (the encode path of `Inserter` and the chunk senders);
+//! * `inserter/hyperbinary`, `inserter/arrow`: rows through `Inserter` in
+//!   each [`InsertFormat`], sent to the fake server (encode, batch
+//!   conversion, IPC framing, socket writes);
 //! * `rows_try_get` / `rows_try_get_async`: a full result read through
 //!   `Connection::execute_query` / `AsyncConnection::execute_query` (served
 //!   from Arrow) with every value decoded by `Row::try_get`; `rows_next_row`
@@ -12,7 +15,7 @@
 //!   stream, decoded by arrow-ipc's `StreamReader` alone (the reference) and
 //!   through `Connection::query_arrow`.
 //!
-//! The two result benches talk to an in-process fake server on a Unix
+//! The inserter and result benches talk to an in-process fake server on a Unix
 //! socket that answers every query with canned bytes, so they measure the
 //! client's socket reads, framing and decoding, and nothing of hyperd.
 //! Codec-level benches (no sockets) are in `hyperdb-api-core/benches/hyperbinary.rs`.
@@ -28,7 +31,9 @@ use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hyperdb_api::types::SqlType;
-use hyperdb_api::{ConnectOptions, Connection, Endpoint, InsertChunk, TableDefinition};
+use hyperdb_api::{
+    ConnectOptions, Connection, Endpoint, InsertChunk, InsertFormat, Inserter, TableDefinition,
+};
 
 const ROWS: i32 = 1_000_000;
 const TS_BASE: i64 = 1_700_000_000_000;
@@ -104,8 +109,9 @@ fn rows_reply() -> Vec<u8> {
     out.to_vec()
 }
 
-/// A fake hyperd: trusts everyone, answers a `Sync` with `rows` and a
-/// simple `Query` with `copy` (or an empty command result).
+/// A fake hyperd: trusts everyone, answers a `Sync` with `rows`, a
+/// `COPY ... FROM STDIN` by taking the data (and reporting [`ROWS`] rows), a
+/// `COPY ... TO STDOUT` with `copy`, and other queries with an empty result.
 fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
     for stream in listener.incoming() {
         let Ok(mut s) = stream else { return };
@@ -128,6 +134,17 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
                 s.read_exact(&mut body)?;
                 match header[0] {
                     b'S' => s.write_all(&rows)?,
+                    b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
+                        let mut out = BytesMut::new();
+                        message(&mut out, b'G', &[0, 0, 0]);
+                        s.write_all(&out)?;
+                    }
+                    b'd' => {}
+                    b'c' => {
+                        let mut out = BytesMut::new();
+                        complete_and_ready(&mut out, &format!("COPY {ROWS}"));
+                        s.write_all(&out)?;
+                    }
                     b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
                         let mut out = BytesMut::new();
                         complete_and_ready(&mut out, "SELECT 0");
@@ -184,6 +201,23 @@ fn bench(c: &mut Criterion) {
     });
 
     let mut conn = connect(&socket);
+    for (name, format) in [
+        ("inserter/hyperbinary", InsertFormat::HyperBinary),
+        #[cfg(feature = "arrow")]
+        ("inserter/arrow", InsertFormat::ArrowStream),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut ins = Inserter::with_format(&mut conn, &table, format).expect("copy");
+                for id in 0..ROWS {
+                    let (id, sensor, value, ts) = row(id);
+                    ins.add_row(&[&id, &Some(sensor), &Some(value), &Some(ts)])
+                        .expect("row");
+                }
+                black_box(ins.execute().expect("execute"))
+            })
+        });
+    }
     group.bench_function("rows_try_get", |b| {
         b.iter(|| {
             let mut sum = 0i64;

@@ -1,4 +1,4 @@
-//! `insert.bulk` through the HyperBinary row path: `Inserter`,
+//! `insert.bulk` through the row API: `Inserter` in each wire format,
 //! `ChunkSender::send_parallel`, and `AsyncChunkSender` fed by
 //! `spawn_blocking` encoders.
 //!
@@ -10,7 +10,8 @@
 use std::time::Instant;
 
 use hyperdb_api::{
-    AsyncChunkSender, AsyncConnection, ChunkSender, InsertChunk, Inserter, TableDefinition,
+    AsyncChunkSender, AsyncConnection, ChunkSender, InsertChunk, InsertFormat, Inserter,
+    TableDefinition,
 };
 
 use crate::data::{self, Result, Span, CHUNK_ROWS};
@@ -25,12 +26,12 @@ pub fn fill(chunk: &mut InsertChunk, span: Span) -> hyperdb_api::Result<()> {
     Ok(())
 }
 
-/// Sync `Inserter`, one connection, rows encoded inline.
-pub fn inserter(env: &mut Env<'_>) -> Result<f64> {
+/// Sync `Inserter` sending `format`, one connection, rows encoded inline.
+pub fn inserter(env: &mut Env<'_>, format: InsertFormat) -> Result<f64> {
     let span = env.span();
     let table = data::recreate(env.conn, "measurements")?;
     let start = Instant::now();
-    let mut ins = Inserter::new(env.conn, &table)?;
+    let mut ins = Inserter::with_format(env.conn, &table, format)?;
     for id in span.ids() {
         let (id, sensor, value, ts) = data::row(id);
         ins.add_row(&[&id, &Some(sensor), &Some(value), &Some(ts)])?;

@@ -184,8 +184,19 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     suite.add(&mut group, Kind::InsertCeiling, names, |env| {
         Ok((ceiling::insert(env.conn, "measurements", env.span())?, rows))
     });
-    let names = ["insert.bulk", "Inserter", "sync"];
-    suite.add(&mut group, Kind::Insert, names, ins(insert::inserter));
+    #[cfg(feature = "arrow")]
+    {
+        let names = ["insert.bulk", "Inserter", "sync, Arrow (default)"];
+        suite.add(&mut group, Kind::Insert, names, |env| {
+            let format = hyperdb_api::InsertFormat::ArrowStream;
+            Ok((insert::inserter(env, format)?, rows))
+        });
+    }
+    let names = ["insert.bulk", "Inserter", "sync, HyperBinary"];
+    suite.add(&mut group, Kind::Insert, names, |env| {
+        let format = hyperdb_api::InsertFormat::HyperBinary;
+        Ok((insert::inserter(env, format)?, rows))
+    });
     let encoders = format!("sync, {w} encoder threads");
     let names = ["insert.bulk", "ChunkSender::send_parallel", &encoders];
     suite.add(&mut group, Kind::Insert, names, ins(insert::chunk_sender));

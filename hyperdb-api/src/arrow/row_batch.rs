@@ -63,8 +63,10 @@ struct Column {
     /// The values as HyperBinary encodes them, without null bytes. A NULL
     /// fixed-width value has a zeroed slot; a NULL text value nothing.
     values: BytesMut,
-    /// For nullable columns: which rows hold a value.
-    valid: Option<BooleanBufferBuilder>,
+    nullable: bool,
+    /// Rows of the open batch that are NULL, ascending: nothing to do per
+    /// value in the common case, a bitmap built once per batch otherwise.
+    null_rows: Vec<u32>,
     /// Where the current row's value starts, to take it back.
     row_start: usize,
 }
@@ -87,7 +89,8 @@ impl ArrowRows {
                 ty,
                 width: width(&ty),
                 values: BytesMut::new(),
-                valid: c.is_nullable().then(|| BooleanBufferBuilder::new(0)),
+                nullable: c.is_nullable(),
+                null_rows: Vec::new(),
                 row_start: 0,
             });
         }
@@ -136,33 +139,27 @@ impl RowSink for ArrowRows {
     ) -> hyperdb_api_core::Result<()> {
         let col = &mut self.columns[i];
         col.row_start = col.values.len();
-        let null = encode_value_or_null(value, &column.sql_type, &mut col.values)?;
-        match &mut col.valid {
-            Some(valid) => {
-                valid.append(!null);
-                if null {
-                    col.values.put_bytes(0, col.width.unwrap_or(0));
-                    return Ok(());
-                }
-            }
-            None if null => {
+        if encode_value_or_null(value, &column.sql_type, &mut col.values)? {
+            if !col.nullable {
                 return Err(hyperdb_api_core::Error::invalid_input(format!(
                     "NULL for a {column} column"
-                )))
+                )));
             }
-            None => {}
-        }
-        if col.ty == SqlType::Interval {
+            // At most BATCH_ROWS rows, so the index fits.
+            col.null_rows.push(self.rows as u32);
+            col.values.put_bytes(0, col.width.unwrap_or(0));
+        } else if col.width == Some(16) && col.ty == SqlType::Interval {
             col.check_interval()?;
         }
         Ok(())
     }
 
     fn discard_row(&mut self, _: &mut BytesMut, values: usize) {
+        let row = self.rows as u32;
         for col in &mut self.columns[..values] {
             col.values.truncate(col.row_start);
-            if let Some(valid) = &mut col.valid {
-                valid.truncate(self.rows);
+            if col.null_rows.last() == Some(&row) {
+                col.null_rows.pop();
             }
         }
     }
@@ -218,29 +215,29 @@ impl Column {
         Ok(())
     }
 
-    /// The batch's values as an Arrow array; the column is left empty,
-    /// its memory kept for the next batch.
+    /// The batch's values as an Arrow array; the column is left empty.
     fn take_array(&mut self, rows: usize) -> Result<ArrayRef> {
-        let nulls = self.valid.as_mut().map(|v| NullBuffer::new(v.finish()));
+        let nulls = (!self.null_rows.is_empty()).then(|| {
+            let mut valid = BooleanBufferBuilder::new(rows);
+            valid.append_n(rows, true);
+            for &row in &self.null_rows {
+                valid.set_bit(row as usize, false);
+            }
+            self.null_rows.clear();
+            NullBuffer::new(valid.finish())
+        });
+        if let Some(array) = self.take_as_is(nulls.clone())? {
+            return Ok(array);
+        }
         let v = &self.values[..];
         let array: ArrayRef = match self.ty {
             SqlType::Bool => Arc::new(BooleanArray::new(
                 BooleanBuffer::collect_bool(rows, |i| v[i] != 0),
                 nulls,
             )),
-            SqlType::SmallInt => Arc::new(as_is::<Int16Type>(v, nulls)),
-            SqlType::Int => Arc::new(as_is::<Int32Type>(v, nulls)),
-            SqlType::BigInt => Arc::new(as_is::<Int64Type>(v, nulls)),
-            SqlType::Real => Arc::new(as_is::<Float32Type>(v, nulls)),
-            SqlType::Double => Arc::new(as_is::<Float64Type>(v, nulls)),
-            SqlType::Oid => Arc::new(as_is::<UInt32Type>(v, nulls)),
-            SqlType::Time => Arc::new(as_is::<Time64MicrosecondType>(v, nulls)),
-            SqlType::Numeric { precision, scale } => {
-                let array: Decimal128Array = if precision <= 18 {
-                    converted(v, nulls, |b: [u8; 8]| i128::from(i64::from_le_bytes(b)))
-                } else {
-                    as_is::<Decimal128Type>(v, nulls)
-                };
+            SqlType::Numeric { precision, scale } if precision <= 18 => {
+                let array: Decimal128Array =
+                    converted(v, nulls, |b: [u8; 8]| i128::from(i64::from_le_bytes(b)));
                 Arc::new(array.with_precision_and_scale(precision, scale as i8)?)
             }
             SqlType::Date => Arc::new(converted::<_, 4>(v, nulls, |b| {
@@ -286,10 +283,48 @@ impl Column {
     }
 }
 
-/// A column whose HyperBinary bytes are Arrow's values as they are.
-fn as_is<T: ArrowPrimitiveType>(v: &[u8], nulls: Option<NullBuffer>) -> PrimitiveArray<T> {
-    let len = v.len() / std::mem::size_of::<T::Native>();
-    PrimitiveArray::new(ScalarBuffer::new(Buffer::from_slice_ref(v), 0, len), nulls)
+impl Column {
+    /// For the types whose HyperBinary bytes are Arrow's values as they are:
+    /// the array, handed the column's memory without a copy.
+    fn take_as_is(&mut self, nulls: Option<NullBuffer>) -> Result<Option<ArrayRef>> {
+        Ok(Some(match self.ty {
+            SqlType::SmallInt => Arc::new(self.take_values::<Int16Type>(nulls)),
+            SqlType::Int => Arc::new(self.take_values::<Int32Type>(nulls)),
+            SqlType::BigInt => Arc::new(self.take_values::<Int64Type>(nulls)),
+            SqlType::Real => Arc::new(self.take_values::<Float32Type>(nulls)),
+            SqlType::Double => Arc::new(self.take_values::<Float64Type>(nulls)),
+            SqlType::Oid => Arc::new(self.take_values::<UInt32Type>(nulls)),
+            SqlType::Time => Arc::new(self.take_values::<Time64MicrosecondType>(nulls)),
+            SqlType::Numeric { precision, scale } if precision > 18 => Arc::new(
+                self.take_values::<Decimal128Type>(nulls)
+                    .with_precision_and_scale(precision, scale as i8)?,
+            ),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The values as `T`s. The memory moves into the array (the allocator
+    /// aligns it for any primitive; a misaligned one would be copied) and
+    /// the column starts the next batch with the same capacity.
+    fn take_values<T: ArrowPrimitiveType>(
+        &mut self,
+        nulls: Option<NullBuffer>,
+    ) -> PrimitiveArray<T> {
+        let len = self.values.len() / std::mem::size_of::<T::Native>();
+        let capacity = self.values.capacity();
+        let bytes = self.values.split().freeze();
+        self.values.reserve(capacity);
+        let buffer = if bytes
+            .as_ptr()
+            .align_offset(std::mem::align_of::<T::Native>())
+            == 0
+        {
+            Buffer::from(bytes)
+        } else {
+            Buffer::from_slice_ref(&bytes)
+        };
+        PrimitiveArray::new(ScalarBuffer::new(buffer, 0, len), nulls)
+    }
 }
 
 /// A column converted value by value from `W`-byte HyperBinary values.
