@@ -1,6 +1,7 @@
 //! `query.*` through the row API: `Connection::execute_query` (sync, served
 //! from Arrow), `Connection::execute_query_params` (sync, served from
-//! `DataRow`s), `AsyncConnection::execute_query` (async, one connection) and
+//! `DataRow`s, lent rows and owned rows), `AsyncConnection::execute_query`
+//! (async, one connection) and
 //! the same on `workers` connections at once, each over its own
 //! `measurements_{i}`.
 //!
@@ -31,7 +32,24 @@ pub fn sync(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
 
 /// Sync, one connection, over `measurements`, served from `DataRow`s (a
 /// query with bound parameters, here none, never takes the Arrow path).
+/// Rows are lent (`Rows::next_row`, the scan loop the README shows).
 pub fn sync_data_rows(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    let sql = query.sql("measurements")?;
+    let mut answer = Answer::new(query);
+    let start = Instant::now();
+    let mut rows = env.conn.execute_query_params(&sql, &[])?;
+    while let Some(row) = rows.next_row() {
+        answer.add_row(row?)?;
+    }
+    drop(rows);
+    let secs = start.elapsed().as_secs_f64();
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    Ok((secs, answer))
+}
+
+/// [`sync_data_rows`] with owned rows (`Iterator`): each `Row` shares its
+/// block through a reference count, the price of rows that outlive the loop.
+pub fn sync_data_rows_owned(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
     let sql = query.sql("measurements")?;
     let mut answer = Answer::new(query);
     let start = Instant::now();

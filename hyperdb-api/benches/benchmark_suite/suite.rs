@@ -301,6 +301,12 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
         suite.add(&mut group, kind, names, api(query::sync));
         let names = [workload.as_str(), "execute_query_params", "sync, DataRows"];
         suite.add(&mut group, kind, names, api(query::sync_data_rows));
+        let names = [
+            workload.as_str(),
+            "execute_query_params",
+            "sync, DataRows, owned rows",
+        ];
+        suite.add(&mut group, kind, names, api(query::sync_data_rows_owned));
         let names = [workload.as_str(), "execute_query", "async"];
         suite.add(&mut group, kind, names, api(query::single_async));
         let names = [workload.as_str(), "execute_query", &xn];

@@ -395,3 +395,218 @@ fn data_type(ty: &SqlType) -> Option<DataType> {
         _ => arrow_type(ty),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Date32Type, IntervalMonthDayNanoType, TimestampMicrosecondType};
+    use arrow_array::Array;
+    use arrow_buffer::IntervalMonthDayNano;
+    use arrow_ipc::reader::StreamReader;
+
+    use super::*;
+    use crate::error::RowErrorKind;
+    use crate::insert::encoder::RowEncoder;
+    use crate::types::{Date, Interval, Numeric, Timestamp};
+
+    fn table() -> TableDefinition {
+        TableDefinition::new("t")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("b", SqlType::Bool)
+            .with_column("txt", SqlType::Text)
+            .with_column("d", SqlType::Date)
+            .with_column("ts", SqlType::Timestamp)
+            .with_column("iv", SqlType::Interval)
+            .with_column(
+                "n",
+                SqlType::Numeric {
+                    precision: 10,
+                    scale: 2,
+                },
+            )
+            .with_column(
+                "big",
+                SqlType::Numeric {
+                    precision: 30,
+                    scale: 0,
+                },
+            )
+    }
+
+    /// The IPC stream inside the CopyData frames of `buf`.
+    fn ipc_payload(buf: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < buf.len() {
+            assert_eq!(buf[at], b'd');
+            let len = u32::from_be_bytes(buf[at + 1..at + 5].try_into().unwrap()) as usize;
+            out.extend_from_slice(&buf[at + 5..at + 1 + len]);
+            at += 1 + len;
+        }
+        out
+    }
+
+    #[test]
+    fn rows_become_batches_with_arrow_values() {
+        let table = table();
+        let mut e = RowEncoder::with_sink(&table, ArrowRows::new(&table).unwrap()).unwrap();
+        let mut buf = BytesMut::new();
+        let rows = BATCH_ROWS + 10;
+        let date = Date::from_ymd(1969, 12, 31).unwrap();
+        let ts = Timestamp::from_micros_since_2000(-1);
+        for i in 0..rows as i32 {
+            let text = (i % 3 != 0).then(|| format!("r{i}"));
+            let iv = Interval {
+                months: 1,
+                days: -2,
+                micros: i64::from(i),
+            };
+            // A rejected row in the middle leaves nothing in any column.
+            if i == 7 {
+                let bad = e.add_row(
+                    &mut buf,
+                    &[
+                        &i,
+                        &Some(true),
+                        &Some("x"),
+                        &Some(date),
+                        &Some(ts),
+                        &Some(iv),
+                        &"nan",
+                        &None::<i32>,
+                    ],
+                );
+                assert!(matches!(
+                    bad,
+                    Err(Error::InvalidRow {
+                        kind: RowErrorKind::WrongType,
+                        ..
+                    })
+                ));
+            }
+            let n = Numeric::new(i128::from(i) * -101, 2).unwrap();
+            let big = Numeric::new(i128::from(i) * 10i128.pow(25), 0).unwrap();
+            e.add_row(
+                &mut buf,
+                &[
+                    &i,
+                    &Some(i % 2 == 0),
+                    &text.as_deref(),
+                    &Some(date),
+                    &Some(ts),
+                    &Some(iv),
+                    &Some(n),
+                    &(i % 5 != 0).then_some(big),
+                ],
+            )
+            .unwrap();
+        }
+        let sent_before_finish = !buf.is_empty();
+        e.finish(&mut buf).unwrap();
+        assert!(sent_before_finish, "a full batch goes out before finish");
+        let batches: Vec<RecordBatch> = StreamReader::try_new(&ipc_payload(&buf)[..], None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        assert_eq!(
+            batches
+                .iter()
+                .map(RecordBatch::num_rows)
+                .collect::<Vec<_>>(),
+            [BATCH_ROWS, 10]
+        );
+        for (k, batch) in batches.iter().enumerate() {
+            for r in [0, 1, 2, 3, 5, batch.num_rows() - 1] {
+                let i = (k * BATCH_ROWS + r) as i32;
+                let col = |n: &str| batch.column_by_name(n).unwrap();
+                assert_eq!(col("id").as_primitive::<Int32Type>().value(r), i);
+                assert_eq!(col("b").as_boolean().value(r), i % 2 == 0);
+                let txt = col("txt").as_string::<i32>();
+                assert_eq!(txt.is_null(r), i % 3 == 0, "row {i}");
+                if i % 3 != 0 {
+                    assert_eq!(txt.value(r), format!("r{i}"));
+                }
+                assert_eq!(col("d").as_primitive::<Date32Type>().value(r), -1);
+                assert_eq!(
+                    col("ts")
+                        .as_primitive::<TimestampMicrosecondType>()
+                        .value(r),
+                    946_684_799_999_999
+                );
+                assert_eq!(
+                    col("iv")
+                        .as_primitive::<IntervalMonthDayNanoType>()
+                        .value(r),
+                    IntervalMonthDayNano::new(1, -2, i64::from(i) * 1000)
+                );
+                assert_eq!(
+                    col("n").as_primitive::<Decimal128Type>().value(r),
+                    i128::from(i) * -101
+                );
+                let big = col("big").as_primitive::<Decimal128Type>();
+                assert_eq!(big.is_null(r), i % 5 == 0);
+                if i % 5 != 0 {
+                    assert_eq!(big.value(r), i128::from(i) * 10i128.pow(25));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn failures_are_typed_and_leave_no_trace() {
+        let table = table();
+        let mut e = RowEncoder::with_sink(&table, ArrowRows::new(&table).unwrap()).unwrap();
+        let mut buf = BytesMut::new();
+        let huge = Interval {
+            months: 0,
+            days: 0,
+            micros: i64::MAX / 10,
+        };
+        let none = None::<i32>;
+        let cases: Vec<(Vec<&dyn ToHyperBinary>, RowErrorKind)> = vec![
+            (
+                vec![&none, &none, &none, &none, &none, &none, &none, &none],
+                RowErrorKind::NullInNotNull,
+            ),
+            (
+                vec![&1i32, &none, &none, &none, &none, &huge, &none, &none],
+                RowErrorKind::OutOfRange,
+            ),
+            (vec![&1i32], RowErrorKind::ColumnCount),
+        ];
+        for (values, want) in cases {
+            match e.add_row(&mut buf, &values) {
+                Err(Error::InvalidRow { kind, .. }) => assert_eq!(kind, want),
+                other => panic!("{want:?}: {other:?}"),
+            }
+        }
+        // Half a row, then a bad value: all of it is taken back.
+        e.add(&mut buf, &2i32).unwrap();
+        e.add(&mut buf, &Some(true)).unwrap();
+        assert!(e.add(&mut buf, &5i64).is_err());
+        e.add_row(
+            &mut buf,
+            &[
+                &3i32,
+                &none,
+                &Some("only"),
+                &none,
+                &none,
+                &none,
+                &none,
+                &none,
+            ],
+        )
+        .unwrap();
+        e.finish(&mut buf).unwrap();
+        let batch = StreamReader::try_new(&ipc_payload(&buf)[..], None)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(batch.num_rows(), 1);
+        assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 3);
+        assert_eq!(batch.column(2).as_string::<i32>().value(0), "only");
+        assert_eq!(batch.column(1).null_count(), 1);
+    }
+}
