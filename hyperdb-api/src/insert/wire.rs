@@ -66,8 +66,10 @@ pub(crate) fn row_encoder(
 /// Writes what opens the stream (HyperBinary's header; Arrow sends its
 /// schema with the first batch).
 pub(crate) fn start_stream(encoder: &mut RowEncoder<Wire>, buf: &mut BytesMut) {
-    if let Wire::HyperBinary(frames) = encoder.sink_mut() {
-        frames.start_stream(buf);
+    match encoder.sink_mut() {
+        Wire::HyperBinary(frames) => frames.start_stream(buf),
+        #[cfg(feature = "arrow")]
+        Wire::Arrow(_) => {}
     }
 }
 
