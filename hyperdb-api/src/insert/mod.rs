@@ -1,8 +1,10 @@
 //! Row inserts: `COPY ... FROM STDIN` in HyperBinary or, by default, Arrow
 //! ([`InsertFormat`]).
 //!
-//! * [`Inserter`] / [`AsyncInserter`]: rows straight into the connection's
-//!   send buffer, written out in large CopyData frames.
+//! * [`Inserter`] / [`AsyncInserter`]: rows written out in large CopyData
+//!   frames, as Arrow record batches (the default, which hyperd ingests in
+//!   parallel) or as HyperBinary straight into the send buffer
+//!   ([`InsertFormat`]).
 //! * [`InsertChunk`] + [`ChunkSender`]: rows encoded on any thread into
 //!   chunks; one connection sends them in order.
 //! * [`MappedInserter`]: for columns whose stored value is computed by SQL
@@ -12,7 +14,8 @@
 //! be sent (a rejected row is an [`crate::Error::InvalidRow`] and is simply
 //! not added), commit only on `execute()`, and abort on drop: the COPY then
 //! fails on the server, the table keeps its old contents and the connection
-//! stays usable. Validation and encoding live once, in `encoder.rs`.
+//! stays usable. Validation lives once, in `encoder.rs` (`RowEncoder`), over a
+//! `RowSink` per wire format (`wire.rs`).
 
 mod chunk;
 pub(crate) mod encoder;
