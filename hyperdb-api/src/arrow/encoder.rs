@@ -396,4 +396,4 @@ fn check_values(
 
 #[cfg(test)]
 #[path = "encoder_tests.rs"]
-mod tests;
+pub(super) mod tests;

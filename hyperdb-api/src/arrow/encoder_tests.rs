@@ -36,7 +36,7 @@ fn batch(ids: Vec<Option<i32>>, names: Vec<Option<&str>>, reversed: bool) -> Rec
 use arrow_array::ArrayRef;
 
 /// Unwraps the CopyData frames in `buf` into the IPC stream they carry.
-fn unframe(buf: &[u8]) -> Vec<u8> {
+pub(crate) fn unframe(buf: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < buf.len() {

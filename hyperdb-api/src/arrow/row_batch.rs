@@ -404,6 +404,7 @@ mod tests {
     use arrow_buffer::IntervalMonthDayNano;
     use arrow_ipc::reader::StreamReader;
 
+    use super::super::encoder::tests::unframe;
     use super::*;
     use crate::error::RowErrorKind;
     use crate::insert::encoder::RowEncoder;
@@ -431,19 +432,6 @@ mod tests {
                     scale: 0,
                 },
             )
-    }
-
-    /// The IPC stream inside the CopyData frames of `buf`.
-    fn ipc_payload(buf: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < buf.len() {
-            assert_eq!(buf[at], b'd');
-            let len = u32::from_be_bytes(buf[at + 1..at + 5].try_into().unwrap()) as usize;
-            out.extend_from_slice(&buf[at + 5..at + 1 + len]);
-            at += 1 + len;
-        }
-        out
     }
 
     #[test]
@@ -504,7 +492,7 @@ mod tests {
         let sent_before_finish = !buf.is_empty();
         e.finish(&mut buf).unwrap();
         assert!(sent_before_finish, "a full batch goes out before finish");
-        let batches: Vec<RecordBatch> = StreamReader::try_new(&ipc_payload(&buf)[..], None)
+        let batches: Vec<RecordBatch> = StreamReader::try_new(&unframe(&buf)[..], None)
             .unwrap()
             .map(|b| b.unwrap())
             .collect();
@@ -599,7 +587,7 @@ mod tests {
         )
         .unwrap();
         e.finish(&mut buf).unwrap();
-        let batch = StreamReader::try_new(&ipc_payload(&buf)[..], None)
+        let batch = StreamReader::try_new(&unframe(&buf)[..], None)
             .unwrap()
             .next()
             .unwrap()
