@@ -149,6 +149,17 @@ impl ArrowEncoder {
 
     /// Checks `batch` and queues its encoding. A rejected batch queues nothing.
     pub(crate) fn push_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.push(batch, true)
+    }
+
+    /// Queues a batch built from rows that `RowEncoder` has already checked
+    /// value by value (`ArrowRows`): the schema is still matched, the values
+    /// are not walked a second time.
+    pub(crate) fn push_checked_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.push(batch, false)
+    }
+
+    fn push(&mut self, batch: &RecordBatch, check: bool) -> Result<()> {
         self.check_usable()?;
         if matches!(self.mode, Mode::Idle) {
             let (sent, columns) = ingest_schema(&self.table, &batch.schema())?;
@@ -170,7 +181,9 @@ impl ArrowEncoder {
             mode.input = batch.schema();
             mode.columns = columns;
         }
-        check_values(&self.table, &mode.columns, batch, self.rows)?;
+        if check {
+            check_values(&self.table, &mode.columns, batch, self.rows)?;
+        }
         if batch.num_rows() == 0 {
             return Ok(());
         }

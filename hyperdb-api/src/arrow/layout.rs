@@ -5,8 +5,10 @@
 
 use arrow_buffer::IntervalMonthDayNano;
 
-/// Julian day number of 1970-01-01.
-const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+use crate::types::Date;
+
+/// Julian day number of 1970-01-01, Arrow's epoch.
+const UNIX_EPOCH_JULIAN_DAY: i64 = Date::UNIX_EPOCH.julian_day() as i64;
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;
 

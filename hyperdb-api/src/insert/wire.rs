@@ -13,7 +13,7 @@ use crate::table_definition::TableDefinition;
 /// [`MappedInserter`](crate::MappedInserter).
 ///
 /// hyperd parses HyperBinary on one thread but ingests Arrow in parallel:
-/// on a 2-core machine the same rows go in about 1.5x faster as Arrow, so
+/// on a 2-core machine the same rows go in about 1.4x faster as Arrow, so
 /// that is the default when the `arrow` feature is on. The stored values
 /// are identical (the round-trip tests run both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -243,22 +243,19 @@ fn every_type_round_trips_sync_in(format: InsertFormat) {
     }
     assert_eq!(ins.execute().unwrap(), want.len() as u64);
     // Both row paths: Arrow (plain query) and DataRows (extended protocol).
-    let arrow = c.execute_query(SELECT_ALL).unwrap();
-    let arrow_types: Vec<_> = arrow
-        .schema()
-        .columns()
-        .iter()
-        .map(|c| c.sql_type().cloned())
-        .collect();
-    let got_arrow: Vec<AllTypes> = arrow.map(|r| read(&r.unwrap())).collect();
-    let wire = c.execute_query_params(SELECT_ALL, &[]).unwrap();
-    let wire_types: Vec<_> = wire
-        .schema()
-        .columns()
-        .iter()
-        .map(|c| c.sql_type().cloned())
-        .collect();
-    let got_wire: Vec<AllTypes> = wire.map(|r| read(&r.unwrap())).collect();
+    // The column types a result reports, then its rows.
+    let read_all = |rows: hyperdb_api::Rows<'_>| {
+        let types: Vec<_> = rows
+            .schema()
+            .columns()
+            .iter()
+            .map(|c| c.sql_type().cloned())
+            .collect();
+        let got: Vec<AllTypes> = rows.map(|r| read(&r.unwrap())).collect();
+        (types, got)
+    };
+    let (arrow_types, got_arrow) = read_all(c.execute_query(SELECT_ALL).unwrap());
+    let (wire_types, got_wire) = read_all(c.execute_query_params(SELECT_ALL, &[]).unwrap());
     assert_eq!(arrow_types, wire_types, "column types agree across paths");
     assert_eq!(
         wire_types,
