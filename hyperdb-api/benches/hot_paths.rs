@@ -246,6 +246,16 @@ fn bench(c: &mut Criterion) {
             black_box(sum)
         })
     });
+    group.bench_function("rows_next_row_data_rows", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            let mut rows = conn.execute_query_params(SCAN, &[]).expect("query");
+            while let Some(r) = rows.next_row() {
+                sum += checksum(r.expect("row"));
+            }
+            black_box(sum)
+        })
+    });
     rows_async(&mut group, &socket);
     arrow::bench(&mut group, &mut conn);
     group.finish();
