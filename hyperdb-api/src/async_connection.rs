@@ -228,17 +228,27 @@ impl<'c> AsyncRows<'c> {
     /// The next row, lent until the next call; `None` at the end. Rows of
     /// a block already received come back without awaiting the network.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
-        lend_next_row!(self.cursor, {
-            let schema = self.cursor.schema();
-            match &mut self.source {
-                AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),
-                #[cfg(feature = "arrow")]
-                AsyncRowSource::Arrow(batches) => {
-                    let step = batches.next().await;
-                    crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+        lend_next_row!(
+            self.cursor,
+            {
+                let schema = self.cursor.schema();
+                match &mut self.source {
+                    AsyncRowSource::Wire(client) => {
+                        fetched_from_wire(schema, client.next_rows().await)
+                    }
+                    #[cfg(feature = "arrow")]
+                    AsyncRowSource::Arrow(batches) => {
+                        let step = batches.next().await;
+                        crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+                    }
+                }
+            },
+            malformed(e) => {
+                if let AsyncRowSource::Wire(client) = &mut self.source {
+                    client.mark_broken(e);
                 }
             }
-        })
+        )
     }
 
     /// The next row, or `None` at the end.

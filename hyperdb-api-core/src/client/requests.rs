@@ -208,6 +208,14 @@ macro_rules! request_methods {
             Ok(())
         }
 
+        /// Marks the connection broken after a protocol violation found
+        /// above the session (a `DataRow` whose fields do not fill it, seen
+        /// when the row is read): every later call fails with
+        /// `ErrorKind::Closed`.
+        pub fn mark_broken(&mut self, why: impl std::fmt::Display) {
+            self.state.session.mark_broken(why);
+        }
+
         /// Marks the session broken and passes the error on.
         fn broken(&mut self, e: Error) -> Error {
             self.state.session.mark_broken(&e);

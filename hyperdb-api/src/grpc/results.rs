@@ -204,7 +204,9 @@ impl AsyncGrpcRows {
     /// network; `false` when the batch ran out. The row is then `current`.
     #[inline]
     pub(crate) fn step_buffered(&mut self) -> bool {
-        self.cursor.step()
+        // gRPC rows come from Arrow batches: only a `DataRow` can fail to
+        // index.
+        matches!(self.cursor.step(), Some(Ok(())))
     }
 
     #[inline]

@@ -88,17 +88,25 @@ impl<'c> Rows<'c> {
     /// ```
     #[inline]
     pub fn next_row(&mut self) -> Option<Result<&Row>> {
-        lend_next_row!(self.cursor, {
-            let schema = self.cursor.schema();
-            match &mut self.source {
-                RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
-                #[cfg(feature = "arrow")]
-                RowSource::Arrow(batches) => {
-                    let step = batches.next();
-                    crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+        lend_next_row!(
+            self.cursor,
+            {
+                let schema = self.cursor.schema();
+                match &mut self.source {
+                    RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
+                    #[cfg(feature = "arrow")]
+                    RowSource::Arrow(batches) => {
+                        let step = batches.next();
+                        crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+                    }
+                }
+            },
+            malformed(e) => {
+                if let RowSource::Wire(client) = &mut self.source {
+                    client.mark_broken(e);
                 }
             }
-        })
+        )
     }
 
     /// The same stream, each row converted to `T`.
@@ -180,5 +188,141 @@ mod tests {
         ] {
             assert!(!arrow_eligible(sql), "{sql}");
         }
+    }
+}
+
+/// A `DataRow` whose fields do not fill it is found as the row is read:
+/// the stream returns a protocol error, then ends, and the connection is
+/// broken (the server broke the protocol), not left half-trusted.
+#[cfg(all(test, unix))]
+mod malformed_row_tests {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+
+    use bytes::{BufMut, BytesMut};
+    use hyperdb_api_core::client::Endpoint;
+
+    use crate::{ConnectOptions, Connection, ErrorKind};
+
+    fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
+        out.put_u8(tag);
+        out.put_i32(body.len() as i32 + 4);
+        out.put_slice(body);
+    }
+
+    /// ParseComplete .. ReadyForQuery for one INT column `n`: a good row
+    /// (7), then one whose only field claims 9 bytes of a 1-byte rest.
+    fn reply() -> BytesMut {
+        let mut out = BytesMut::new();
+        message(&mut out, b'1', b"");
+        message(&mut out, b'2', b"");
+        let mut desc = BytesMut::new();
+        desc.put_i16(1);
+        desc.put_slice(b"n\0");
+        desc.put_i32(0);
+        desc.put_i16(0);
+        desc.put_u32(23);
+        desc.put_i16(4);
+        desc.put_i32(-1);
+        desc.put_i16(2);
+        message(&mut out, b'T', &desc);
+        message(&mut out, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
+        message(&mut out, b'D', &[0, 1, 0, 0, 0, 9, b'x']);
+        message(&mut out, b'C', b"SELECT 2\0");
+        message(&mut out, b'Z', b"I");
+        out
+    }
+
+    /// Accepts one connection: trusts it, answers a `Sync` with [`reply`]
+    /// and a simple query with an empty result.
+    fn serve(listener: UnixListener) -> std::io::Result<()> {
+        let (mut s, _) = listener.accept()?;
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len)?;
+        let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
+        s.read_exact(&mut startup)?;
+        let mut hello = BytesMut::new();
+        message(&mut hello, b'R', &0i32.to_be_bytes());
+        message(&mut hello, b'K', &[0, 0, 0, 1, 0, 0, 0, 2]);
+        message(&mut hello, b'Z', b"I");
+        s.write_all(&hello)?;
+        let mut header = [0u8; 5];
+        loop {
+            s.read_exact(&mut header)?;
+            let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+            let mut body = vec![0; len as usize - 4];
+            s.read_exact(&mut body)?;
+            match header[0] {
+                b'S' => s.write_all(&reply())?,
+                b'Q' => {
+                    let mut out = BytesMut::new();
+                    message(&mut out, b'C', b"SELECT 0\0");
+                    message(&mut out, b'Z', b"I");
+                    s.write_all(&out)?;
+                }
+                b'X' => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_row_is_a_protocol_error_and_breaks_the_connection() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("fake");
+        let listener = UnixListener::bind(&socket).expect("bind");
+        let server = std::thread::spawn(move || serve(listener));
+        let mut conn = Connection::connect_with(&ConnectOptions::new(Endpoint::unix(&socket)))
+            .expect("connect");
+        {
+            let mut rows = conn.execute_query_params("SELECT n", &[]).expect("query");
+            let first = rows.next_row().expect("a row").expect("well-formed");
+            assert_eq!(first.try_get::<i32>(0).expect("n"), 7);
+            let err = rows.next_row().expect("an error").expect_err("malformed");
+            assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+            assert!(err.to_string().contains("longer than the row"), "{err}");
+            assert!(rows.next_row().is_none(), "the stream ends");
+        }
+        let err = conn.execute_command("SELECT 1").expect_err("broken");
+        assert!(err.is_closed(), "{err}");
+        drop(conn);
+        drop(server);
+    }
+
+    #[cfg(feature = "async")]
+    #[test]
+    fn malformed_row_breaks_an_async_connection_too() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("fake");
+        let listener = UnixListener::bind(&socket).expect("bind");
+        let server = std::thread::spawn(move || serve(listener));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let options = ConnectOptions::new(Endpoint::unix(&socket));
+            let mut conn = crate::AsyncConnection::connect_with(&options)
+                .await
+                .expect("connect");
+            {
+                let mut rows = conn
+                    .execute_query_params("SELECT n", &[])
+                    .await
+                    .expect("query");
+                let first = rows.next_row().await.expect("a row").expect("well-formed");
+                assert_eq!(first.try_get::<i32>(0).expect("n"), 7);
+                let err = rows
+                    .next_row()
+                    .await
+                    .expect("an error")
+                    .expect_err("malformed");
+                assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+                assert!(rows.next_row().await.is_none(), "the stream ends");
+            }
+            let err = conn.execute_command("SELECT 1").await.expect_err("broken");
+            assert!(err.is_closed(), "{err}");
+        });
+        drop(server);
     }
 }

@@ -8,11 +8,16 @@
 //! batch's own buffers for Arrow (converted per column, per batch, only
 //! where Arrow's layout differs from HyperBinary's). `try_get` and every
 //! type conversion are therefore one implementation for both sources.
+//!
+//! A `DataRow` is indexed when the cursor steps onto it: its fields' spans
+//! go into the cursor's row, so they are read from L1 while the row's bytes
+//! are still hot. A row cloned out of the cursor keeps no spans; it finds a
+//! value by walking the row's length words (a few per value).
 
 use std::fmt;
 use std::sync::Arc;
 
-use hyperdb_api_core::protocol::backend::RowBlock;
+use hyperdb_api_core::protocol::backend::{FieldSpan, RowBlock};
 use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
@@ -97,25 +102,8 @@ impl Block {
         Block::with_columns(schema, batch.num_rows(), values, RowBlock::default())
     }
 
-    /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
-    /// when the row or column does not exist.
-    #[inline]
-    fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
-        self.value(self.columns.get(column)?, row, column)
-    }
-
-    #[inline(always)]
-    fn value<'a>(
-        &'a self,
-        col: &'a BlockColumn,
-        row: usize,
-        column: usize,
-    ) -> Option<Option<&'a [u8]>> {
-        match &col.values {
-            ColumnValues::Wire => self.wire.field(row, column),
-            #[cfg(feature = "arrow")]
-            ColumnValues::Arrow(values) => values.field(row),
-        }
+    fn is_wire(&self) -> bool {
+        !self.wire.is_empty()
     }
 }
 
@@ -123,10 +111,24 @@ impl Block {
 ///
 /// Cheap to clone (a reference count). A row keeps the block it came from
 /// alive: collecting a few rows of a huge result holds their blocks too.
-#[derive(Clone)]
 pub struct Row {
     block: Arc<Block>,
     index: usize,
+    /// Where this `DataRow`'s fields lie, for the cursor's own row (empty
+    /// otherwise: values are then found by walking the row).
+    spans: Vec<FieldSpan>,
+}
+
+impl Clone for Row {
+    /// Shares the block; the spans stay with the cursor's row, so a clone
+    /// costs no allocation.
+    fn clone(&self) -> Row {
+        Row {
+            block: self.block.clone(),
+            index: self.index,
+            spans: Vec::new(),
+        }
+    }
 }
 
 impl Row {
@@ -161,7 +163,7 @@ impl Row {
             Some(ty) if T::accepts(ty) => ty,
             _ => return Err(type_mismatch::<T>(&block.schema, index)),
         };
-        match block.value(col, self.index, index) {
+        match self.value(col, index) {
             Some(Some(raw)) => {
                 T::decode_hyper(ty, raw).map_err(|e| conversion(&block.schema, index, e))
             }
@@ -172,9 +174,27 @@ impl Row {
     /// The raw HyperBinary bytes of column `index`; `None` is SQL NULL.
     #[inline]
     pub fn raw(&self, index: usize) -> Result<Option<&[u8]>> {
-        self.block
-            .field(self.index, index)
+        self.field(index)
             .ok_or_else(|| column_not_found(&index, self.len()))
+    }
+
+    /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
+    /// when the column does not exist.
+    #[inline]
+    fn field(&self, column: usize) -> Option<Option<&[u8]>> {
+        self.value(self.block.columns.get(column)?, column)
+    }
+
+    #[inline(always)]
+    fn value<'a>(&'a self, col: &'a BlockColumn, column: usize) -> Option<Option<&'a [u8]>> {
+        match &col.values {
+            ColumnValues::Wire => match self.spans.get(column) {
+                Some(&span) => self.block.wire.value(span),
+                None => self.block.wire.field(self.index, column),
+            },
+            #[cfg(feature = "arrow")]
+            ColumnValues::Arrow(values) => values.field(self.index),
+        }
     }
 }
 
@@ -224,7 +244,7 @@ impl fmt::Debug for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut m = f.debug_map();
         for (i, col) in self.schema().columns().iter().enumerate() {
-            match self.block.field(self.index, i).flatten() {
+            match self.field(i).flatten() {
                 Some(raw) => m.entry(&col.name(), &raw.escape_ascii().to_string()),
                 None => m.entry(&col.name(), &format_args!("NULL")),
             };
@@ -257,6 +277,7 @@ impl RowCursor {
             row: Row {
                 block: Arc::new(Block::empty(schema)),
                 index: 0,
+                spans: Vec::new(),
             },
             next: 0,
             affected: None,
@@ -267,16 +288,24 @@ impl RowCursor {
         self.row.schema()
     }
 
-    /// Moves to the next row of the block at hand; `false` when it ran out.
+    /// Moves to the next row of the block at hand (`None` when it ran
+    /// out), indexing a `DataRow`'s fields. A row whose fields do not fill
+    /// it is a protocol error that ends the stream.
     #[inline]
-    pub(crate) fn step(&mut self) -> bool {
-        if self.next < self.row.block.rows {
-            self.row.index = self.next;
-            self.next += 1;
-            true
-        } else {
-            false
+    pub(crate) fn step(&mut self) -> Option<Result<()>> {
+        if self.next >= self.row.block.rows {
+            return None;
         }
+        self.row.index = self.next;
+        self.next += 1;
+        let block = &self.row.block;
+        if block.is_wire() {
+            if let Err(e) = block.wire.index_row(self.row.index, &mut self.row.spans) {
+                self.end(0);
+                return Some(Err(e.into()));
+            }
+        }
+        Some(Ok(()))
     }
 
     /// The row `step` moved to.
@@ -304,6 +333,7 @@ impl RowCursor {
     }
 
     fn load(&mut self, block: Block) {
+        self.row.spans.clear();
         // Rows of the last block still held elsewhere keep it alive;
         // otherwise its allocation is reused.
         match Arc::get_mut(&mut self.row.block) {
@@ -335,11 +365,21 @@ impl RowCursor {
 
 /// The body of every lending `next_row`: the next row of the block at
 /// hand, else the next block from `$fetch` (a [`Fetched`]; it may `.await`).
+/// A malformed row's error is shown to `$malformed` (to break the
+/// connection) before it is returned.
 macro_rules! lend_next_row {
-    ($cursor:expr, $fetch:expr) => {
+    ($cursor:expr, $fetch:expr $(, malformed($e:ident) => $malformed:expr)?) => {
         loop {
-            if $cursor.step() {
-                return Some(Ok($cursor.row()));
+            match $cursor.step() {
+                Some(Ok(())) => return Some(Ok($cursor.row())),
+                Some(Err(e)) => {
+                    $({
+                        let $e = &e;
+                        $malformed;
+                    })?
+                    return Some(Err(e));
+                }
+                None => {}
             }
             if $cursor.ended().is_some() {
                 return None;

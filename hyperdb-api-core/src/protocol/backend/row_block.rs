@@ -3,9 +3,16 @@
 //! A result is nearly all `DataRow` messages, tens of millions of them. Taking
 //! them one message at a time costs a reference count, an enum move and a
 //! dispatch per row; taking every complete row at the front of the buffer in
-//! one pass costs one `Bytes` split per block and leaves an offset table, so
-//! a value is found in O(1) without walking the length words before it. The
-//! row framing is validated here, once, so reading a value cannot fail.
+//! one pass costs one `Bytes` split per block and leaves one offset per row.
+//!
+//! A row's fields are found when the row is read, not when the block is
+//! taken: [`RowBlock::index_row`] walks the row's length words (checking
+//! that they fill the row exactly) into a few spans the reader keeps, and
+//! each value is then an O(1) lookup. Indexing the whole block up front
+//! wrote a span per field for every row, 32 bytes a row for the measurements
+//! schema, and read them back a pass later, after the block had left the
+//! cache; indexed as it is read, a row is walked while its bytes are hot
+//! and its spans never leave L1.
 
 use bytes::{Bytes, BytesMut};
 
@@ -13,9 +20,10 @@ use crate::error::{Error, Result};
 use crate::protocol::backend::HEADER;
 use crate::protocol::Limits;
 
-/// Where one field's value lies in a [`RowBlock`]'s buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct FieldSpan {
+/// Where one field's value lies in a [`RowBlock`]'s buffer; made by
+/// [`RowBlock::index_row`], read with [`RowBlock::value`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FieldSpan {
     start: u32,
     /// Length in bytes; -1 is SQL NULL.
     len: i32,
@@ -26,17 +34,16 @@ struct FieldSpan {
 pub struct RowBlock {
     /// The messages as received, framing included.
     buf: Bytes,
-    rows: usize,
     columns: usize,
-    /// Row-major: `columns` spans per row.
-    fields: Vec<FieldSpan>,
+    /// Per row, the offset of its body (the field count word).
+    rows: Vec<u32>,
 }
 
 impl RowBlock {
     /// Rows in the block.
     #[inline]
     pub fn len(&self) -> usize {
-        self.rows
+        self.rows.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -49,21 +56,91 @@ impl RowBlock {
         self.columns
     }
 
-    /// Field `column` of row `row`: `Some(None)` is SQL NULL, `None` means
-    /// no such row or column.
+    /// Finds where each field of row `row` lies, replacing `spans` with one
+    /// span per column. Fails with a protocol error when the row's length
+    /// words do not fill it exactly (or there is no such row); `spans` then
+    /// holds nothing to rely on.
     #[inline]
-    pub fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
-        if column >= self.columns {
-            return None;
+    pub fn index_row(&self, row: usize, spans: &mut Vec<FieldSpan>) -> Result<()> {
+        let Some(body) = self.body(row) else {
+            return Err(malformed("index out of the block"));
+        };
+        // After the field count, checked when the block was taken.
+        let Some(mut rest) = self.buf.get(body.start + 2..body.end) else {
+            return Err(malformed("shorter than its field count"));
+        };
+        // Reused from row to row: sized once, then filled in place.
+        spans.resize(self.columns, FieldSpan::default());
+        for slot in spans.iter_mut() {
+            let Some((word, after)) = rest.split_first_chunk::<4>() else {
+                return Err(malformed("truncated in a field length"));
+            };
+            let len = i32::from_be_bytes(*word);
+            let size = match usize::try_from(len) {
+                Ok(n) if n <= after.len() => n,
+                Ok(_) => return Err(malformed("with a field longer than the row")),
+                Err(_) if len == -1 => 0,
+                Err(_) => return Err(malformed("with a negative field length other than -1")),
+            };
+            // The block fits in u32 (checked when it was taken).
+            *slot = FieldSpan {
+                start: (body.end - after.len()) as u32,
+                len,
+            };
+            rest = &after[size..];
         }
-        let span = *self.fields.get(row * self.columns + column)?;
+        if !rest.is_empty() {
+            return Err(malformed("longer than its fields"));
+        }
+        Ok(())
+    }
+
+    /// The value at `span` (made by [`index_row`](Self::index_row) on this
+    /// block): `Some(None)` is SQL NULL, `None` a span from elsewhere.
+    #[inline]
+    pub fn value(&self, span: FieldSpan) -> Option<Option<&[u8]>> {
         if span.len < 0 {
             return Some(None);
         }
         let start = span.start as usize;
-        // Validated when the block was taken; `get` keeps a bad offset a
-        // `None` rather than a panic all the same.
         self.buf.get(start..start + span.len as usize).map(Some)
+    }
+
+    /// Field `column` of row `row`, found by walking the row's length words:
+    /// `Some(None)` is SQL NULL, `None` means no such row or column, or a
+    /// malformed row. [`index_row`](Self::index_row) is the way to read a
+    /// whole row.
+    pub fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
+        if column >= self.columns {
+            return None;
+        }
+        let body = self.body(row)?;
+        let mut at = body.start + 2;
+        for i in 0..=column {
+            let len = i32::from_be_bytes(*self.buf.get(at..body.end)?.first_chunk::<4>()?);
+            let size = match usize::try_from(len) {
+                Ok(n) => n,
+                Err(_) if len == -1 => 0,
+                Err(_) => return None,
+            };
+            let value = self.buf.get(at + 4..body.end)?.get(..size)?;
+            if i == column {
+                return Some((len >= 0).then_some(value));
+            }
+            at += 4 + size;
+        }
+        None
+    }
+
+    /// Where row `row`'s body lies.
+    #[inline]
+    fn body(&self, row: usize) -> Option<std::ops::Range<usize>> {
+        let start = *self.rows.get(row)? as usize;
+        let end = match self.rows.get(row + 1) {
+            Some(&next) => next as usize - HEADER,
+            None => self.buf.len(),
+        };
+        Some(start..end)
     }
 }
 
@@ -71,41 +148,42 @@ impl RowBlock {
 /// checked the first one's header against `limits` and seen it complete).
 /// Stops at the first other message, at an incomplete one, at one whose
 /// header breaks `limits` (the next `parse` reports it), or before the block
-/// would outgrow 32-bit offsets.
+/// would outgrow 32-bit offsets. Checks each row's field count; the fields
+/// themselves are checked as each row is indexed.
 pub(crate) fn take(buf: &mut BytesMut, limits: &Limits) -> Result<RowBlock> {
-    let max_end = buf.len().min(u32::MAX as usize);
-    let mut fields = Vec::new();
+    let data = &buf[..buf.len().min(u32::MAX as usize)];
+    let mut rows = Vec::new();
     let mut columns = None;
-    let mut rows = 0;
     let mut pos = 0;
-    while let Some(&[b'D', a, b, c, d]) = buf.get(pos..pos + HEADER) {
+    while let Some(&[b'D', a, b, c, d]) = data.get(pos..pos + HEADER) {
         let len = i32::from_be_bytes([a, b, c, d]);
-        let Some(body) = usize::try_from(len).ok().and_then(|l| l.checked_sub(4)) else {
+        let Some(body_len) = usize::try_from(len).ok().and_then(|l| l.checked_sub(4)) else {
             break;
         };
-        let end = pos + HEADER + body;
-        if body > limits.max_data_message || end > max_end {
+        if body_len > limits.max_data_message || data.len() - pos - HEADER < body_len {
             break;
         }
-        let count = index_row(&buf[pos + HEADER..end], end, &mut fields)?;
+        let Some(&count) = data[pos + HEADER..pos + HEADER + body_len].first_chunk::<2>() else {
+            return Err(malformed("shorter than its field count"));
+        };
+        let count = usize::from(u16::from_be_bytes(count));
         match columns {
             None => {
                 // Rows of a result are alike: size the table once from the
                 // first, instead of growing it row by row.
-                fields.reserve((buf.len() / (end - pos) + 1) * count);
+                rows.reserve(data.len() / (HEADER + body_len) + 1);
                 columns = Some(count);
             }
             Some(c) if c != count => return Err(field_count_changed(c, count)),
             Some(_) => {}
         }
-        rows += 1;
-        pos = end;
+        rows.push((pos + HEADER) as u32);
+        pos += HEADER + body_len;
     }
     Ok(RowBlock {
         buf: buf.split_to(pos).freeze(),
-        rows,
         columns: columns.unwrap_or(0),
-        fields,
+        rows,
     })
 }
 
@@ -115,46 +193,6 @@ fn field_count_changed(before: usize, now: usize) -> Error {
     Error::protocol(format!(
         "DataRow with {now} fields after rows with {before}"
     ))
-}
-
-/// Appends the spans of the row whose body is `body`, which ends at offset
-/// `end` of the block; returns its field count. The body must hold exactly
-/// the fields it declares.
-#[inline(always)]
-fn index_row(body: &[u8], end: usize, fields: &mut Vec<FieldSpan>) -> Result<usize> {
-    let Some((count, mut rest)) = body.split_first_chunk::<2>() else {
-        return Err(malformed("shorter than its field count"));
-    };
-    let count = u16::from_be_bytes(*count) as usize;
-    fields.reserve(count);
-    for _ in 0..count {
-        fields.push(next_span(&mut rest, end)?);
-    }
-    if !rest.is_empty() {
-        return Err(malformed("longer than its fields"));
-    }
-    Ok(count)
-}
-
-/// Takes one field's length word (and value) off `rest`, which ends at
-/// offset `end` of the block.
-#[inline(always)]
-fn next_span(rest: &mut &[u8], end: usize) -> Result<FieldSpan> {
-    let Some((len, after)) = rest.split_first_chunk::<4>() else {
-        return Err(malformed("truncated in a field length"));
-    };
-    let len = i32::from_be_bytes(*len);
-    // `end` fits in u32 (checked by the caller), so every offset does.
-    let start = (end - after.len()) as u32;
-    *rest = match usize::try_from(len) {
-        Ok(n) => match after.get(n..) {
-            Some(rest) => rest,
-            None => return Err(malformed("with a field longer than the row")),
-        },
-        Err(_) if len == -1 => after,
-        Err(_) => return Err(malformed("with a negative field length other than -1")),
-    };
-    Ok(FieldSpan { start, len })
 }
 
 #[cold]
@@ -191,6 +229,26 @@ mod tests {
         (block, buf)
     }
 
+    /// Every row of `block` through `index_row` and `value`, checked
+    /// against the walking `field` on the way.
+    fn read_rows(block: &RowBlock) -> Result<Vec<Vec<Option<Vec<u8>>>>> {
+        let mut spans = Vec::new();
+        let mut rows = Vec::new();
+        for r in 0..block.len() {
+            block.index_row(r, &mut spans)?;
+            assert_eq!(spans.len(), block.columns());
+            let row: Vec<_> = spans
+                .iter()
+                .map(|&s| block.value(s).unwrap().map(<[u8]>::to_vec))
+                .collect();
+            for (c, value) in row.iter().enumerate() {
+                assert_eq!(block.field(r, c).unwrap().map(<[u8]>::to_vec), *value);
+            }
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
     #[test]
     fn takes_consecutive_rows_and_stops_at_other_messages() {
         let mut bytes = row(&[Some(b"ab"), None]);
@@ -199,12 +257,16 @@ mod tests {
         let (block, rest) = take_all(&bytes);
         let block = block.unwrap();
         assert_eq!((block.len(), block.columns()), (2, 2));
-        assert_eq!(block.field(0, 0), Some(Some(&b"ab"[..])));
-        assert_eq!(block.field(0, 1), Some(None));
-        assert_eq!(block.field(1, 0), Some(Some(&b""[..])));
-        assert_eq!(block.field(1, 1), Some(Some(&b"xyz"[..])));
+        assert_eq!(
+            read_rows(&block).unwrap(),
+            vec![
+                vec![Some(b"ab".to_vec()), None],
+                vec![Some(vec![]), Some(b"xyz".to_vec())],
+            ]
+        );
         assert_eq!(block.field(2, 0), None);
         assert_eq!(block.field(0, 2), None);
+        assert!(block.index_row(2, &mut Vec::new()).is_err());
         assert_eq!(&rest[..], &[b'C', 0, 0, 0, 5, 0]);
     }
 
@@ -223,13 +285,7 @@ mod tests {
             let mut drain = |buf: &mut BytesMut| {
                 if buf.first() == Some(&b'D') {
                     let b = take(buf, &Limits::default()).unwrap();
-                    for r in 0..b.len() {
-                        got.push(
-                            (0..3)
-                                .map(|c| b.field(r, c).unwrap().map(<[u8]>::to_vec))
-                                .collect::<Vec<_>>(),
-                        );
-                    }
+                    got.extend(read_rows(&b).unwrap());
                 }
             };
             drain(&mut buf);
@@ -246,8 +302,12 @@ mod tests {
         let block = take_all(&bytes).0.unwrap();
         assert_eq!((block.len(), block.columns()), (2, 0));
         assert_eq!(block.field(0, 0), None);
+        assert_eq!(read_rows(&block).unwrap(), vec![vec![], vec![]]);
     }
 
+    /// A malformed row fails when the block is taken (its field count) or
+    /// when the row is indexed (its fields); the walking `field` never
+    /// reads past the row.
     #[test]
     fn malformed_rows_are_protocol_errors() {
         let bad: Vec<Vec<u8>> = vec![
@@ -263,9 +323,24 @@ mod tests {
             vec![b'D', 0, 0, 0, 7, 0, 0, 9],
             // A different field count from the rows before.
             [row(&[None]), row(&[None, None])].concat(),
+            // A field running into the next row.
+            [
+                vec![b'D', 0, 0, 0, 11, 0, 1, 0, 0, 0, 9, b'x'],
+                row(&[Some(b"12345678")]),
+            ]
+            .concat(),
         ];
         for (i, bytes) in bad.iter().enumerate() {
-            let err = take_all(bytes).0.expect_err(&format!("case {i}"));
+            let (block, _) = take_all(bytes);
+            let err = block
+                .and_then(|b| {
+                    // No bad row's first field has more than a byte.
+                    if let Some(Some(v)) = b.field(0, 0) {
+                        assert!(v.len() <= 1, "case {i}: read past the row");
+                    }
+                    read_rows(&b)
+                })
+                .expect_err(&format!("case {i}"));
             assert_eq!(err.kind(), crate::error::ErrorKind::Protocol, "case {i}");
         }
     }

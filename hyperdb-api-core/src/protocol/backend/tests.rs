@@ -251,9 +251,16 @@ fn data_rows_arrive_as_one_block() {
 
 #[test]
 fn truncated_data_row_is_an_error_not_a_panic() {
-    // Declares 2 fields, carries one field whose length overruns.
-    assert!(parse_all(&frame(b'D', &[0u8, 2, 0, 0, 0, 9, b'x'])).is_err());
-    // A DataRow shorter than its field count.
+    // Declares 2 fields, carries one field whose length overruns: framed
+    // fine, refused when the row is indexed (and never read past).
+    let msgs = parse_all(&frame(b'D', &[0u8, 2, 0, 0, 0, 9, b'x'])).unwrap();
+    let [Message::DataRows(block)] = &msgs[..] else {
+        panic!("not one block: {msgs:?}")
+    };
+    let err = block.index_row(0, &mut Vec::new()).unwrap_err();
+    assert_eq!(err.kind(), crate::error::ErrorKind::Protocol);
+    assert_eq!(block.field(0, 0), None);
+    // A DataRow shorter than its field count fails as it is taken.
     assert!(parse_all(&frame(b'D', &[0])).is_err());
 }
 
