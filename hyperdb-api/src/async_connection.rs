@@ -243,10 +243,10 @@ impl<'c> AsyncRows<'c> {
                     }
                 }
             },
-            malformed(e) => {
-                if let AsyncRowSource::Wire(client) = &mut self.source {
-                    client.mark_broken(e);
-                }
+            malformed(e) => match &mut self.source {
+                AsyncRowSource::Wire(client) => client.mark_broken(e),
+                #[cfg(feature = "arrow")]
+                AsyncRowSource::Arrow(_) => {}
             }
         )
     }

@@ -101,10 +101,10 @@ impl<'c> Rows<'c> {
                     }
                 }
             },
-            malformed(e) => {
-                if let RowSource::Wire(client) = &mut self.source {
-                    client.mark_broken(e);
-                }
+            malformed(e) => match &mut self.source {
+                RowSource::Wire(client) => client.mark_broken(e),
+                #[cfg(feature = "arrow")]
+                RowSource::Arrow(_) => {}
             }
         )
     }
