@@ -11,7 +11,7 @@ use std::hint::black_box;
 
 use bytes::{Buf, BufMut, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hyperdb_api_core::protocol::backend::{self, Message};
+use hyperdb_api_core::protocol::backend::{self, FieldSpan, Message};
 use hyperdb_api_core::protocol::Limits;
 use hyperdb_api_core::types::hyperbinary::put_copy_header;
 use hyperdb_api_core::types::{
@@ -140,20 +140,23 @@ fn decode_all(mut rows: &[u8]) -> Result<i64> {
 
 /// The client's receive path: `messages` arrive a read window at a time
 /// (the drivers' default 1 MiB), and each time every complete message at
-/// the front of the buffer is parsed (rows a block at a time) and each value
-/// looked up in its block and decoded.
+/// the front of the buffer is parsed (rows a block at a time), and each row
+/// is indexed and its values decoded, as the row cursor does.
 fn parse_and_decode(messages: &[u8], buf: &mut BytesMut) -> Result<i64> {
     const READ_WINDOW: usize = 1 << 20;
     let limits = Limits::default();
     let mut checksum = 0i64;
+    let mut spans = Vec::new();
     for window in messages.chunks(READ_WINDOW) {
         buf.extend_from_slice(window);
         while let Some(msg) = backend::parse(buf, &limits)? {
             let Message::DataRows(block) = msg else {
                 continue;
             };
+            spans.resize(block.columns(), FieldSpan::default());
             for r in 0..block.len() {
-                checksum = fold_row(checksum, |i| block.field(r, i).flatten())?;
+                block.index_row(r, &mut spans)?;
+                checksum = fold_row(checksum, |i| block.value(spans[i]).flatten())?;
             }
         }
     }

@@ -11,11 +11,13 @@
 //!
 //! A `DataRow` is indexed when the cursor steps onto it: its fields' spans
 //! go into the cursor's row, so they are read from L1 while the row's bytes
-//! are still hot. A row cloned out of the cursor keeps no spans; it finds a
-//! value by walking the row's length words (a few per value).
+//! are still hot. A row of up to [`INLINE_SPANS`] columns keeps them
+//! inline, so a clone carries them along; a clone of a wider row does not,
+//! and the first value read from one indexes its whole block, once, for
+//! every such row.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use hyperdb_api_core::protocol::backend::{FieldSpan, RowBlock};
 use hyperdb_api_core::types::{FromHyperBinary, SqlType};
@@ -33,6 +35,9 @@ pub(crate) struct Block {
     columns: Vec<BlockColumn>,
     /// The `DataRow`s, for a block received as such (else empty).
     wire: RowBlock,
+    /// Every `DataRow`'s spans, made when a clone of a row wider than
+    /// [`INLINE_SPANS`] first reads a value (other rows carry their own).
+    wire_spans: OnceLock<Vec<FieldSpan>>,
 }
 
 #[derive(Debug)]
@@ -56,6 +61,7 @@ impl Block {
             rows: 0,
             columns: Vec::new(),
             wire: RowBlock::default(),
+            wire_spans: OnceLock::new(),
         }
     }
 
@@ -79,6 +85,7 @@ impl Block {
             rows,
             columns,
             wire,
+            wire_spans: OnceLock::new(),
         }
     }
 
@@ -105,7 +112,18 @@ impl Block {
     fn is_wire(&self) -> bool {
         !self.wire.is_empty()
     }
+
+    /// Where field `column` of `DataRow` `row` lies, for rows read out of
+    /// the cursor: the whole block is indexed once, on first use.
+    #[inline]
+    fn wire_span(&self, row: usize, column: usize) -> Option<FieldSpan> {
+        let spans = self.wire_spans.get_or_init(|| self.wire.index_all());
+        spans.get(row * self.wire.columns() + column).copied()
+    }
 }
+
+/// `DataRow`s of up to this many columns carry their fields' spans inline.
+const INLINE_SPANS: usize = 8;
 
 /// One result row; values stay in the received buffers until asked for.
 ///
@@ -114,19 +132,22 @@ impl Block {
 pub struct Row {
     block: Arc<Block>,
     index: usize,
-    /// Where this `DataRow`'s fields lie, for the cursor's own row (empty
-    /// otherwise: values are then found by walking the row).
-    spans: Vec<FieldSpan>,
+    /// Where a `DataRow`'s fields lie, for rows of up to [`INLINE_SPANS`]
+    /// columns.
+    inline: [FieldSpan; INLINE_SPANS],
+    /// The same for wider rows: the cursor's own row only.
+    wide: Vec<FieldSpan>,
 }
 
 impl Clone for Row {
-    /// Shares the block; the spans stay with the cursor's row, so a clone
-    /// costs no allocation.
+    /// Shares the block and copies the inline spans; a wider row's spans
+    /// stay with the cursor, so a clone never allocates.
     fn clone(&self) -> Row {
         Row {
             block: self.block.clone(),
             index: self.index,
-            spans: Vec::new(),
+            inline: self.inline,
+            wide: Vec::new(),
         }
     }
 }
@@ -178,6 +199,18 @@ impl Row {
             .ok_or_else(|| column_not_found(&index, self.len()))
     }
 
+    /// Where field `column` of this `DataRow` lies.
+    #[inline(always)]
+    fn wire_span(&self, column: usize) -> Option<FieldSpan> {
+        if self.block.wire.columns() <= INLINE_SPANS {
+            return self.inline.get(column).copied();
+        }
+        match self.wide.get(column) {
+            Some(&span) => Some(span),
+            None => self.block.wire_span(self.index, column),
+        }
+    }
+
     /// The HyperBinary bytes of one value (`Some(None)` is NULL); `None`
     /// when the column does not exist.
     #[inline]
@@ -188,10 +221,7 @@ impl Row {
     #[inline(always)]
     fn value<'a>(&'a self, col: &'a BlockColumn, column: usize) -> Option<Option<&'a [u8]>> {
         match &col.values {
-            ColumnValues::Wire => match self.spans.get(column) {
-                Some(&span) => self.block.wire.value(span),
-                None => self.block.wire.field(self.index, column),
-            },
+            ColumnValues::Wire => self.block.wire.value(self.wire_span(column)?),
             #[cfg(feature = "arrow")]
             ColumnValues::Arrow(values) => values.field(self.index),
         }
@@ -277,7 +307,8 @@ impl RowCursor {
             row: Row {
                 block: Arc::new(Block::empty(schema)),
                 index: 0,
-                spans: Vec::new(),
+                inline: [FieldSpan::default(); INLINE_SPANS],
+                wide: Vec::new(),
             },
             next: 0,
             affected: None,
@@ -300,7 +331,14 @@ impl RowCursor {
         self.next += 1;
         let block = &self.row.block;
         if block.is_wire() {
-            if let Err(e) = block.wire.index_row(self.row.index, &mut self.row.spans) {
+            let columns = block.wire.columns();
+            let spans = if columns <= INLINE_SPANS {
+                &mut self.row.inline[..columns]
+            } else {
+                self.row.wide.resize(columns, FieldSpan::default());
+                &mut self.row.wide[..]
+            };
+            if let Err(e) = block.wire.index_row(self.row.index, spans) {
                 self.end(0);
                 return Some(Err(e.into()));
             }
@@ -333,7 +371,7 @@ impl RowCursor {
     }
 
     fn load(&mut self, block: Block) {
-        self.row.spans.clear();
+        self.row.wide.clear();
         // Rows of the last block still held elsewhere keep it alive;
         // otherwise its allocation is reused.
         match Arc::get_mut(&mut self.row.block) {
@@ -351,6 +389,7 @@ impl RowCursor {
         if let Some(block) = Arc::get_mut(&mut self.row.block) {
             block.columns.clear();
             block.wire = RowBlock::default();
+            block.wire_spans = OnceLock::new();
             block.rows = 0;
         }
     }

@@ -238,6 +238,11 @@ fn both_row_paths_agree() {
         "SELECT 'infinity'::timestamp AS inf, '-infinity'::timestamp AS ninf, 'NaN'::double precision AS nan",
         "SELECT CAST('POINT(1 2)' AS TABLEAU.TABGEOGRAPHY) AS g, '{\"a\":1}'::json AS j, 7::oid AS o",
         "WITH t(x) AS (VALUES (1), (2)) SELECT x, x > 1 AS big FROM t ORDER BY x",
+        // Wider than the spans a row carries inline: owned rows index their
+        // block on first read.
+        "WITH t(x) AS (VALUES (1), (2), (3)) SELECT x, x + 1 AS a, x * 2 AS b, \
+         NULL::int AS n, 'w' || x AS s, x::bigint AS l, x / 2.0 AS q, x > 1 AS g, \
+         ''::text AS e, x::double precision AS f FROM t ORDER BY x",
     ];
     for sql in queries {
         let read = |rows: hyperdb_api::Rows<'_>| -> (Vec<Option<String>>, RawRows) {
@@ -261,6 +266,26 @@ fn both_row_paths_agree() {
         let wire = read(c.execute_query_params(sql, &[]).unwrap());
         assert_eq!(arrow, wire, "{sql}");
     }
+    // Wide DataRows held past the stream read what the lent rows read.
+    let sql = queries[queries.len() - 1];
+    let raw = |r: &hyperdb_api::Row| -> Vec<Option<Vec<u8>>> {
+        (0..r.len())
+            .map(|i| r.raw(i).unwrap().map(<[u8]>::to_vec))
+            .collect()
+    };
+    let held: Vec<hyperdb_api::Row> = c
+        .execute_query_params(sql, &[])
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut lent = Vec::new();
+    let mut rows = c.execute_query_params(sql, &[]).unwrap();
+    while let Some(r) = rows.next_row() {
+        lent.push(raw(r.unwrap()));
+    }
+    drop(rows);
+    assert_eq!(lent.len(), 3);
+    assert_eq!(held.iter().map(raw).collect::<Vec<_>>(), lent);
     // A value Arrow cannot express: execute_query falls back to DataRows.
     let t: hyperdb_api::types::Time = c.query_scalar("SELECT TIME '24:00:00'").unwrap();
     assert_eq!(t.to_string(), "24:00:00");

@@ -25,8 +25,16 @@ use crate::protocol::Limits;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FieldSpan {
     start: u32,
-    /// Length in bytes; -1 is SQL NULL.
+    /// Length in bytes; -1 is SQL NULL, [`FieldSpan::MISSING`] no value.
     len: i32,
+}
+
+impl FieldSpan {
+    /// Where a malformed row's fields are (nowhere).
+    const MISSING: FieldSpan = FieldSpan {
+        start: 0,
+        len: i32::MIN,
+    };
 }
 
 /// Consecutive `DataRow`s of one result, all with the same field count.
@@ -56,12 +64,12 @@ impl RowBlock {
         self.columns
     }
 
-    /// Finds where each field of row `row` lies, replacing `spans` with one
-    /// span per column. Fails with a protocol error when the row's length
-    /// words do not fill it exactly (or there is no such row); `spans` then
-    /// holds nothing to rely on.
+    /// Finds where each field of row `row` lies, one span per column into
+    /// `spans` (exactly [`columns`](Self::columns) long). Fails with a
+    /// protocol error when the row's length words do not fill it exactly
+    /// (or there is no such row); `spans` then holds nothing to rely on.
     #[inline]
-    pub fn index_row(&self, row: usize, spans: &mut Vec<FieldSpan>) -> Result<()> {
+    pub fn index_row(&self, row: usize, spans: &mut [FieldSpan]) -> Result<()> {
         let Some(body) = self.body(row) else {
             return Err(malformed("index out of the block"));
         };
@@ -69,8 +77,13 @@ impl RowBlock {
         let Some(mut rest) = self.buf.get(body.start + 2..body.end) else {
             return Err(malformed("shorter than its field count"));
         };
-        // Reused from row to row: sized once, then filled in place.
-        spans.resize(self.columns, FieldSpan::default());
+        if spans.len() != self.columns {
+            return Err(Error::protocol(format!(
+                "{} spans for a row of {} fields",
+                spans.len(),
+                self.columns
+            )));
+        }
         for slot in spans.iter_mut() {
             let Some((word, after)) = rest.split_first_chunk::<4>() else {
                 return Err(malformed("truncated in a field length"));
@@ -95,41 +108,35 @@ impl RowBlock {
         Ok(())
     }
 
-    /// The value at `span` (made by [`index_row`](Self::index_row) on this
-    /// block): `Some(None)` is SQL NULL, `None` a span from elsewhere.
+    /// The value at `span` (made by [`index_row`](Self::index_row) or
+    /// [`index_all`](Self::index_all) on this block): `Some(None)` is SQL
+    /// NULL, `None` a malformed row's or a span from elsewhere.
     #[inline]
     pub fn value(&self, span: FieldSpan) -> Option<Option<&[u8]>> {
-        if span.len < 0 {
-            return Some(None);
+        match span.len {
+            -1 => Some(None),
+            len if len < 0 => None,
+            len => {
+                let start = span.start as usize;
+                self.buf.get(start..start + len as usize).map(Some)
+            }
         }
-        let start = span.start as usize;
-        self.buf.get(start..start + span.len as usize).map(Some)
     }
 
-    /// Field `column` of row `row`, found by walking the row's length words:
-    /// `Some(None)` is SQL NULL, `None` means no such row or column, or a
-    /// malformed row. [`index_row`](Self::index_row) is the way to read a
-    /// whole row.
-    pub fn field(&self, row: usize, column: usize) -> Option<Option<&[u8]>> {
-        if column >= self.columns {
-            return None;
-        }
-        let body = self.body(row)?;
-        let mut at = body.start + 2;
-        for i in 0..=column {
-            let len = i32::from_be_bytes(*self.buf.get(at..body.end)?.first_chunk::<4>()?);
-            let size = match usize::try_from(len) {
-                Ok(n) => n,
-                Err(_) if len == -1 => 0,
-                Err(_) => return None,
-            };
-            let value = self.buf.get(at + 4..body.end)?.get(..size)?;
-            if i == column {
-                return Some((len >= 0).then_some(value));
+    /// The spans of every row, row-major (`columns` per row), for reading
+    /// rows in any order; [`index_row`](Self::index_row) gives one row's.
+    /// A malformed row's spans lead nowhere ([`value`](Self::value) is
+    /// `None`).
+    pub fn index_all(&self) -> Vec<FieldSpan> {
+        let mut all = Vec::with_capacity(self.len() * self.columns);
+        let mut spans = vec![FieldSpan::default(); self.columns];
+        for row in 0..self.len() {
+            match self.index_row(row, &mut spans) {
+                Ok(()) => all.extend_from_slice(&spans),
+                Err(_) => all.extend(std::iter::repeat_n(FieldSpan::MISSING, self.columns)),
             }
-            at += 4 + size;
         }
-        None
+        all
     }
 
     /// Where row `row`'s body lies.
@@ -230,20 +237,19 @@ mod tests {
     }
 
     /// Every row of `block` through `index_row` and `value`, checked
-    /// against the walking `field` on the way.
+    /// against `index_all` on the way.
     fn read_rows(block: &RowBlock) -> Result<Vec<Vec<Option<Vec<u8>>>>> {
-        let mut spans = Vec::new();
+        let all = block.index_all();
+        assert_eq!(all.len(), block.len() * block.columns());
+        let mut spans = vec![FieldSpan::default(); block.columns()];
         let mut rows = Vec::new();
         for r in 0..block.len() {
             block.index_row(r, &mut spans)?;
-            assert_eq!(spans.len(), block.columns());
+            assert_eq!(spans[..], all[r * block.columns()..][..block.columns()]);
             let row: Vec<_> = spans
                 .iter()
                 .map(|&s| block.value(s).unwrap().map(<[u8]>::to_vec))
                 .collect();
-            for (c, value) in row.iter().enumerate() {
-                assert_eq!(block.field(r, c).unwrap().map(<[u8]>::to_vec), *value);
-            }
             rows.push(row);
         }
         Ok(rows)
@@ -264,9 +270,9 @@ mod tests {
                 vec![Some(vec![]), Some(b"xyz".to_vec())],
             ]
         );
-        assert_eq!(block.field(2, 0), None);
-        assert_eq!(block.field(0, 2), None);
-        assert!(block.index_row(2, &mut Vec::new()).is_err());
+        assert!(block.index_row(2, &mut [FieldSpan::default(); 2]).is_err());
+        // Spans for another field count are refused, not half filled.
+        assert!(block.index_row(0, &mut [FieldSpan::default(); 3]).is_err());
         assert_eq!(&rest[..], &[b'C', 0, 0, 0, 5, 0]);
     }
 
@@ -301,13 +307,12 @@ mod tests {
         let bytes = [row(&[]), row(&[])].concat();
         let block = take_all(&bytes).0.unwrap();
         assert_eq!((block.len(), block.columns()), (2, 0));
-        assert_eq!(block.field(0, 0), None);
         assert_eq!(read_rows(&block).unwrap(), vec![vec![], vec![]]);
     }
 
     /// A malformed row fails when the block is taken (its field count) or
-    /// when the row is indexed (its fields); the walking `field` never
-    /// reads past the row.
+    /// when the row is indexed (its fields); `index_all` leaves its spans
+    /// leading nowhere, never past the row.
     #[test]
     fn malformed_rows_are_protocol_errors() {
         let bad: Vec<Vec<u8>> = vec![
@@ -335,7 +340,7 @@ mod tests {
             let err = block
                 .and_then(|b| {
                     // No bad row's first field has more than a byte.
-                    if let Some(Some(v)) = b.field(0, 0) {
+                    if let Some(Some(v)) = b.index_all().first().and_then(|&s| b.value(s)) {
                         assert!(v.len() <= 1, "case {i}: read past the row");
                     }
                     read_rows(&b)
