@@ -22,14 +22,17 @@
 //!
 //! Run: `cargo bench -p hyperdb-api --bench hot_paths`.
 
+#[path = "../test_support/fake_hyperd.rs"]
+mod fake_hyperd;
+
 use std::hint::black_box;
-use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 
 use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use fake_hyperd::{complete_and_ready, message};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     ConnectOptions, Connection, Endpoint, InsertChunk, InsertFormat, Inserter, TableDefinition,
@@ -56,17 +59,6 @@ fn row(id: i32) -> (i32, i32, f64, i64) {
 }
 
 /// Appends one backend message: tag, length, body.
-fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
-    out.put_u8(tag);
-    out.put_i32(body.len() as i32 + 4);
-    out.put_slice(body);
-}
-
-fn complete_and_ready(out: &mut BytesMut, tag: &str) {
-    message(out, b'C', format!("{tag}\0").as_bytes());
-    message(out, b'Z', b"I");
-}
-
 /// The reply to Parse/Bind/Describe/Execute/Sync: every row as a
 /// HyperBinary DataRow, as hyperd sends it.
 fn rows_reply() -> Vec<u8> {
@@ -114,47 +106,21 @@ fn rows_reply() -> Vec<u8> {
 /// `COPY ... TO STDOUT` with `copy`, and other queries with an empty result.
 fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
     for stream in listener.incoming() {
-        let Ok(mut s) = stream else { return };
+        let Ok(s) = stream else { return };
         let (rows, copy) = (rows.clone(), copy.clone());
-        std::thread::spawn(move || -> std::io::Result<()> {
-            let mut len = [0u8; 4];
-            s.read_exact(&mut len)?;
-            let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
-            s.read_exact(&mut startup)?;
-            let mut hello = BytesMut::new();
-            message(&mut hello, b'R', &0i32.to_be_bytes());
-            message(&mut hello, b'K', &[0, 0, 0, 1, 0, 0, 0, 2]);
-            message(&mut hello, b'Z', b"I");
-            s.write_all(&hello)?;
-            let mut header = [0u8; 5];
-            loop {
-                s.read_exact(&mut header)?;
-                let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-                let mut body = vec![0; len as usize - 4];
-                s.read_exact(&mut body)?;
-                match header[0] {
-                    b'S' => s.write_all(&rows)?,
-                    b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
-                        let mut out = BytesMut::new();
-                        message(&mut out, b'G', &[0, 0, 0]);
-                        s.write_all(&out)?;
-                    }
-                    b'd' => {}
-                    b'c' => {
-                        let mut out = BytesMut::new();
-                        complete_and_ready(&mut out, &format!("COPY {ROWS}"));
-                        s.write_all(&out)?;
-                    }
-                    b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
-                        let mut out = BytesMut::new();
-                        complete_and_ready(&mut out, "SELECT 0");
-                        s.write_all(&out)?;
-                    }
-                    b'Q' => s.write_all(&copy)?,
-                    b'X' => return Ok(()),
-                    _ => {}
+        std::thread::spawn(move || {
+            fake_hyperd::serve_session(s, |tag, body, out| match tag {
+                b'S' => out.extend_from_slice(&rows),
+                b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
+                    message(out, b'G', &[0, 0, 0]);
                 }
-            }
+                b'c' => complete_and_ready(out, &format!("COPY {ROWS}")),
+                b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
+                    complete_and_ready(out, "SELECT 0");
+                }
+                b'Q' => out.extend_from_slice(&copy),
+                _ => {}
+            })
         });
     }
 }

@@ -195,20 +195,21 @@ mod tests {
 /// the stream returns a protocol error, then ends, and the connection is
 /// broken (the server broke the protocol), not left half-trusted.
 #[cfg(all(test, unix))]
+#[path = "../../test_support/fake_hyperd.rs"]
+mod fake_hyperd;
+
+/// A `DataRow` whose fields do not fill it is found as the row is read:
+/// the stream returns a protocol error, then ends, and the connection is
+/// broken (the server broke the protocol), not left half-trusted.
+#[cfg(all(test, unix))]
 mod malformed_row_tests {
-    use std::io::{Read, Write};
     use std::os::unix::net::UnixListener;
 
     use bytes::{BufMut, BytesMut};
     use hyperdb_api_core::client::Endpoint;
 
+    use super::fake_hyperd::{complete_and_ready, message, serve_session};
     use crate::{ConnectOptions, Connection, ErrorKind};
-
-    fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
-        out.put_u8(tag);
-        out.put_i32(body.len() as i32 + 4);
-        out.put_slice(body);
-    }
 
     /// ParseComplete .. ReadyForQuery for one INT column `n`: a good row
     /// (7), then one whose only field claims 9 bytes of a 1-byte rest.
@@ -228,42 +229,19 @@ mod malformed_row_tests {
         message(&mut out, b'T', &desc);
         message(&mut out, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
         message(&mut out, b'D', &[0, 1, 0, 0, 0, 9, b'x']);
-        message(&mut out, b'C', b"SELECT 2\0");
-        message(&mut out, b'Z', b"I");
+        complete_and_ready(&mut out, "SELECT 2");
         out
     }
 
-    /// Accepts one connection: trusts it, answers a `Sync` with [`reply`]
-    /// and a simple query with an empty result.
+    /// Accepts one connection: answers a `Sync` with [`reply`] and a
+    /// simple query with an empty result.
     fn serve(listener: UnixListener) -> std::io::Result<()> {
-        let (mut s, _) = listener.accept()?;
-        let mut len = [0u8; 4];
-        s.read_exact(&mut len)?;
-        let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
-        s.read_exact(&mut startup)?;
-        let mut hello = BytesMut::new();
-        message(&mut hello, b'R', &0i32.to_be_bytes());
-        message(&mut hello, b'K', &[0, 0, 0, 1, 0, 0, 0, 2]);
-        message(&mut hello, b'Z', b"I");
-        s.write_all(&hello)?;
-        let mut header = [0u8; 5];
-        loop {
-            s.read_exact(&mut header)?;
-            let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-            let mut body = vec![0; len as usize - 4];
-            s.read_exact(&mut body)?;
-            match header[0] {
-                b'S' => s.write_all(&reply())?,
-                b'Q' => {
-                    let mut out = BytesMut::new();
-                    message(&mut out, b'C', b"SELECT 0\0");
-                    message(&mut out, b'Z', b"I");
-                    s.write_all(&out)?;
-                }
-                b'X' => return Ok(()),
-                _ => {}
-            }
-        }
+        let (s, _) = listener.accept()?;
+        serve_session(s, |tag, _, out| match tag {
+            b'S' => out.extend_from_slice(&reply()),
+            b'Q' => complete_and_ready(out, "SELECT 0"),
+            _ => {}
+        })
     }
 
     #[test]
