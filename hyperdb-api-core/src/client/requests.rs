@@ -218,7 +218,7 @@ macro_rules! request_methods {
 
         /// Marks the session broken and passes the error on.
         fn broken(&mut self, e: Error) -> Error {
-            self.state.session.mark_broken(&e);
+            self.mark_broken(&e);
             e
         }
     };

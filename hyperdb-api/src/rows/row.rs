@@ -125,31 +125,67 @@ impl Block {
 /// `DataRow`s of up to this many columns carry their fields' spans inline.
 const INLINE_SPANS: usize = 8;
 
-/// One result row; values stay in the received buffers until asked for.
-///
-/// Cheap to clone (a reference count). A row keeps the block it came from
-/// alive: collecting a few rows of a huge result holds their blocks too.
-pub struct Row {
-    block: Arc<Block>,
-    index: usize,
-    /// Where a `DataRow`'s fields lie, for rows of up to [`INLINE_SPANS`]
-    /// columns.
+/// Where a `DataRow`'s fields lie: inline for rows of up to
+/// [`INLINE_SPANS`] columns, else in `wide`, which only the cursor's own row
+/// fills.
+#[derive(Debug)]
+struct RowSpans {
     inline: [FieldSpan; INLINE_SPANS],
-    /// The same for wider rows: the cursor's own row only.
     wide: Vec<FieldSpan>,
 }
 
-impl Clone for Row {
-    /// Shares the block and copies the inline spans; a wider row's spans
-    /// stay with the cursor, so a clone never allocates.
-    fn clone(&self) -> Row {
-        Row {
-            block: self.block.clone(),
-            index: self.index,
+impl RowSpans {
+    fn new() -> RowSpans {
+        RowSpans {
+            inline: [FieldSpan::default(); INLINE_SPANS],
+            wide: Vec::new(),
+        }
+    }
+
+    /// Field `column`'s span in a row of `columns` fields; `None` for a
+    /// clone of a wide row.
+    #[inline(always)]
+    fn get(&self, columns: usize, column: usize) -> Option<FieldSpan> {
+        if columns <= INLINE_SPANS {
+            self.inline.get(column).copied()
+        } else {
+            self.wide.get(column).copied()
+        }
+    }
+
+    /// Room for the spans of a row of `columns` fields.
+    #[inline(always)]
+    fn of_mut(&mut self, columns: usize) -> &mut [FieldSpan] {
+        match self.inline.get_mut(..columns) {
+            Some(inline) => inline,
+            None => {
+                self.wide.resize(columns, FieldSpan::default());
+                &mut self.wide
+            }
+        }
+    }
+}
+
+impl Clone for RowSpans {
+    /// Copies the inline spans; a wide row's stay with the cursor, so a
+    /// cloned row never allocates.
+    fn clone(&self) -> RowSpans {
+        RowSpans {
             inline: self.inline,
             wide: Vec::new(),
         }
     }
+}
+
+/// One result row; values stay in the received buffers until asked for.
+///
+/// Cheap to clone (a reference count). A row keeps the block it came from
+/// alive: collecting a few rows of a huge result holds their blocks too.
+#[derive(Clone)]
+pub struct Row {
+    block: Arc<Block>,
+    index: usize,
+    spans: RowSpans,
 }
 
 impl Row {
@@ -202,11 +238,8 @@ impl Row {
     /// Where field `column` of this `DataRow` lies.
     #[inline(always)]
     fn wire_span(&self, column: usize) -> Option<FieldSpan> {
-        if self.block.wire.columns() <= INLINE_SPANS {
-            return self.inline.get(column).copied();
-        }
-        match self.wide.get(column) {
-            Some(&span) => Some(span),
+        match self.spans.get(self.block.wire.columns(), column) {
+            Some(span) => Some(span),
             None => self.block.wire_span(self.index, column),
         }
     }
@@ -307,8 +340,7 @@ impl RowCursor {
             row: Row {
                 block: Arc::new(Block::empty(schema)),
                 index: 0,
-                inline: [FieldSpan::default(); INLINE_SPANS],
-                wide: Vec::new(),
+                spans: RowSpans::new(),
             },
             next: 0,
             affected: None,
@@ -331,13 +363,7 @@ impl RowCursor {
         self.next += 1;
         let block = &self.row.block;
         if block.is_wire() {
-            let columns = block.wire.columns();
-            let spans = if columns <= INLINE_SPANS {
-                &mut self.row.inline[..columns]
-            } else {
-                self.row.wide.resize(columns, FieldSpan::default());
-                &mut self.row.wide[..]
-            };
+            let spans = self.row.spans.of_mut(block.wire.columns());
             if let Err(e) = block.wire.index_row(self.row.index, spans) {
                 self.end(0);
                 return Some(Err(e.into()));
@@ -371,7 +397,7 @@ impl RowCursor {
     }
 
     fn load(&mut self, block: Block) {
-        self.row.wide.clear();
+        self.row.spans.wide.clear();
         // Rows of the last block still held elsewhere keep it alive;
         // otherwise its allocation is reused.
         match Arc::get_mut(&mut self.row.block) {

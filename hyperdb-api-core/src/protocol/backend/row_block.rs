@@ -139,7 +139,8 @@ impl RowBlock {
         all
     }
 
-    /// Where row `row`'s body lies.
+    /// Where row `row`'s body lies: rows are contiguous, so a body ends
+    /// where the next row's header starts.
     #[inline]
     fn body(&self, row: usize) -> Option<std::ops::Range<usize>> {
         let start = *self.rows.get(row)? as usize;
@@ -211,23 +212,12 @@ fn malformed(what: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::backend::tests::{data_row, frame};
     use bytes::BufMut;
 
+    /// A whole `DataRow` message.
     fn row(fields: &[Option<&[u8]>]) -> Vec<u8> {
-        let mut body = (fields.len() as i16).to_be_bytes().to_vec();
-        for f in fields {
-            match f {
-                None => body.extend_from_slice(&(-1i32).to_be_bytes()),
-                Some(v) => {
-                    body.extend_from_slice(&(v.len() as i32).to_be_bytes());
-                    body.extend_from_slice(v);
-                }
-            }
-        }
-        let mut m = vec![b'D'];
-        m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-        m.extend_from_slice(&body);
-        m
+        frame(b'D', &data_row(fields))
     }
 
     fn take_all(bytes: &[u8]) -> (Result<RowBlock>, BytesMut) {

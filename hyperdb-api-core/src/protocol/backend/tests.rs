@@ -5,7 +5,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use super::*;
 
 /// Frames a body the way the server does.
-fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+pub(super) fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
     let mut v = vec![tag];
     v.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
     v.extend_from_slice(body);
@@ -22,7 +22,9 @@ fn parse_all(bytes: &[u8]) -> Result<Vec<Message>> {
     Ok(out)
 }
 
-fn data_row(fields: &[Option<&[u8]>]) -> Vec<u8> {
+/// A `DataRow` body: the field count, then each field's length word (-1
+/// for NULL) and bytes.
+pub(super) fn data_row(fields: &[Option<&[u8]>]) -> Vec<u8> {
     let mut b = Vec::new();
     b.extend_from_slice(&(fields.len() as i16).to_be_bytes());
     for f in fields {
