@@ -9,8 +9,10 @@
 //! * `rows_try_get` / `rows_try_get_async`: a full result read through
 //!   `Connection::execute_query` / `AsyncConnection::execute_query` (served
 //!   from Arrow) with every value decoded by `Row::try_get`; `rows_next_row`
-//!   the same with lent rows; `rows_try_get_data_rows` the same over
-//!   `DataRow`s (`execute_query_params`);
+//!   the same with lent rows; `rows_try_get_data_rows` and
+//!   `rows_next_row_data_rows` the same over `DataRow`s
+//!   (`execute_query_params`); `rows_typed_data_rows` those rows read as
+//!   tuples (`Rows::typed`, in column order);
 //! * `arrow_ipc_decode` (feature `arrow`): the same rows as an Arrow IPC
 //!   stream, decoded by arrow-ipc's `StreamReader` alone (the reference) and
 //!   through `Connection::query_arrow`.
@@ -218,6 +220,20 @@ fn bench(c: &mut Criterion) {
             let mut rows = conn.execute_query_params(SCAN, &[]).expect("query");
             while let Some(r) = rows.next_row() {
                 sum += checksum(r.expect("row"));
+            }
+            black_box(sum)
+        })
+    });
+    group.bench_function("rows_typed_data_rows", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            let rows = conn.execute_query_params(SCAN, &[]).expect("query");
+            for r in rows.typed::<(i32, Option<i32>, Option<f64>, Option<i64>)>() {
+                let (id, sensor, value, ts) = r.expect("row");
+                sum += i64::from(id)
+                    + i64::from(sensor.unwrap_or(0))
+                    + value.unwrap_or(0.0) as i64
+                    + ts.unwrap_or(0);
             }
             black_box(sum)
         })

@@ -19,7 +19,7 @@ use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
 use crate::params::Params;
-use crate::rows::{fetched_from_wire, lend_next_row, Row, RowCursor, Schema};
+use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, Schema};
 
 /// An async connection to hyperd.
 ///
@@ -228,27 +228,40 @@ impl<'c> AsyncRows<'c> {
     /// The next row, lent until the next call; `None` at the end. Rows of
     /// a block already received come back without awaiting the network.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
-        lend_next_row!(
+        let step = read_rows!(
             self.cursor,
-            {
-                let schema = self.cursor.schema();
-                match &mut self.source {
-                    AsyncRowSource::Wire(client) => {
-                        fetched_from_wire(schema, client.next_rows().await)
-                    }
-                    #[cfg(feature = "arrow")]
-                    AsyncRowSource::Arrow(batches) => {
-                        let step = batches.next().await;
-                        crate::rows::fetched_from_arrow(schema, step, || batches.rows())
-                    }
-                }
-            },
-            malformed(e) => match &mut self.source {
-                AsyncRowSource::Wire(client) => client.mark_broken(e),
+            self.cursor.index_current().map(Ok),
+            self.refill().await,
+            malformed(e) => self.broken(e)
+        )?;
+        Some(step.map(|()| self.cursor.row()))
+    }
+
+    /// Fetches the next block once the one at hand ran out; `false` once
+    /// the stream has ended.
+    async fn refill(&mut self) -> Result<bool> {
+        refill_cursor!(self.cursor, {
+            let schema = self.cursor.schema();
+            match &mut self.source {
+                AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),
                 #[cfg(feature = "arrow")]
-                AsyncRowSource::Arrow(_) => {}
+                AsyncRowSource::Arrow(batches) => {
+                    let step = batches.next().await;
+                    crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+                }
             }
-        )
+        })
+    }
+
+    /// A malformed row broke the protocol: the connection is broken too.
+    #[cold]
+    fn broken(&mut self, e: crate::Error) -> crate::Error {
+        match &mut self.source {
+            AsyncRowSource::Wire(client) => client.mark_broken(&e),
+            #[cfg(feature = "arrow")]
+            AsyncRowSource::Arrow(_) => {}
+        }
+        e
     }
 
     /// The next row, or `None` at the end.
@@ -258,7 +271,12 @@ impl<'c> AsyncRows<'c> {
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        Some(self.next_row().await?.and_then(T::from_row))
+        read_rows!(
+            self.cursor,
+            self.cursor.read_current::<T>(),
+            self.refill().await,
+            malformed(e) => self.broken(e)
+        )
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -57,7 +57,7 @@ pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
-pub use rows::{Column, ColumnIndex, Row, Rows, Schema, TypedRows};
+pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
 

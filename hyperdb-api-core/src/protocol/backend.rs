@@ -16,7 +16,7 @@ use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::Limits;
 
 mod row_block;
-pub use row_block::{FieldSpan, RowBlock};
+pub use row_block::{FieldSpan, RowBlock, RowFields};
 
 /// Transaction state reported by `ReadyForQuery`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

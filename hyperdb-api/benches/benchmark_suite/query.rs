@@ -1,12 +1,12 @@
 //! `query.*` through the row API: `Connection::execute_query` (sync, served
 //! from Arrow), `Connection::execute_query_params` (sync, served from
-//! `DataRow`s, lent rows and owned rows), `AsyncConnection::execute_query`
-//! (async, one connection) and
-//! the same on `workers` connections at once, each over its own
-//! `measurements_{i}`.
+//! `DataRow`s: lent rows, owned rows, and tuples through `Rows::typed`),
+//! `AsyncConnection::execute_query` (async, one connection) and the same on
+//! `workers` connections at once, each over its own `measurements_{i}`.
 //!
 //! Timed: from sending the query to the last row, with every value of every
-//! row decoded through `Row::try_get` and folded into the checksum.
+//! row decoded (through `Row::try_get`, or into a tuple) and folded into the
+//! checksum.
 //! Untimed: opening the extra connections, comparing with the expected
 //! answer.
 
@@ -55,6 +55,32 @@ pub fn sync_data_rows_owned(env: &mut Env<'_>, query: Query) -> Result<(f64, Ans
     let start = Instant::now();
     for row in env.conn.execute_query_params(&sql, &[])? {
         answer.add_row(&row?)?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    Ok((secs, answer))
+}
+
+/// [`sync_data_rows`] read as tuples (`Rows::typed`, as `query_as` reads):
+/// each `DataRow` is decoded in column order, one pass over its bytes.
+pub fn sync_data_rows_typed(env: &mut Env<'_>, query: Query) -> Result<(f64, Answer)> {
+    let sql = query.sql("measurements")?;
+    let mut answer = Answer::new(query);
+    let start = Instant::now();
+    let rows = env.conn.execute_query_params(&sql, &[])?;
+    match &mut answer {
+        Answer::Scan(check) => {
+            for row in rows.typed::<(i32, Option<i32>, Option<f64>, Option<i64>)>() {
+                let (id, sensor, value, ts) = row?;
+                check.add(id, sensor, value, ts);
+            }
+        }
+        Answer::Groups(groups) => {
+            for row in rows.typed::<(Option<i32>, i64, i64)>() {
+                let (sensor, count, sum_id) = row?;
+                groups.add(sensor.unwrap_or(-1), count, sum_id);
+            }
+        }
     }
     let secs = start.elapsed().as_secs_f64();
     data::verify(query.name(), &answer, &query.expected(env.span()))?;

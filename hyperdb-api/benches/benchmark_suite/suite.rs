@@ -307,6 +307,12 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
             "sync, DataRows, owned rows",
         ];
         suite.add(&mut group, kind, names, api(query::sync_data_rows_owned));
+        let names = [
+            workload.as_str(),
+            "execute_query_params + typed",
+            "sync, DataRows, tuples",
+        ];
+        suite.add(&mut group, kind, names, api(query::sync_data_rows_typed));
         let names = [workload.as_str(), "execute_query", "async"];
         suite.add(&mut group, kind, names, api(query::single_async));
         let names = [workload.as_str(), "execute_query", &xn];

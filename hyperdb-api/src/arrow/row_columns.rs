@@ -308,8 +308,8 @@ mod tests {
         let block = Block::arrow(&schema, batch);
         cursor.take(Fetched::Block(block)).expect("load");
         let mut rows = Vec::new();
-        while let Some(step) = cursor.step() {
-            step.expect("arrow rows index");
+        while cursor.advance() {
+            cursor.index_current().expect("arrow rows index");
             rows.push(cursor.row().clone());
         }
         assert_eq!(rows.len(), batch.num_rows());

@@ -18,7 +18,7 @@ use crate::arrow::row_schema;
 use crate::arrow::{ArrowDecoder, EOS};
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
-use crate::rows::{fetched_from_arrow, lend_next_row, Row, RowCursor, Schema};
+use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, Row, RowCursor, Schema};
 
 /// A gRPC query result as Arrow [`RecordBatch`]es; from
 /// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
@@ -206,7 +206,7 @@ impl AsyncGrpcRows {
     pub(crate) fn step_buffered(&mut self) -> bool {
         // gRPC rows come from Arrow batches: only a `DataRow` can fail to
         // index.
-        matches!(self.cursor.step(), Some(Ok(())))
+        self.cursor.advance() && self.cursor.index_current().is_ok()
     }
 
     #[inline]
@@ -216,7 +216,19 @@ impl AsyncGrpcRows {
 
     /// The next row, lent until the next call; `None` at the end.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
-        lend_next_row!(self.cursor, {
+        let step = read_rows!(
+            self.cursor,
+            self.cursor.index_current().map(Ok),
+            self.refill().await,
+            malformed(e) => e
+        )?;
+        Some(step.map(|()| self.cursor.row()))
+    }
+
+    /// Fetches the next batch once the one at hand ran out; `false` once
+    /// the stream has ended.
+    async fn refill(&mut self) -> Result<bool> {
+        refill_cursor!(self.cursor, {
             let step = self.batches.next().await;
             fetched_from_arrow(self.cursor.schema(), step, || self.batches.row_count())
         })
@@ -229,7 +241,12 @@ impl AsyncGrpcRows {
 
     /// The next row as `T`.
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        Some(self.next_row().await?.and_then(T::from_row))
+        read_rows!(
+            self.cursor,
+            self.cursor.read_current::<T>(),
+            self.refill().await,
+            malformed(e) => e
+        )
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -11,14 +11,16 @@ use crate::from_row::FromRow;
 
 mod row;
 mod schema;
+mod values;
 
 #[cfg(feature = "arrow")]
 pub(crate) use row::fetched_from_arrow;
 pub use row::Row;
-pub(crate) use row::{fetched_from_wire, lend_next_row, RowCursor};
+pub(crate) use row::{fetched_from_wire, read_rows, refill_cursor, RowCursor};
 #[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
 pub use schema::{Column, ColumnIndex, Schema};
+pub use values::RowValues;
 
 /// A streaming result: rows arrive as the stream advances, so memory stays
 /// constant whatever the row count. Dropping it early is fine: the connection
@@ -88,25 +90,41 @@ impl<'c> Rows<'c> {
     /// ```
     #[inline]
     pub fn next_row(&mut self) -> Option<Result<&Row>> {
-        lend_next_row!(
+        let step = read_rows!(
             self.cursor,
-            {
-                let schema = self.cursor.schema();
-                match &mut self.source {
-                    RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
-                    #[cfg(feature = "arrow")]
-                    RowSource::Arrow(batches) => {
-                        let step = batches.next();
-                        crate::rows::fetched_from_arrow(schema, step, || batches.rows())
-                    }
-                }
-            },
-            malformed(e) => match &mut self.source {
-                RowSource::Wire(client) => client.mark_broken(e),
+            self.cursor.index_current().map(Ok),
+            self.refill(),
+            malformed(e) => self.broken(e)
+        )?;
+        Some(step.map(|()| self.cursor.row()))
+    }
+
+    /// Fetches the next block once the one at hand ran out; `false` once
+    /// the stream has ended.
+    #[inline(never)]
+    fn refill(&mut self) -> Result<bool> {
+        refill_cursor!(self.cursor, {
+            let schema = self.cursor.schema();
+            match &mut self.source {
+                RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
                 #[cfg(feature = "arrow")]
-                RowSource::Arrow(_) => {}
+                RowSource::Arrow(batches) => {
+                    let step = batches.next();
+                    crate::rows::fetched_from_arrow(schema, step, || batches.rows())
+                }
             }
-        )
+        })
+    }
+
+    /// A malformed row broke the protocol: the connection is broken too.
+    #[cold]
+    fn broken(&mut self, e: crate::Error) -> crate::Error {
+        match &mut self.source {
+            RowSource::Wire(client) => client.mark_broken(&e),
+            #[cfg(feature = "arrow")]
+            RowSource::Arrow(_) => {}
+        }
+        e
     }
 
     /// The same stream, each row converted to `T`.
@@ -128,7 +146,8 @@ impl Iterator for Rows<'_> {
 }
 
 /// [`Rows`] converted to `T` row by row; see [`crate::Connection::query_as`].
-/// Reads each row in place: no reference count per row.
+/// Reads each row in place: no reference count per row, and for a type
+/// with an in-order reader (a tuple) no index of a `DataRow`'s fields.
 #[derive(Debug)]
 pub struct TypedRows<'c, T> {
     rows: Rows<'c>,
@@ -146,7 +165,13 @@ impl<T: FromRow> Iterator for TypedRows<'_, T> {
 
     #[inline]
     fn next(&mut self) -> Option<Result<T>> {
-        self.rows.next_row().map(|r| r.and_then(T::from_row))
+        let rows = &mut self.rows;
+        read_rows!(
+            rows.cursor,
+            rows.cursor.read_current::<T>(),
+            rows.refill(),
+            malformed(e) => rows.broken(e)
+        )
     }
 }
 
@@ -267,6 +292,33 @@ mod malformed_row_tests {
         drop(server);
     }
 
+    /// Read as a tuple (in column order, never indexed), the same row is
+    /// the same protocol error.
+    #[test]
+    fn malformed_row_read_as_a_tuple_breaks_the_connection() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let socket = dir.path().join("fake");
+        let listener = UnixListener::bind(&socket).expect("bind");
+        let server = std::thread::spawn(move || serve(listener));
+        let mut conn = Connection::connect_with(&ConnectOptions::new(Endpoint::unix(&socket)))
+            .expect("connect");
+        {
+            let mut rows = conn
+                .execute_query_params("SELECT n", &[])
+                .expect("query")
+                .typed::<(i32,)>();
+            assert_eq!(rows.next().expect("a row").expect("well-formed"), (7,));
+            let err = rows.next().expect("an error").expect_err("malformed");
+            assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+            assert!(err.to_string().contains("longer than the row"), "{err}");
+            assert!(rows.next().is_none(), "the stream ends");
+        }
+        let err = conn.execute_command("SELECT 1").expect_err("broken");
+        assert!(err.is_closed(), "{err}");
+        drop(conn);
+        drop(server);
+    }
+
     #[cfg(feature = "async")]
     #[test]
     fn malformed_row_breaks_an_async_connection_too() {
@@ -290,8 +342,9 @@ mod malformed_row_tests {
                     .expect("query");
                 let first = rows.next_row().await.expect("a row").expect("well-formed");
                 assert_eq!(first.try_get::<i32>(0).expect("n"), 7);
+                // Read as a tuple, in column order.
                 let err = rows
-                    .next_row()
+                    .next_as::<(i32,)>()
                     .await
                     .expect("an error")
                     .expect_err("malformed");

@@ -23,26 +23,28 @@ use hyperdb_api_core::protocol::backend::{FieldSpan, RowBlock};
 use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
+use crate::from_row::FromRow;
 use crate::rows::schema::{ColumnIndex, Schema};
+use crate::rows::values::RowValues;
 
 /// Rows that arrived together, with the result's columns.
 #[derive(Debug)]
 pub(crate) struct Block {
-    schema: Arc<Schema>,
+    pub(super) schema: Arc<Schema>,
     rows: usize,
     /// Per column, its type next to where its values are: reading a value
     /// touches one entry (the hot path of every row API).
-    columns: Vec<BlockColumn>,
+    pub(super) columns: Vec<BlockColumn>,
     /// The `DataRow`s, for a block received as such (else empty).
-    wire: RowBlock,
+    pub(super) wire: RowBlock,
     /// Every `DataRow`'s spans, made when a clone of a row wider than
     /// [`INLINE_SPANS`] first reads a value (other rows carry their own).
     wire_spans: OnceLock<Vec<FieldSpan>>,
 }
 
 #[derive(Debug)]
-struct BlockColumn {
-    sql_type: Option<SqlType>,
+pub(super) struct BlockColumn {
+    pub(super) sql_type: Option<SqlType>,
     values: ColumnValues,
 }
 
@@ -183,8 +185,8 @@ impl Clone for RowSpans {
 /// alive: collecting a few rows of a huge result holds their blocks too.
 #[derive(Clone)]
 pub struct Row {
-    block: Arc<Block>,
-    index: usize,
+    pub(super) block: Arc<Block>,
+    pub(super) index: usize,
     spans: RowSpans,
 }
 
@@ -216,16 +218,7 @@ impl Row {
         else {
             return Err(column_not_found(&column, block.schema.len()));
         };
-        let ty = match &col.sql_type {
-            Some(ty) if T::accepts(ty) => ty,
-            _ => return Err(type_mismatch::<T>(&block.schema, index)),
-        };
-        match self.value(col, index) {
-            Some(Some(raw)) => {
-                T::decode_hyper(ty, raw).map_err(|e| conversion(&block.schema, index, e))
-            }
-            _ => T::decode_hyper_null(ty).map_err(|_| unexpected_null(&block.schema, index)),
-        }
+        decode!(T, &block.schema, col, index, self.value(col, index))
     }
 
     /// The raw HyperBinary bytes of column `index`; `None` is SQL NULL.
@@ -261,9 +254,32 @@ impl Row {
     }
 }
 
+/// Column `$index`'s `$value` as `$t` (`Some(None)` is NULL, `None` no
+/// value, read as NULL), the type checked before the value is touched:
+/// what `try_get` and the in-order reader ([`RowValues::read`]) both
+/// return. A macro, not a function: the optimizer keeps a scan's loop
+/// tight only when this is spelled out in place (a shared function, even
+/// `#[inline(always)]`, cost 30-70 instructions a row in callgrind).
+macro_rules! decode {
+    ($t:ty, $schema:expr, $col:expr, $index:expr, $value:expr) => {{
+        let (schema, index) = ($schema, $index);
+        let ty = match &$col.sql_type {
+            Some(ty) if <$t>::accepts(ty) => ty,
+            _ => return Err($crate::rows::row::type_mismatch::<$t>(schema, index)),
+        };
+        match $value {
+            Some(Some(raw)) => <$t>::decode_hyper(ty, raw)
+                .map_err(|e| $crate::rows::row::conversion(schema, index, e)),
+            _ => <$t>::decode_hyper_null(ty)
+                .map_err(|_| $crate::rows::row::unexpected_null(schema, index)),
+        }
+    }};
+}
+pub(super) use decode;
+
 #[cold]
 #[inline(never)]
-fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
+pub(super) fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
     Error::ColumnNotFound {
         column: column.to_string(),
         count,
@@ -272,7 +288,7 @@ fn column_not_found(column: &dyn fmt::Display, count: usize) -> Error {
 
 #[cold]
 #[inline(never)]
-fn conversion(schema: &Schema, index: usize, source: hyperdb_api_core::Error) -> Error {
+pub(super) fn conversion(schema: &Schema, index: usize, source: hyperdb_api_core::Error) -> Error {
     Error::Conversion {
         column: schema.columns()[index].name().to_owned(),
         source,
@@ -281,7 +297,7 @@ fn conversion(schema: &Schema, index: usize, source: hyperdb_api_core::Error) ->
 
 #[cold]
 #[inline(never)]
-fn unexpected_null(schema: &Schema, index: usize) -> Error {
+pub(super) fn unexpected_null(schema: &Schema, index: usize) -> Error {
     Error::UnexpectedNull {
         column: schema.columns()[index].name().to_owned(),
     }
@@ -289,7 +305,7 @@ fn unexpected_null(schema: &Schema, index: usize) -> Error {
 
 #[cold]
 #[inline(never)]
-fn type_mismatch<'a, T: FromHyperBinary<'a>>(schema: &Schema, index: usize) -> Error {
+pub(super) fn type_mismatch<'a, T: FromHyperBinary<'a>>(schema: &Schema, index: usize) -> Error {
     let col = &schema.columns()[index];
     let sql_type = match col.sql_type() {
         Some(ty) => ty.to_string(),
@@ -326,7 +342,7 @@ pub(crate) struct RowCursor {
     affected: Option<u64>,
 }
 
-/// What a row source produced after the block at hand ran out.
+/// What a source produced after the block at hand ran out.
 pub(crate) enum Fetched {
     Block(Block),
     /// The result ended; the server's affected-row count.
@@ -351,25 +367,68 @@ impl RowCursor {
         self.row.schema()
     }
 
-    /// Moves to the next row of the block at hand (`None` when it ran
-    /// out), indexing a `DataRow`'s fields. A row whose fields do not fill
-    /// it is a protocol error that ends the stream.
-    #[inline]
-    pub(crate) fn step(&mut self) -> Option<Result<()>> {
-        if self.next >= self.row.block.rows {
-            return None;
+    /// Finds the fields of the row [`advance`](Self::advance) moved to,
+    /// for [`row`](Self::row); an error is a malformed row, and the stream
+    /// has then ended.
+    #[inline(always)]
+    pub(crate) fn index_current(&mut self) -> Result<()> {
+        match self.index() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.malformed(e)),
         }
-        self.row.index = self.next;
-        self.next += 1;
+    }
+
+    /// Reads the row [`advance`](Self::advance) moved to as `T`: a
+    /// `DataRow` in column order when `T` can be read so
+    /// ([`FromRow::from_values`]: one pass over its bytes, never indexed),
+    /// else through [`FromRow::from_row`]. The outer error is a malformed
+    /// row (the stream has then ended); the inner one the row's own.
+    #[inline(always)]
+    pub(crate) fn read_current<T: FromRow>(&mut self) -> Result<Result<T>> {
+        if self.row.block.is_wire() {
+            let mut values = match RowValues::new(&self.row) {
+                Ok(values) => values,
+                Err(e) => return Err(self.malformed(e)),
+            };
+            if let Some(value) = T::from_values(&mut values) {
+                return match values.finish() {
+                    Ok(()) => Ok(value),
+                    Err(e) => Err(self.malformed(e)),
+                };
+            }
+        }
+        self.index_current()?;
+        Ok(T::from_row(&self.row))
+    }
+
+    /// Finds the fields of the row at hand, when it is a `DataRow`.
+    #[inline(always)]
+    fn index(&mut self) -> Result<()> {
         let block = &self.row.block;
         if block.is_wire() {
             let spans = self.row.spans.of_mut(block.wire.columns());
-            if let Err(e) = block.wire.index_row(self.row.index, spans) {
-                self.end(0);
-                return Some(Err(e.into()));
-            }
+            block.wire.index_row(self.row.index, spans)?;
         }
-        Some(Ok(()))
+        Ok(())
+    }
+
+    /// Moves the row to the next index of the block at hand; `false` when
+    /// it ran out.
+    #[inline(always)]
+    pub(crate) fn advance(&mut self) -> bool {
+        if self.next >= self.row.block.rows {
+            return false;
+        }
+        self.row.index = self.next;
+        self.next += 1;
+        true
+    }
+
+    /// A malformed row ends the stream.
+    #[cold]
+    fn malformed(&mut self, e: Error) -> Error {
+        self.end(0);
+        e
     }
 
     /// The row `step` moved to.
@@ -428,36 +487,47 @@ impl RowCursor {
     }
 }
 
-/// The body of every lending `next_row`: the next row of the block at
-/// hand, else the next block from `$fetch` (a [`Fetched`]; it may `.await`).
-/// A malformed row's error is shown to `$malformed` (to break the
-/// connection) before it is returned.
-macro_rules! lend_next_row {
-    ($cursor:expr, $fetch:expr $(, malformed($e:ident) => $malformed:expr)?) => {
+/// The body of every row stream's `next`: moves `$cursor` to its next row
+/// and reads it with `$read` (a `Result<Result<_>>` from the cursor, the
+/// outer error a malformed row, which goes through `$broken` to break the
+/// connection), refilling the cursor with `$refill` (a `Result<bool>`,
+/// `false` once the stream ended; it may `.await`) when the block at hand
+/// runs out. The row is made in one place and the refill is out of line
+/// and carries no row, so the optimizer keeps a decoded row in registers.
+macro_rules! read_rows {
+    ($cursor:expr, $read:expr, $refill:expr, malformed($e:ident) => $broken:expr) => {
         loop {
-            match $cursor.step() {
-                Some(Ok(())) => return Some(Ok($cursor.row())),
-                Some(Err(e)) => {
-                    $({
-                        let $e = &e;
-                        $malformed;
-                    })?
-                    return Some(Err(e));
-                }
-                None => {}
+            if $cursor.advance() {
+                break Some(match $read {
+                    Ok(row) => row,
+                    Err($e) => Err($broken),
+                });
             }
-            if $cursor.ended().is_some() {
-                return None;
-            }
-            $cursor.release();
-            let fetched = $fetch;
-            if let Err(e) = $cursor.take(fetched) {
-                return Some(Err(e));
+            match $refill {
+                Ok(true) => {}
+                Ok(false) => break None,
+                Err(e) => break Some(Err(e)),
             }
         }
     };
 }
-pub(crate) use lend_next_row;
+pub(crate) use read_rows;
+
+/// The body of every row stream's `refill`: the next block from `$fetch`
+/// (a [`Fetched`]; it may `.await`) into `$cursor`; `Ok(false)` once the
+/// stream has ended.
+macro_rules! refill_cursor {
+    ($cursor:expr, $fetch:expr) => {{
+        if $cursor.ended().is_some() {
+            Ok(false)
+        } else {
+            $cursor.release();
+            let fetched = $fetch;
+            $cursor.take(fetched).map(|()| true)
+        }
+    }};
+}
+pub(crate) use refill_cursor;
 
 /// The `DataRow` source's step as [`Fetched`].
 #[inline]

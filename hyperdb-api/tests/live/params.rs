@@ -1,7 +1,9 @@
 //! Bound parameters for every type, `query_as` with tuples and `FromRow`.
 
 use hyperdb_api::types::{Date, Interval, Numeric, Time, Timestamp, TimestampTz, ToPgBinary};
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error, FromRow, Row};
+use hyperdb_api::{
+    AsyncConnection, ConnectOptions, Connection, CreateMode, Error, FromRow, Row, RowValues,
+};
 
 use crate::common::{server, temp_dir};
 
@@ -314,4 +316,177 @@ async fn parameterized_futures_can_be_spawned() {
     .await
     .unwrap();
     assert_eq!(n, 1);
+}
+
+/// A `Measurement` read in column order too; `from_values` must build what
+/// `from_row` builds.
+#[derive(Debug, PartialEq)]
+struct InOrder {
+    id: i32,
+    label: Option<String>,
+}
+
+impl FromRow for InOrder {
+    fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
+        Ok(InOrder {
+            id: row.try_get(0)?,
+            label: row.try_get(1)?,
+        })
+    }
+
+    fn from_values(values: &mut RowValues<'_>) -> Option<hyperdb_api::Result<Self>> {
+        Some(values.read().and_then(|id| {
+            Ok(InOrder {
+                id,
+                label: values.read()?,
+            })
+        }))
+    }
+}
+
+/// Tuples over `DataRow`s are decoded in column order, straight from the
+/// row's bytes: the same values as `try_get`, and the same errors, each
+/// for its own row (the rows after it still read) and the connection
+/// still usable.
+#[test]
+fn tuples_read_in_column_order_match_try_get() {
+    let mut c = connect();
+    let sql = "SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE 'r' || i END AS s, \
+               i / 4.0::double precision AS d, CASE WHEN i % 2 = 0 THEN NULL ELSE -i::bigint END AS l, \
+               (i - 0.5)::numeric(38, 6) AS n, DATE '1899-12-31' + i AS day \
+               FROM generate_series(1, 2000) g(i) ORDER BY i";
+    type Tuple = (i32, Option<String>, Option<f64>, Option<i64>, Numeric, Date);
+    let typed: Vec<Tuple> = c
+        .execute_query_params(sql, &[])
+        .unwrap()
+        .typed::<Tuple>()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    let mut by_index = Vec::new();
+    let mut rows = c.execute_query_params(sql, &[]).unwrap();
+    while let Some(r) = rows.next_row() {
+        let r = r.unwrap();
+        by_index.push((
+            r.try_get(0).unwrap(),
+            r.try_get(1).unwrap(),
+            r.try_get(2).unwrap(),
+            r.try_get(3).unwrap(),
+            r.try_get(4).unwrap(),
+            r.try_get(5).unwrap(),
+        ));
+    }
+    drop(rows);
+    assert_eq!(typed.len(), 2000);
+    assert_eq!(typed, by_index);
+    assert_eq!(typed[2].1, None);
+    assert_eq!(typed[0].4.to_string(), "0.500000");
+    // Fewer tuple fields than columns: the rest of each row is skipped.
+    let firsts: Vec<(i32,)> = c
+        .execute_query_params(sql, &[])
+        .unwrap()
+        .typed()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(firsts.last(), Some(&(2000,)));
+    // A struct with its own in-order reader.
+    let structs: Vec<InOrder> = c
+        .execute_query_params(
+            "SELECT i, CASE WHEN i = 2 THEN NULL ELSE 'v' || i END FROM generate_series(1, 3) g(i) ORDER BY i",
+            &[],
+        )
+        .unwrap()
+        .typed()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        structs,
+        vec![
+            InOrder {
+                id: 1,
+                label: Some("v1".into())
+            },
+            InOrder { id: 2, label: None },
+            InOrder {
+                id: 3,
+                label: Some("v3".into())
+            },
+        ]
+    );
+
+    // Errors: a NULL into a non-Option, mid-row, fails that row only.
+    let got: Vec<_> = c
+        .execute_query_params(
+            "SELECT i, CASE WHEN i = 2 THEN NULL ELSE i END, 'x' || i FROM generate_series(1, 3) g(i) ORDER BY i",
+            &[],
+        )
+        .unwrap()
+        .typed::<(i32, i32, String)>()
+        .collect();
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].as_ref().unwrap(), &(1, 1, "x1".to_owned()));
+    assert!(
+        matches!(&got[1], Err(Error::UnexpectedNull { column }) if column == "case"),
+        "{:?}",
+        got[1]
+    );
+    assert_eq!(got[2].as_ref().unwrap(), &(3, 3, "x3".to_owned()));
+    // A type that cannot read the column, a value that does not fit, a
+    // column that is not there.
+    let mut rows = c
+        .execute_query_params("SELECT i, 'a' FROM generate_series(1, 2) g(i)", &[])
+        .unwrap()
+        .typed::<(String, String)>();
+    assert!(matches!(rows.next(), Some(Err(Error::TypeMismatch { .. }))));
+    assert!(matches!(rows.next(), Some(Err(Error::TypeMismatch { .. }))));
+    assert!(rows.next().is_none());
+    drop(rows);
+    let got: Vec<_> = c
+        .execute_query_params("SELECT * FROM (VALUES (1), (100000), (3)) v(x)", &[])
+        .unwrap()
+        .typed::<(i16,)>()
+        .collect();
+    assert!(
+        matches!(got[1], Err(Error::Conversion { .. })),
+        "{:?}",
+        got[1]
+    );
+    assert_eq!(
+        (got[0].as_ref().unwrap(), got[2].as_ref().unwrap()),
+        (&(1,), &(3,))
+    );
+    let e = c
+        .execute_query_params("SELECT 1", &[])
+        .unwrap()
+        .typed::<(i32, i32)>()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, Error::ColumnNotFound { .. }), "{e:?}");
+    assert_eq!(c.query_scalar::<i32>("SELECT 5").unwrap(), 5);
+}
+
+/// The async stream reads tuples the same way.
+#[tokio::test]
+async fn async_tuples_read_in_column_order() {
+    let mut c = AsyncConnection::connect_with(&ConnectOptions::new(server().endpoint().clone()))
+        .await
+        .unwrap();
+    let mut rows = c
+        .execute_query_params(
+            "SELECT i, CASE WHEN i = 2 THEN NULL ELSE i END, 'x' || i FROM generate_series(1, 3) g(i) ORDER BY i",
+            &[],
+        )
+        .await
+        .unwrap();
+    let first: (i32, Option<i32>, String) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!(first, (1, Some(1), "x1".to_owned()));
+    let e = rows
+        .next_as::<(i32, i32, String)>()
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, Error::UnexpectedNull { .. }), "{e:?}");
+    let last: (i32, i32, String) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!(last, (3, 3, "x3".to_owned()));
+    assert!(rows.next_as::<(i32,)>().await.is_none());
 }
