@@ -391,10 +391,18 @@ impl RowCursor {
                 Err(e) => return Err(self.malformed(e)),
             };
             if let Some(value) = T::from_values(&mut values) {
-                return match values.finish() {
-                    Ok(()) => Ok(value),
-                    Err(e) => Err(self.malformed(e)),
-                };
+                if values.is_complete() {
+                    return Ok(value);
+                }
+                // The reader stopped early (an error, or fewer fields than
+                // the row has). Check the row, then read it by index, which
+                // gives the same value or error. The value is not kept
+                // across the check: when it was, the optimizer copied every
+                // decoded row through memory, three times.
+                drop(value);
+                if let Err(e) = values.finish() {
+                    return Err(self.malformed(e));
+                }
             }
         }
         self.index_current()?;

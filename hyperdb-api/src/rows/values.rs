@@ -15,7 +15,7 @@ use hyperdb_api_core::protocol::backend::RowFields;
 use hyperdb_api_core::types::FromHyperBinary;
 
 use crate::error::Result;
-use crate::rows::row::{column_not_found, decode};
+use crate::rows::row::{column_not_found, decode, BlockColumn};
 use crate::rows::{Row, Schema};
 
 /// The values of one `DataRow`, read front to back with
@@ -24,7 +24,10 @@ use crate::rows::{Row, Schema};
 /// [`FromRow::from_values`]: crate::FromRow::from_values
 #[derive(Debug)]
 pub struct RowValues<'a> {
-    row: &'a Row,
+    schema: &'a Arc<Schema>,
+    /// The block's columns, held here so a read does not go through the
+    /// row's `Arc` for each value.
+    columns: &'a [BlockColumn],
     fields: RowFields<'a>,
     /// The column `read` reads next.
     next: usize,
@@ -34,30 +37,38 @@ impl<'a> RowValues<'a> {
     /// The values of `row`, a `DataRow` (its block came off the wire).
     #[inline]
     pub(super) fn new(row: &'a Row) -> Result<RowValues<'a>> {
+        let block = &*row.block;
         Ok(RowValues {
-            row,
-            fields: row.block.wire.fields(row.index)?,
+            schema: &block.schema,
+            columns: &block.columns,
+            fields: block.wire.fields(row.index)?,
             next: 0,
         })
     }
 
     /// The result's columns.
     pub fn schema(&self) -> &Arc<Schema> {
-        self.row.schema()
+        self.schema
     }
 
     /// The next column's value as `T`, with [`Row::try_get`]'s errors.
     /// After an error the next call reads the column after it.
     #[inline(always)]
     pub fn read<T: FromHyperBinary<'a>>(&mut self) -> Result<T> {
-        let block = &*self.row.block;
         let index = self.next;
-        let Some(col) = block.columns.get(index) else {
-            return Err(column_not_found(&index, block.schema.len()));
+        let Some(col) = self.columns.get(index) else {
+            return Err(column_not_found(&index, self.schema.len()));
         };
         let raw = self.fields.next_field()?;
         self.next += 1;
-        decode!(T, &block.schema, col, index, Some(raw))
+        decode!(T, self.schema, col, index, Some(raw))
+    }
+
+    /// Whether every field was read and nothing follows them: the row is
+    /// well-formed, no [`finish`](Self::finish) needed.
+    #[inline(always)]
+    pub(super) fn is_complete(&self) -> bool {
+        self.next == self.columns.len() && self.fields.is_empty()
     }
 
     /// Checks the fields not read and that nothing follows them; a
@@ -65,6 +76,9 @@ impl<'a> RowValues<'a> {
     /// `read` already failed (the fields stay where they failed).
     #[inline]
     pub(super) fn finish(self) -> Result<()> {
-        Ok(self.fields.finish()?)
+        // `read` never goes past the last column.
+        Ok(self
+            .fields
+            .finish(self.columns.len().saturating_sub(self.next))?)
     }
 }
