@@ -88,7 +88,7 @@ impl<'c> Rows<'c> {
     /// }
     /// # Ok(()) }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_row(&mut self) -> Option<Result<&Row>> {
         let step = read_rows!(
             self.cursor,
@@ -163,7 +163,7 @@ impl<T> TypedRows<'_, T> {
 impl<T: FromRow> Iterator for TypedRows<'_, T> {
     type Item = Result<T>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<T>> {
         let rows = &mut self.rows;
         read_rows!(
