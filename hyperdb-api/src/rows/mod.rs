@@ -269,54 +269,51 @@ mod malformed_row_tests {
         })
     }
 
-    #[test]
-    fn malformed_row_is_a_protocol_error_and_breaks_the_connection() {
+    /// Runs `read` on a connection to the fake server, then checks that
+    /// the connection is broken.
+    fn read_then_broken(read: impl FnOnce(&mut Connection)) {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("fake");
         let listener = UnixListener::bind(&socket).expect("bind");
         let server = std::thread::spawn(move || serve(listener));
         let mut conn = Connection::connect_with(&ConnectOptions::new(Endpoint::unix(&socket)))
             .expect("connect");
-        {
-            let mut rows = conn.execute_query_params("SELECT n", &[]).expect("query");
-            let first = rows.next_row().expect("a row").expect("well-formed");
-            assert_eq!(first.try_get::<i32>(0).expect("n"), 7);
-            let err = rows.next_row().expect("an error").expect_err("malformed");
-            assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
-            assert!(err.to_string().contains("longer than the row"), "{err}");
-            assert!(rows.next_row().is_none(), "the stream ends");
-        }
+        read(&mut conn);
         let err = conn.execute_command("SELECT 1").expect_err("broken");
         assert!(err.is_closed(), "{err}");
         drop(conn);
         drop(server);
     }
 
+    fn assert_malformed(err: crate::Error) {
+        assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+        assert!(err.to_string().contains("longer than the row"), "{err}");
+    }
+
+    #[test]
+    fn malformed_row_is_a_protocol_error_and_breaks_the_connection() {
+        read_then_broken(|conn| {
+            let mut rows = conn.execute_query_params("SELECT n", &[]).expect("query");
+            let first = rows.next_row().expect("a row").expect("well-formed");
+            assert_eq!(first.try_get::<i32>(0).expect("n"), 7);
+            assert_malformed(rows.next_row().expect("an error").expect_err("malformed"));
+            assert!(rows.next_row().is_none(), "the stream ends");
+        });
+    }
+
     /// Read as a tuple (in column order, never indexed), the same row is
     /// the same protocol error.
     #[test]
     fn malformed_row_read_as_a_tuple_breaks_the_connection() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let socket = dir.path().join("fake");
-        let listener = UnixListener::bind(&socket).expect("bind");
-        let server = std::thread::spawn(move || serve(listener));
-        let mut conn = Connection::connect_with(&ConnectOptions::new(Endpoint::unix(&socket)))
-            .expect("connect");
-        {
+        read_then_broken(|conn| {
             let mut rows = conn
                 .execute_query_params("SELECT n", &[])
                 .expect("query")
                 .typed::<(i32,)>();
             assert_eq!(rows.next().expect("a row").expect("well-formed"), (7,));
-            let err = rows.next().expect("an error").expect_err("malformed");
-            assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
-            assert!(err.to_string().contains("longer than the row"), "{err}");
+            assert_malformed(rows.next().expect("an error").expect_err("malformed"));
             assert!(rows.next().is_none(), "the stream ends");
-        }
-        let err = conn.execute_command("SELECT 1").expect_err("broken");
-        assert!(err.is_closed(), "{err}");
-        drop(conn);
-        drop(server);
+        });
     }
 
     #[cfg(feature = "async")]
@@ -348,7 +345,7 @@ mod malformed_row_tests {
                     .await
                     .expect("an error")
                     .expect_err("malformed");
-                assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+                assert_malformed(err);
                 assert!(rows.next_row().await.is_none(), "the stream ends");
             }
             let err = conn.execute_command("SELECT 1").await.expect_err("broken");
