@@ -139,7 +139,10 @@ impl<'c> Rows<'c> {
 impl Iterator for Rows<'_> {
     type Item = Result<Row>;
 
-    #[inline]
+    // Inlined like `next_row`: a `Row` returned through memory was read
+    // back by the caller with wide loads over the narrow stores just made
+    // (a stalled store forward, +15 ns a row).
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Row>> {
         self.next_row().map(|r| r.cloned())
     }
