@@ -4,8 +4,8 @@
 //! field lies, so a `DataRow` is indexed before it is read. A reader that
 //! takes every value in order needs no index: [`RowValues`] walks the row's
 //! length words as it decodes, one pass over bytes that are already in
-//! cache. `query_as` and `next_as` read this way for every [`FromRow`]
-//! type with an in-order reader (the tuples have one).
+//! cache. `query_as`, `Rows::typed` and `next_as` read this way for every
+//! [`FromRow`] type with an in-order reader (the tuples have one).
 //!
 //! [`FromRow`]: crate::FromRow
 
@@ -52,7 +52,8 @@ impl<'a> RowValues<'a> {
     }
 
     /// The next column's value as `T`, with [`Row::try_get`]'s errors.
-    /// After an error the next call reads the column after it.
+    /// After a value's error the next call reads the column after it; in a
+    /// malformed row (a protocol error) every later call fails too.
     #[inline(always)]
     pub fn read<T: FromHyperBinary<'a>>(&mut self) -> Result<T> {
         let index = self.next;
