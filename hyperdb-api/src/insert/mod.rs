@@ -42,7 +42,7 @@ pub use inserter::AsyncInserter;
 macro_rules! inserter_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Sets the CopyData frame size: rows are written out each time this
-        /// many bytes are buffered (default [`DEFAULT_FLUSH_THRESHOLD`]).
+        /// many bytes are buffered (default [`DEFAULT_FLUSH_THRESHOLD`](crate::insert::DEFAULT_FLUSH_THRESHOLD)).
         pub fn with_flush_threshold(mut self, bytes: usize) -> Self {
             self.encoder.set_flush_threshold(bytes);
             self
