@@ -69,15 +69,18 @@ pub trait ToHyperBinary {
     #[inline]
     fn encode_value_or_null_hyper(
         &self,
-        ty: &SqlType,
+        column: &ColumnType,
         buf: &mut BytesMut,
         _: sealed::Token,
     ) -> Result<bool> {
         if self.is_null() {
-            return Ok(true);
+            return match column.is_nullable() {
+                true => Ok(true),
+                false => Err(null_in_not_null(column)),
+            };
         }
         let start = buf.len();
-        if let Err(e) = self.encode_hyper(ty, buf) {
+        if let Err(e) = self.encode_hyper(&column.sql_type, buf) {
             buf.truncate(start);
             return Err(e);
         }
@@ -106,17 +109,18 @@ pub fn encode_column<T: ToHyperBinary + ?Sized>(
     value.encode_column_hyper(column, buf, sealed::Token)
 }
 
-/// Appends a value in the layout of `ty` with no null indicator, or
-/// nothing for NULL: returns whether the value was NULL. For callers that
-/// keep NULLs elsewhere (a columnar validity bitmap). On error nothing is
+/// Appends a value in the layout of `column` with no null indicator, or
+/// nothing for NULL: returns whether the value was NULL (an error in a
+/// NOT NULL column, as [`encode_column`] gives). For callers that keep
+/// NULLs elsewhere (a columnar validity bitmap). On error nothing is
 /// appended.
 #[inline]
 pub fn encode_value_or_null<T: ToHyperBinary + ?Sized>(
     value: &T,
-    ty: &SqlType,
+    column: &ColumnType,
     buf: &mut BytesMut,
 ) -> Result<bool> {
-    value.encode_value_or_null_hyper(ty, buf, sealed::Token)
+    value.encode_value_or_null_hyper(column, buf, sealed::Token)
 }
 
 #[inline(always)]
@@ -133,7 +137,7 @@ fn put_column<T: ToHyperBinary + ?Sized>(
             return Ok(());
         }
     } else if null {
-        return Err(Error::invalid_input(format!("NULL for a {column} column")));
+        return Err(null_in_not_null(column));
     }
     // Only the error is moved on: passing the callee's `Result` through
     // whole (`inspect_err`) copied it on the stack for every value, measured
@@ -143,6 +147,12 @@ fn put_column<T: ToHyperBinary + ?Sized>(
         return Err(e);
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn null_in_not_null(column: &ColumnType) -> Error {
+    Error::invalid_input(format!("NULL for a {column} column"))
 }
 
 /// Appends a whole COPY row, one value per column in order. On error the

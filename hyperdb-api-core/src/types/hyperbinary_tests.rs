@@ -408,13 +408,20 @@ fn rows() {
 #[test]
 fn value_or_null_writes_no_indicator() {
     let mut buf = BytesMut::new();
-    assert!(!encode_value_or_null(&Some(7i32), &SqlType::Int, &mut buf).unwrap());
-    assert!(encode_value_or_null(&None::<i32>, &SqlType::Int, &mut buf).unwrap());
+    let int = ColumnType::nullable(SqlType::Int);
+    assert!(!encode_value_or_null(&Some(7i32), &int, &mut buf).unwrap());
+    assert!(encode_value_or_null(&None::<i32>, &int, &mut buf).unwrap());
     let dyn_null: &dyn ToHyperBinary = &None::<&str>;
-    assert!(encode_value_or_null(dyn_null, &SqlType::Text, &mut buf).unwrap());
+    let text = ColumnType::nullable(SqlType::Text);
+    assert!(encode_value_or_null(dyn_null, &text, &mut buf).unwrap());
     assert_eq!(&buf[..], &7i32.to_le_bytes());
-    // A failure appends nothing: a wrong type, or a value too long.
-    assert!(encode_value_or_null(&"x", &SqlType::Int, &mut buf).is_err());
-    assert!(encode_value_or_null(&"abc", &SqlType::Varchar(2), &mut buf).is_err());
+    // A failure appends nothing: a wrong type, a value too long, or NULL
+    // in a NOT NULL column.
+    assert!(encode_value_or_null(&"x", &int, &mut buf).is_err());
+    let varchar = ColumnType::nullable(SqlType::Varchar(2));
+    assert!(encode_value_or_null(&"abc", &varchar, &mut buf).is_err());
+    let not_null = ColumnType::not_null(SqlType::Int);
+    let err = encode_value_or_null(&None::<i32>, &not_null, &mut buf).expect_err("NOT NULL");
+    assert!(err.to_string().contains("NULL for a"), "{err}");
     assert_eq!(buf.len(), 4);
 }

@@ -63,7 +63,6 @@ struct Column {
     /// The values as HyperBinary encodes them, without null bytes. A NULL
     /// fixed-width value has a zeroed slot; a NULL text value nothing.
     values: BytesMut,
-    nullable: bool,
     /// Rows of the open batch that are NULL, ascending: nothing to do per
     /// value in the common case, a bitmap built once per batch otherwise.
     null_rows: Vec<u32>,
@@ -89,7 +88,6 @@ impl ArrowRows {
                 ty,
                 width: ty.fixed_width(),
                 values: BytesMut::new(),
-                nullable: c.is_nullable(),
                 null_rows: Vec::new(),
                 row_start: 0,
             });
@@ -139,12 +137,7 @@ impl RowSink for ArrowRows {
     ) -> hyperdb_api_core::Result<()> {
         let col = &mut self.columns[i];
         col.row_start = col.values.len();
-        if encode_value_or_null(value, &column.sql_type, &mut col.values)? {
-            if !col.nullable {
-                return Err(hyperdb_api_core::Error::invalid_input(format!(
-                    "NULL for a {column} column"
-                )));
-            }
+        if encode_value_or_null(value, column, &mut col.values)? {
             // At most BATCH_ROWS rows, so the index fits.
             col.null_rows.push(self.rows as u32);
             col.values.put_bytes(0, col.width.unwrap_or(0));
@@ -198,8 +191,8 @@ impl RowSink for ArrowRows {
 
 impl Column {
     /// Arrow counts an interval's time in nanoseconds: about 292 years
-    /// where Hyper's microseconds go 1000 times further.
-    #[cold]
+    /// where Hyper's microseconds go 1000 times further. Runs for every
+    /// INTERVAL value, so not marked cold.
     fn check_interval(&mut self) -> hyperdb_api_core::Result<()> {
         let raw = self.values[self.row_start..]
             .first_chunk::<16>()

@@ -27,6 +27,12 @@ pub(crate) fn copy_sql(table: &TableDefinition, format: &str) -> Result<String> 
 /// (`crate::arrow::ArrowRows`). Row bookkeeping and errors stay in the
 /// encoder, so every wire checks rows identically.
 pub(crate) trait RowSink {
+    /// Puts what opens the stream into `buf` (HyperBinary's header; Arrow
+    /// sends its schema with the first batch).
+    fn start_stream(&mut self, buf: &mut BytesMut) {
+        let _ = buf;
+    }
+
     /// Before the first value of a row.
     fn begin_row(&mut self, buf: &mut BytesMut);
 
@@ -78,7 +84,7 @@ impl RowEncoder<HyperBinaryFrames> {
     pub(crate) fn reset(&mut self) {
         self.rows = 0;
         self.next_col = 0;
-        self.sink.frame_start = None;
+        self.sink.reset();
     }
 }
 
@@ -98,8 +104,9 @@ impl<S: RowSink> RowEncoder<S> {
         })
     }
 
-    pub(crate) fn sink_mut(&mut self) -> &mut S {
-        &mut self.sink
+    /// Puts what opens the stream into `buf`, before the first row.
+    pub(crate) fn start_stream(&mut self, buf: &mut BytesMut) {
+        self.sink.start_stream(buf);
     }
 
     pub(crate) fn set_flush_threshold(&mut self, bytes: usize) {
@@ -269,10 +276,9 @@ impl HyperBinaryFrames {
         }
     }
 
-    /// Opens the first frame with the HyperBinary header.
-    pub(crate) fn start_stream(&mut self, buf: &mut BytesMut) {
-        self.open_frame(buf);
-        put_copy_header(buf);
+    /// Forgets the open frame (its buffer was cleared).
+    fn reset(&mut self) {
+        self.frame_start = None;
     }
 
     #[inline]
@@ -284,6 +290,12 @@ impl HyperBinaryFrames {
 }
 
 impl RowSink for HyperBinaryFrames {
+    /// Opens the first frame with the HyperBinary header.
+    fn start_stream(&mut self, buf: &mut BytesMut) {
+        self.open_frame(buf);
+        put_copy_header(buf);
+    }
+
     #[inline]
     fn begin_row(&mut self, buf: &mut BytesMut) {
         self.open_frame(buf);
@@ -353,7 +365,7 @@ mod tests {
 
     fn encoder(buf: &mut BytesMut) -> RowEncoder {
         let mut e = RowEncoder::new(&table()).unwrap();
-        e.sink_mut().start_stream(buf);
+        e.start_stream(buf);
         e
     }
 

@@ -5,7 +5,7 @@ use hyperdb_api_core::types::ToHyperBinary;
 use crate::error::Result;
 use crate::insert::encoder::RowEncoder;
 use crate::insert::wire::Wire;
-use crate::insert::{inserter_methods, row_encoder, start_stream, InsertFormat};
+use crate::insert::{inserter_methods, row_encoder, InsertFormat};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
 
@@ -47,7 +47,7 @@ impl<'c> Inserter<'c> {
         let (sql, mut encoder) = row_encoder(table, format)?;
         let client = conn.client();
         client.copy_in(&sql)?;
-        start_stream(&mut encoder, client.copy_buf());
+        encoder.start_stream(client.copy_buf());
         Ok(Inserter {
             client,
             encoder,
@@ -102,7 +102,7 @@ impl<'c> AsyncInserter<'c> {
         let (sql, mut encoder) = row_encoder(table, format)?;
         let client = conn.client();
         client.copy_in(&sql).await?;
-        start_stream(&mut encoder, client.copy_buf());
+        encoder.start_stream(client.copy_buf());
         Ok(AsyncInserter {
             client,
             encoder,

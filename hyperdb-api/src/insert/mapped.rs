@@ -12,7 +12,7 @@ use crate::escape::{push_identifier, quote_identifier};
 use crate::insert::encoder::RowEncoder;
 use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
-use crate::insert::{row_encoder, start_stream, InsertFormat};
+use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
 use crate::table_definition::TableDefinition;
 use crate::Connection;
@@ -94,7 +94,7 @@ impl<'c> MappedInserter<'c> {
             client.enqueue_command(&drop_stage)?;
             return Err(e.into());
         }
-        start_stream(&mut encoder, client.copy_buf());
+        encoder.start_stream(client.copy_buf());
         Ok(MappedInserter {
             client,
             encoder,

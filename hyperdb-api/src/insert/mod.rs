@@ -28,8 +28,8 @@ pub use chunk::{ChunkSender, InsertChunk};
 pub use encoder::DEFAULT_FLUSH_THRESHOLD;
 pub use inserter::Inserter;
 pub use mapped::{ColumnMapping, MappedInserter};
+pub(crate) use wire::row_encoder;
 pub use wire::InsertFormat;
-pub(crate) use wire::{row_encoder, start_stream};
 
 #[cfg(feature = "async")]
 pub use chunk::AsyncChunkSender;
@@ -43,6 +43,8 @@ macro_rules! inserter_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Sets the CopyData frame size: rows are written out each time this
         /// many bytes are buffered (default [`DEFAULT_FLUSH_THRESHOLD`](crate::insert::DEFAULT_FLUSH_THRESHOLD)).
+        /// With [`InsertFormat::ArrowStream`](crate::InsertFormat) a
+        /// record batch is always written whole.
         pub fn with_flush_threshold(mut self, bytes: usize) -> Self {
             self.encoder.set_flush_threshold(bytes);
             self

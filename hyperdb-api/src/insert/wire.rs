@@ -23,8 +23,11 @@ pub enum InsertFormat {
     /// the send buffer.
     HyperBinary,
     /// `FORMAT ARROWSTREAM`: rows gathered into Arrow record batches of
-    /// 64Ki rows. Every Hyper type can be sent; an INTERVAL whose time
-    /// exceeds Arrow's 2^63 nanoseconds (~292 years) is rejected.
+    /// 64Ki rows (or 16 MiB), each written out whole: the flush threshold
+    /// does not split a batch, and the client holds up to about two
+    /// batches' bytes at once. Every Hyper type can be sent; an INTERVAL
+    /// whose time exceeds Arrow's 2^63 nanoseconds (~292 years) is
+    /// rejected.
     #[cfg(feature = "arrow")]
     ArrowStream,
 }
@@ -47,7 +50,7 @@ pub(crate) enum Wire {
 }
 
 /// The COPY statement and the row encoder for `format`. After the COPY has
-/// started, call [`start_stream`] on the send buffer.
+/// started, call `RowEncoder::start_stream` on the send buffer.
 pub(crate) fn row_encoder(
     table: &TableDefinition,
     format: InsertFormat,
@@ -63,16 +66,6 @@ pub(crate) fn row_encoder(
     Ok((copy_sql(table, name)?, RowEncoder::with_sink(table, wire)?))
 }
 
-/// Writes what opens the stream (HyperBinary's header; Arrow sends its
-/// schema with the first batch).
-pub(crate) fn start_stream(encoder: &mut RowEncoder<Wire>, buf: &mut BytesMut) {
-    match encoder.sink_mut() {
-        Wire::HyperBinary(frames) => frames.start_stream(buf),
-        #[cfg(feature = "arrow")]
-        Wire::Arrow(_) => {}
-    }
-}
-
 macro_rules! each {
     ($self:ident, $sink:ident => $e:expr) => {
         match $self {
@@ -84,6 +77,10 @@ macro_rules! each {
 }
 
 impl RowSink for Wire {
+    fn start_stream(&mut self, buf: &mut BytesMut) {
+        each!(self, s => s.start_stream(buf))
+    }
+
     #[inline]
     fn begin_row(&mut self, buf: &mut BytesMut) {
         each!(self, s => s.begin_row(buf))

@@ -9,7 +9,7 @@
 //! where Arrow's layout differs from HyperBinary's). `try_get` and every
 //! type conversion are therefore one implementation for both sources.
 //!
-//! A `DataRow` is indexed when the cursor steps onto it: its fields' spans
+//! A `DataRow` is indexed when the cursor moves onto it: its fields' spans
 //! go into the cursor's row, so they are read from L1 while the row's bytes
 //! are still hot. A row of up to [`INLINE_SPANS`] columns keeps them
 //! inline, so a clone carries them along; a clone of a wider row does not,
@@ -372,9 +372,14 @@ impl RowCursor {
     /// has then ended.
     #[inline(always)]
     pub(crate) fn index_current(&mut self) -> Result<()> {
-        match self.index() {
+        let block = &self.row.block;
+        if !block.is_wire() {
+            return Ok(());
+        }
+        let spans = self.row.spans.of_mut(block.wire.columns());
+        match block.wire.index_row(self.row.index, spans) {
             Ok(()) => Ok(()),
-            Err(e) => Err(self.malformed(e)),
+            Err(e) => Err(self.malformed(e.into())),
         }
     }
 
@@ -409,17 +414,6 @@ impl RowCursor {
         Ok(T::from_row(&self.row))
     }
 
-    /// Finds the fields of the row at hand, when it is a `DataRow`.
-    #[inline(always)]
-    fn index(&mut self) -> Result<()> {
-        let block = &self.row.block;
-        if block.is_wire() {
-            let spans = self.row.spans.of_mut(block.wire.columns());
-            block.wire.index_row(self.row.index, spans)?;
-        }
-        Ok(())
-    }
-
     /// Moves the row to the next index of the block at hand; `false` when
     /// it ran out.
     #[inline(always)]
@@ -439,7 +433,7 @@ impl RowCursor {
         e
     }
 
-    /// The row `step` moved to.
+    /// The row [`advance`](Self::advance) moved to.
     #[inline]
     pub(crate) fn row(&self) -> &Row {
         &self.row

@@ -5,8 +5,8 @@
 use hyperdb_api::error::RowErrorKind;
 use hyperdb_api::types::{Date, Interval, Numeric, SqlType, Time, Timestamp, TimestampTz};
 use hyperdb_api::{
-    AsyncChunkSender, AsyncConnection, AsyncInserter, ChunkSender, ColumnMapping, Connection,
-    CreateMode, Error, InsertChunk, InsertFormat, Inserter, MappedInserter, TableDefinition,
+    AsyncChunkSender, AsyncInserter, ChunkSender, ColumnMapping, Connection, CreateMode, Error,
+    InsertChunk, InsertFormat, Inserter, MappedInserter, TableDefinition,
 };
 
 use crate::common::{async_db_with_table, db_with_table, server, temp_dir};
@@ -329,14 +329,7 @@ fn measurements() -> TableDefinition {
 
 fn fresh(name: &str) -> (tempfile::TempDir, Connection) {
     let dir = temp_dir();
-    let mut c = Connection::connect(
-        server().endpoint(),
-        dir.path().join(name),
-        CreateMode::Create,
-    )
-    .unwrap();
-    c.execute_command(&measurements().create_table_sql(false).unwrap())
-        .unwrap();
+    let mut c = db_with_table(&dir, name, &measurements());
     c.execute_command("INSERT INTO measurements VALUES (-1, 0, 0, 0)")
         .unwrap();
     (dir, c)
@@ -480,16 +473,7 @@ async fn async_abort_paths_leave_the_table_unchanged() {
 
 async fn async_abort_paths_in(format: InsertFormat) {
     let dir = temp_dir();
-    let mut c = AsyncConnection::connect(
-        server().endpoint(),
-        dir.path().join("a.hyper"),
-        CreateMode::Create,
-    )
-    .await
-    .unwrap();
-    c.execute_command(&measurements().create_table_sql(false).unwrap())
-        .await
-        .unwrap();
+    let mut c = async_db_with_table(&dir, "a.hyper", &measurements()).await;
     {
         let mut ins = AsyncInserter::with_format(&mut c, &measurements(), format)
             .await

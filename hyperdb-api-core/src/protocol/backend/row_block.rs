@@ -71,17 +71,8 @@ impl RowBlock {
     /// there is no such row.
     #[inline]
     pub fn fields(&self, row: usize) -> Result<RowFields<'_>> {
-        let Some(body) = self.body(row) else {
-            return Err(malformed("index out of the block"));
-        };
-        // After the field count, checked when the block was taken.
-        let Some(rest) = self.buf.get(body.start + 2..body.end) else {
-            return Err(malformed("shorter than its field count"));
-        };
-        Ok(RowFields {
-            rest,
-            end: body.end,
-        })
+        let (rest, _) = self.field_bytes(row)?;
+        Ok(RowFields { rest })
     }
 
     /// Finds where each field of row `row` lies, one span per column into
@@ -97,7 +88,7 @@ impl RowBlock {
                 self.columns
             )));
         }
-        let RowFields { mut rest, end, .. } = self.fields(row)?;
+        let (mut rest, end) = self.field_bytes(row)?;
         // The same checks as `split_field`, spelled out: through it, the
         // cursor's step cost 3 more instructions a field (callgrind).
         for slot in spans.iter_mut() {
@@ -155,6 +146,19 @@ impl RowBlock {
         all
     }
 
+    /// Row `row`'s fields (its body after the field count, checked when
+    /// the block was taken) and where the row ends in the buffer.
+    #[inline(always)]
+    fn field_bytes(&self, row: usize) -> Result<(&[u8], usize)> {
+        let Some(body) = self.body(row) else {
+            return Err(malformed("index out of the block"));
+        };
+        match self.buf.get(body.start + 2..body.end) {
+            Some(rest) => Ok((rest, body.end)),
+            None => Err(malformed("shorter than its field count")),
+        }
+    }
+
     /// Where row `row`'s body lies: rows are contiguous, so a body ends
     /// where the next row's header starts.
     #[inline]
@@ -179,8 +183,6 @@ impl RowBlock {
 pub struct RowFields<'a> {
     /// The row's bytes from the next length word on.
     rest: &'a [u8],
-    /// Where the row ends in the block's buffer (for spans).
-    end: usize,
 }
 
 impl<'a> RowFields<'a> {
@@ -206,7 +208,7 @@ impl<'a> RowFields<'a> {
     /// Walks the `unread` fields the reader left (the row's field count
     /// less those it read) and checks that nothing follows them: a
     /// protocol error when the row is malformed anywhere from here on, or
-    /// the reader read more fields than the row has.
+    /// its bytes do not hold `unread` more fields.
     #[inline(always)]
     pub fn finish(self, unread: usize) -> Result<()> {
         // Readers mostly read every field: then this is two comparisons.
