@@ -28,6 +28,9 @@ use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, S
 #[derive(Debug)]
 pub struct AsyncConnection {
     client: AsyncClient,
+    /// `DETACH` statements for the files this connection attached, run by
+    /// `close`.
+    detach_on_close: Vec<String>,
 }
 
 impl AsyncConnection {
@@ -47,19 +50,26 @@ impl AsyncConnection {
     pub async fn connect_with(options: &ConnectOptions) -> Result<AsyncConnection> {
         let plan = options.plan()?;
         let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
-        for sql in &plan.setup {
+        for group in &plan.setup {
             let started = Instant::now();
-            loop {
-                match client.execute(sql).await {
-                    Err(e) if should_retry(&e, started) => tokio::time::sleep(IN_USE_POLL).await,
-                    res => {
-                        res?;
-                        break;
-                    }
-                };
+            'group: loop {
+                for sql in group {
+                    match client.execute(sql).await {
+                        Err(e) if should_retry(&e, started) => {
+                            tokio::time::sleep(IN_USE_POLL).await;
+                            continue 'group;
+                        }
+                        res => res?,
+                    };
+                }
+                break;
             }
         }
-        Ok(AsyncConnection { client })
+        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+        Ok(AsyncConnection {
+            client,
+            detach_on_close: detach_on_close.into_iter().collect(),
+        })
     }
 
     /// Runs one or more SQL statements; returns the affected row count of
@@ -144,13 +154,18 @@ impl AsyncConnection {
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
+        let detach = detach_sql(alias)?;
         self.execute_command(&attach_sql(path.as_ref(), alias)?)
-            .await
-            .map(drop)
+            .await?;
+        self.detach_on_close.push(detach);
+        Ok(())
     }
 
     pub async fn detach_database(&mut self, alias: &str) -> Result<()> {
-        self.execute_command(&detach_sql(alias)?).await.map(drop)
+        let detach = detach_sql(alias)?;
+        self.execute_command(&detach).await?;
+        self.detach_on_close.retain(|d| *d != detach);
+        Ok(())
     }
 
     /// Schemas, tables and databases: create, list, inspect, drop.
@@ -181,7 +196,12 @@ impl AsyncConnection {
         self.client.session().parameter(name)
     }
 
-    pub async fn close(self) -> Result<()> {
+    /// Closes cleanly; see [`crate::Connection::close`].
+    pub async fn close(mut self) -> Result<()> {
+        for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
+            // Best effort, as in `Connection::close`.
+            let _ = self.client.execute(detach).await;
+        }
         Ok(self.client.close().await?)
     }
 

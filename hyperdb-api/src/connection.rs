@@ -31,6 +31,9 @@ use crate::transaction::Transaction;
 #[derive(Debug)]
 pub struct Connection {
     client: Client,
+    /// `DETACH` statements for the files this connection attached, run by
+    /// `close`.
+    detach_on_close: Vec<String>,
 }
 
 impl Connection {
@@ -49,19 +52,26 @@ impl Connection {
     pub fn connect_with(options: &ConnectOptions) -> Result<Connection> {
         let plan = options.plan()?;
         let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
-        for sql in &plan.setup {
+        for group in &plan.setup {
             let started = Instant::now();
-            loop {
-                match client.execute(sql) {
-                    Err(e) if should_retry(&e, started) => std::thread::sleep(IN_USE_POLL),
-                    res => {
-                        res?;
-                        break;
-                    }
-                };
+            'group: loop {
+                for sql in group {
+                    match client.execute(sql) {
+                        Err(e) if should_retry(&e, started) => {
+                            std::thread::sleep(IN_USE_POLL);
+                            continue 'group;
+                        }
+                        res => res?,
+                    };
+                }
+                break;
             }
         }
-        Ok(Connection { client })
+        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+        Ok(Connection {
+            client,
+            detach_on_close: detach_on_close.into_iter().collect(),
+        })
     }
 
     /// Runs one or more SQL statements; returns the affected row count of
@@ -136,13 +146,18 @@ impl Connection {
 
     /// Attaches another database file under `alias`.
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
-        self.execute_command(&attach_sql(path.as_ref(), alias)?)
-            .map(drop)
+        let detach = detach_sql(alias)?;
+        self.execute_command(&attach_sql(path.as_ref(), alias)?)?;
+        self.detach_on_close.push(detach);
+        Ok(())
     }
 
     /// Detaches the database known as `alias`.
     pub fn detach_database(&mut self, alias: &str) -> Result<()> {
-        self.execute_command(&detach_sql(alias)?).map(drop)
+        let detach = detach_sql(alias)?;
+        self.execute_command(&detach)?;
+        self.detach_on_close.retain(|d| *d != detach);
+        Ok(())
     }
 
     /// Schemas, tables and databases: create, list, inspect, drop.
@@ -171,8 +186,17 @@ impl Connection {
         self.client.session().parameter(name)
     }
 
-    /// Closes the connection cleanly.
-    pub fn close(self) -> Result<()> {
+    /// Closes the connection cleanly: detaches the files it attached, then
+    /// ends the session. When this returns, hyperd has closed those files,
+    /// so another session may drop or replace them at once (dropping a
+    /// `Connection` only closes its socket, and hyperd releases its files a
+    /// moment later).
+    pub fn close(mut self) -> Result<()> {
+        for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
+            // Best effort: a file the user detached by SQL, or a session in
+            // a failed transaction, still ends with the Terminate below.
+            let _ = self.client.execute(detach);
+        }
         Ok(self.client.close()?)
     }
 

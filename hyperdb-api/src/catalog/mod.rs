@@ -131,7 +131,9 @@ impl<'c> Catalog<'c> {
     }
 
     /// Deletes the file; fails with SQLSTATE 55006 while any session has it
-    /// attached.
+    /// attached. Close (not just drop) the connections that used it first:
+    /// hyperd 0.0.26963 can crash when a drop races the end of a session
+    /// that still held the file (see [`Connection::close`]).
     pub fn drop_database(&mut self, path: impl AsRef<Path>) -> Result<()> {
         self.command(sql::drop_database(path.as_ref(), false))
     }

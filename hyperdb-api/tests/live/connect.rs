@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hyperdb_api::{
-    AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint, Severity, TransactionStatus,
+    AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint, HyperProcess, Severity,
+    TransactionStatus,
 };
 
 use crate::common::{endpoints, server, temp_dir};
@@ -44,7 +45,7 @@ fn create_modes_sync() {
 
         let mut c = Connection::connect(&ep, &db, CreateMode::DoNotCreate).unwrap();
         assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 3);
-        drop(c);
+        c.close().unwrap();
 
         let mut c = Connection::connect(&ep, &db, CreateMode::CreateAndReplace).unwrap();
         let e = c.execute_command("SELECT * FROM t").unwrap_err();
@@ -55,6 +56,35 @@ fn create_modes_sync() {
         );
         assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
     }
+}
+
+/// hyperd 0.0.26963 dies (SIGSEGV) when a DROP DATABASE lands while the
+/// last session on the file is still closing it. `close` detaches first and
+/// CreateAndReplace attaches before it drops, so replacing or dropping a
+/// file right after closing its connection is safe, again and again. Its
+/// own server: a crash here must not take the other tests down with it.
+#[test]
+fn replace_and_drop_right_after_close_keep_hyperd_up() {
+    let mut hyper = HyperProcess::start().unwrap();
+    let dir = temp_dir();
+    let db = dir.path().join("again.hyper");
+    let mut admin =
+        Connection::connect_with(&ConnectOptions::new(hyper.endpoint().clone())).unwrap();
+    for i in 0..40 {
+        let mut c = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)
+            .unwrap_or_else(|e| panic!("replace {i}: {e}"));
+        let e = c.execute_command("SELECT * FROM t").unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e}");
+        c.execute_command("CREATE TABLE t (x INT)").unwrap();
+        assert_eq!(c.execute_command("INSERT INTO t VALUES (1)").unwrap(), 1);
+        c.close().unwrap();
+        if i % 2 == 1 {
+            admin.catalog().drop_database(&db).unwrap();
+            assert!(!db.exists());
+        }
+    }
+    assert_eq!(admin.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    assert!(hyper.is_running());
 }
 
 #[test]
