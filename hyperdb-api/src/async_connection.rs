@@ -19,7 +19,9 @@ use crate::options::{
     attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
 };
 use crate::params::Params;
-use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, Schema};
+use crate::rows::{
+    fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
+};
 
 /// An async connection to hyperd.
 ///
@@ -291,12 +293,16 @@ impl<'c> AsyncRows<'c> {
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        read_rows!(
-            self.cursor,
-            self.cursor.read_current::<T>(),
-            self.refill().await,
-            malformed(e) => self.broken(e)
-        )
+        read_typed_rows!(self.cursor, T, checked: self.read_checked::<T>(), self.refill().await)
+    }
+
+    /// The row at hand as `T`, read with every check: its value or error.
+    #[inline(never)]
+    fn read_checked<T: FromRow>(&mut self) -> Result<T> {
+        match self.cursor.read_current::<T>() {
+            Ok(row) => row,
+            Err(e) => Err(self.broken(e)),
+        }
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -40,10 +40,24 @@ pub trait FromRow: Sized {
     ///     fn from_values(values: &mut RowValues<'_>) -> Option<hyperdb_api::Result<Self>> {
     ///         Some(values.read().and_then(|id| Ok(Measurement { id, value: values.read()? })))
     ///     }
+    ///     fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+    ///         Some(Measurement { id: values.try_read()?, value: values.try_read()? })
+    ///     }
     /// }
     /// ```
     #[inline(always)]
     fn from_values(values: &mut RowValues<'_>) -> Option<Result<Self>> {
+        let _ = values;
+        None
+    }
+
+    /// [`from_values`](Self::from_values) for a row that reads without an
+    /// error, else `None`: no error is built, and the stream reads the row
+    /// again through `from_values` (or `from_row`) to report it. A scan's
+    /// rows then never carry an error value through the loop. The default
+    /// reads nothing and sends every row the checked way.
+    #[inline(always)]
+    fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
         let _ = values;
         None
     }
@@ -72,6 +86,11 @@ macro_rules! tuple_from_row {
                     Ok(($(values.read::<$t>()?,)+))
                 }
                 Some(read::<$($t),+>(values))
+            }
+
+            #[inline(always)]
+            fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+                Some(($(values.try_read::<$t>()?,)+))
             }
         }
     };

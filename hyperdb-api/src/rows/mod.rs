@@ -16,7 +16,7 @@ mod values;
 #[cfg(feature = "arrow")]
 pub(crate) use row::fetched_from_arrow;
 pub use row::Row;
-pub(crate) use row::{fetched_from_wire, read_rows, refill_cursor, RowCursor};
+pub(crate) use row::{fetched_from_wire, read_rows, read_typed_rows, refill_cursor, RowCursor};
 #[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
 pub use schema::{Column, ColumnIndex, Schema};
@@ -116,6 +116,15 @@ impl<'c> Rows<'c> {
         })
     }
 
+    /// The row at hand as `T`, read with every check: its value or error.
+    #[inline(never)]
+    fn read_checked<T: FromRow>(&mut self) -> Result<T> {
+        match self.cursor.read_current::<T>() {
+            Ok(row) => row,
+            Err(e) => Err(self.broken(e)),
+        }
+    }
+
     /// A malformed row broke the protocol: the connection is broken too.
     #[cold]
     fn broken(&mut self, e: crate::Error) -> crate::Error {
@@ -169,12 +178,7 @@ impl<T: FromRow> Iterator for TypedRows<'_, T> {
     #[inline(always)]
     fn next(&mut self) -> Option<Result<T>> {
         let rows = &mut self.rows;
-        read_rows!(
-            rows.cursor,
-            rows.cursor.read_current::<T>(),
-            rows.refill(),
-            malformed(e) => rows.broken(e)
-        )
+        read_typed_rows!(rows.cursor, T, checked: rows.read_checked::<T>(), rows.refill())
     }
 }
 

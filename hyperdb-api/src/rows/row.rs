@@ -414,6 +414,21 @@ impl RowCursor {
         Ok(T::from_row(&self.row))
     }
 
+    /// The row [`advance`](Self::advance) moved to as `T`, when it is a
+    /// well-formed `DataRow` that [`FromRow::try_from_values`] reads whole:
+    /// a scan's every row. `None` sends the caller to
+    /// [`read_current`](Self::read_current), which reads the row again
+    /// with every check and error.
+    #[inline(always)]
+    pub(crate) fn try_read_current<T: FromRow>(&self) -> Option<T> {
+        if !self.row.block.is_wire() {
+            return None;
+        }
+        let mut values = RowValues::new(&self.row).ok()?;
+        let value = T::try_from_values(&mut values)?;
+        values.is_complete().then_some(value)
+    }
+
     /// Moves the row to the next index of the block at hand; `false` when
     /// it ran out.
     #[inline(always)]
@@ -514,6 +529,33 @@ macro_rules! read_rows {
     };
 }
 pub(crate) use read_rows;
+
+/// The body of every typed row stream's `next` (`$t` rows): like
+/// [`read_rows!`], but a row is first read the way that builds no error
+/// ([`RowCursor::try_read_current`]), and only a row that fails it goes to
+/// `$checked` (a `Result<$t>`, out of line: the cursor's `read_current`,
+/// a malformed row breaking the connection), which reads it again and
+/// reports what is wrong. An error value anywhere on a scan's path made the
+/// optimizer keep each decoded row in memory, copied through the stack
+/// (callgrind: 291 -> 230 instructions a row; client CPU -4 ns a row).
+macro_rules! read_typed_rows {
+    ($cursor:expr, $t:ty, checked: $checked:expr, $refill:expr) => {
+        loop {
+            if $cursor.advance() {
+                if let Some(value) = $cursor.try_read_current::<$t>() {
+                    break Some(Ok(value));
+                }
+                break Some($checked);
+            }
+            match $refill {
+                Ok(true) => {}
+                Ok(false) => break None,
+                Err(e) => break Some(Err(e)),
+            }
+        }
+    };
+}
+pub(crate) use read_typed_rows;
 
 /// The body of every row stream's `refill`: the next block from `$fetch`
 /// (a [`Fetched`]; it may `.await`) into `$cursor`; `Ok(false)` once the

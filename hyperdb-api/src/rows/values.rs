@@ -65,6 +65,23 @@ impl<'a> RowValues<'a> {
         decode!(T, self.schema, col, index, Some(raw))
     }
 
+    /// The next column's value as `T`, or `None` where [`read`](Self::read)
+    /// would fail: for [`FromRow::try_from_values`], which leaves the
+    /// error to a second, checked read.
+    ///
+    /// [`FromRow::try_from_values`]: crate::FromRow::try_from_values
+    #[inline(always)]
+    pub fn try_read<T: FromHyperBinary<'a>>(&mut self) -> Option<T> {
+        let col = self.columns.get(self.next)?;
+        let raw = self.fields.try_next_field()?;
+        self.next += 1;
+        let ty = col.sql_type.as_ref().filter(|ty| T::accepts(ty))?;
+        match raw {
+            Some(raw) => T::decode_hyper(ty, raw).ok(),
+            None => T::decode_hyper_null(ty).ok(),
+        }
+    }
+
     /// Whether every field was read and nothing follows them: the row is
     /// well-formed, no [`finish`](Self::finish) needed.
     #[inline(always)]

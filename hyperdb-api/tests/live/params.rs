@@ -342,6 +342,13 @@ impl FromRow for InOrder {
             })
         }))
     }
+
+    fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+        Some(InOrder {
+            id: values.try_read()?,
+            label: values.try_read()?,
+        })
+    }
 }
 
 /// Tuples over `DataRow`s are decoded in column order, straight from the
@@ -412,6 +419,22 @@ fn tuples_read_in_column_order_match_try_get() {
             },
         ]
     );
+
+    // Its failed rows are read again, the checked way, for their errors.
+    let got: Vec<_> = c
+        .execute_query_params(
+            "SELECT CASE WHEN i = 2 THEN NULL ELSE i END, 'v' || i FROM generate_series(1, 3) g(i) ORDER BY i",
+            &[],
+        )
+        .unwrap()
+        .typed::<InOrder>()
+        .collect();
+    assert!(
+        matches!(&got[1], Err(Error::UnexpectedNull { .. })),
+        "{:?}",
+        got[1]
+    );
+    assert_eq!(got[2].as_ref().unwrap().id, 3);
 
     // Errors: a NULL into a non-Option, mid-row, fails that row only.
     let got: Vec<_> = c

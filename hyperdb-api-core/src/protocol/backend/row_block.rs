@@ -197,6 +197,25 @@ impl<'a> RowFields<'a> {
         Ok(value)
     }
 
+    /// [`next_field`](Self::next_field) without the error: `None` where
+    /// it would fail (and the reader stays there), for a reader that
+    /// reports errors by reading the row again.
+    #[inline(always)]
+    pub fn try_next_field(&mut self) -> Option<Option<&'a [u8]>> {
+        let (word, after) = self.rest.split_first_chunk::<4>()?;
+        let len = i32::from_be_bytes(*word);
+        let (value, after) = match usize::try_from(len) {
+            Ok(n) => {
+                let (value, after) = after.split_at_checked(n)?;
+                (Some(value), after)
+            }
+            Err(_) if len == -1 => (None, after),
+            Err(_) => return None,
+        };
+        self.rest = after;
+        Some(value)
+    }
+
     /// Whether the fields read so far fill the row: with every field
     /// read, the row is well-formed and [`finish`](Self::finish) has
     /// nothing to check.
@@ -344,7 +363,15 @@ mod tests {
             }
             assert!(fields.is_empty());
             assert!(fields.clone().next_field().is_err(), "past the last field");
+            assert_eq!(fields.clone().try_next_field(), None, "past the last field");
             fields.finish(0)?;
+            // The unchecked read reads the same fields.
+            let mut fields = block.fields(r)?;
+            for want in &row {
+                let got = fields.try_next_field().expect("a well-formed field");
+                assert_eq!(got.map(<[u8]>::to_vec), *want);
+            }
+            assert!(fields.is_empty());
             rows.push(row);
         }
         Ok(rows)
@@ -453,6 +480,14 @@ mod tests {
                 });
                 let err = in_order.expect_err(&format!("case {i} in order"));
                 assert_eq!(err.kind(), crate::error::ErrorKind::Protocol, "case {i}");
+                // Unchecked, some row stops short or is not filled.
+                let whole = (0..b.len()).all(|r| {
+                    let Ok(mut fields) = b.fields(r) else {
+                        return false;
+                    };
+                    (0..b.columns()).all(|_| fields.try_next_field().is_some()) && fields.is_empty()
+                });
+                assert!(!whole, "case {i} read unchecked as well-formed");
             }
         }
     }
@@ -481,6 +516,7 @@ mod tests {
         let mut fields = block.fields(0).unwrap();
         fields.next_field().unwrap();
         fields.next_field().unwrap();
+        assert_eq!(fields.try_next_field(), None);
         assert!(fields.next_field().is_err());
         let err = fields.finish(1).expect_err("still malformed");
         assert!(err.to_string().contains("longer than the row"), "{err}");
