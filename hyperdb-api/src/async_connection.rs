@@ -4,7 +4,6 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures_core::Stream;
 use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
@@ -15,9 +14,7 @@ use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
-use crate::options::{
-    attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
-};
+use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
 use crate::rows::{
     fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
@@ -52,21 +49,7 @@ impl AsyncConnection {
     pub async fn connect_with(options: &ConnectOptions) -> Result<AsyncConnection> {
         let plan = options.plan()?;
         let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
-        for group in &plan.setup {
-            let started = Instant::now();
-            'group: loop {
-                for sql in group {
-                    match client.execute(sql).await {
-                        Err(e) if should_retry(&e, started) => {
-                            tokio::time::sleep(IN_USE_POLL).await;
-                            continue 'group;
-                        }
-                        res => res?,
-                    };
-                }
-                break;
-            }
-        }
+        run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
         let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
         Ok(AsyncConnection {
             client,

@@ -1,7 +1,6 @@
 //! The blocking connection.
 
 use std::path::Path;
-use std::time::Instant;
 
 use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
@@ -11,9 +10,7 @@ use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
-use crate::options::{
-    attach_sql, detach_sql, should_retry, ConnectOptions, CreateMode, IN_USE_POLL,
-};
+use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
 use crate::transaction::Transaction;
@@ -52,21 +49,7 @@ impl Connection {
     pub fn connect_with(options: &ConnectOptions) -> Result<Connection> {
         let plan = options.plan()?;
         let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
-        for group in &plan.setup {
-            let started = Instant::now();
-            'group: loop {
-                for sql in group {
-                    match client.execute(sql) {
-                        Err(e) if should_retry(&e, started) => {
-                            std::thread::sleep(IN_USE_POLL);
-                            continue 'group;
-                        }
-                        res => res?,
-                    };
-                }
-                break;
-            }
-        }
+        run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
         let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
         Ok(Connection {
             client,

@@ -202,6 +202,31 @@ pub(crate) fn should_retry(e: &hyperdb_api_core::Error, started: std::time::Inst
         && started.elapsed() < IN_USE_PATIENCE
 }
 
+/// Runs a plan's setup groups, `$sql => $run` running one statement (a
+/// `Result`; it may `.await`), and `$pause` waiting before a group that
+/// found its file in use is run again from its start (see
+/// [`IN_USE_PATIENCE`]). Shared by the sync and async connect.
+macro_rules! run_setup {
+    ($plan:expr, $sql:ident => $run:expr, pause: $pause:expr) => {
+        for group in &$plan.setup {
+            let started = std::time::Instant::now();
+            'group: loop {
+                for $sql in group {
+                    match $run {
+                        Err(e) if $crate::options::should_retry(&e, started) => {
+                            $pause;
+                            continue 'group;
+                        }
+                        res => res?,
+                    };
+                }
+                break;
+            }
+        }
+    };
+}
+pub(crate) use run_setup;
+
 /// The result of [`ConnectOptions::plan`].
 pub(crate) struct ConnectPlan {
     pub(crate) config: Config,
