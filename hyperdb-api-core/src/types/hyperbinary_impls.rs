@@ -8,7 +8,7 @@
 use bytes::BytesMut;
 
 use super::hyperbinary::{
-    fixed, mismatch, put_le, put_len_prefixed, FromHyperBinary, ToHyperBinary,
+    fixed, mismatch, put_le, put_len_prefixed, sealed::Token, Fixed, FromHyperBinary, ToHyperBinary,
 };
 use super::sql_type::{SqlType, MAX_NUMERIC64_PRECISION};
 use super::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
@@ -107,6 +107,14 @@ macro_rules! int_impls {
                 })?
                 put_int(i128::from(*self), stringify!($t), ty, buf)
             }
+
+            $(#[inline]
+            fn fixed_hyper(&self, ty: &SqlType, _: Token) -> Fixed {
+                match ty {
+                    SqlType::$native => Fixed::le(self.to_le_bytes()),
+                    _ => Fixed::Other,
+                }
+            })?
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
@@ -165,6 +173,14 @@ impl ToHyperBinary for f64 {
         }
         Ok(())
     }
+
+    #[inline]
+    fn fixed_hyper(&self, ty: &SqlType, _: Token) -> Fixed {
+        match ty {
+            SqlType::Double => Fixed::le(self.to_le_bytes()),
+            _ => Fixed::Other,
+        }
+    }
 }
 
 impl ToHyperBinary for f32 {
@@ -181,6 +197,14 @@ impl ToHyperBinary for f32 {
             _ => return Err(mismatch("f32", ty)),
         }
         Ok(())
+    }
+
+    #[inline]
+    fn fixed_hyper(&self, ty: &SqlType, _: Token) -> Fixed {
+        match ty {
+            SqlType::Real => Fixed::le(self.to_le_bytes()),
+            _ => Fixed::Other,
+        }
     }
 }
 
@@ -236,6 +260,14 @@ impl ToHyperBinary for bool {
         }
         put_le(buf, [u8::from(*self)]);
         Ok(())
+    }
+
+    #[inline]
+    fn fixed_hyper(&self, ty: &SqlType, _: Token) -> Fixed {
+        match ty {
+            SqlType::Bool => Fixed::le([u8::from(*self)]),
+            _ => Fixed::Other,
+        }
     }
 }
 
@@ -385,7 +417,8 @@ owned_or_borrowed!(
 
 /// Value types with exactly one column type and a fixed layout.
 macro_rules! value_impls {
-    ($($t:ident: $col:ident, |$v:ident, $buf:ident| $put:expr, |$ty:ident, $raw:ident| $get:expr;)*) => {$(
+    ($($t:ident: $col:ident, |$v:ident, $buf:ident| $put:expr, |$ty:ident, $raw:ident| $get:expr
+       $(, fixed |$fv:ident| $fixed:expr)?;)*) => {$(
         impl ToHyperBinary for $t {
             #[inline]
             fn accepts(ty: &SqlType) -> bool {
@@ -401,6 +434,15 @@ macro_rules! value_impls {
                 $put;
                 Ok(())
             }
+
+            $(#[inline]
+            fn fixed_hyper(&self, ty: &SqlType, _: Token) -> Fixed {
+                let $fv = *self;
+                match ty {
+                    SqlType::$col => $fixed,
+                    _ => Fixed::Other,
+                }
+            })?
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
@@ -423,16 +465,20 @@ macro_rules! value_impls {
 value_impls! {
     Date: Date,
         |v, buf| put_le(buf, v.julian_day().to_le_bytes()),
-        |ty, raw| Ok(Date::from_julian_day(i32::from_le_bytes(fixed(ty, raw)?)));
+        |ty, raw| Ok(Date::from_julian_day(i32::from_le_bytes(fixed(ty, raw)?))),
+        fixed |v| Fixed::le(v.julian_day().to_le_bytes());
     Time: Time,
         |v, buf| put_le(buf, v.micros().to_le_bytes()),
-        |ty, raw| Time::from_micros(i64::from_le_bytes(fixed(ty, raw)?));
+        |ty, raw| Time::from_micros(i64::from_le_bytes(fixed(ty, raw)?)),
+        fixed |v| Fixed::le(v.micros().to_le_bytes());
     Timestamp: Timestamp,
         |v, buf| put_le(buf, v.hyper_micros()?.to_le_bytes()),
-        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?));
+        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?)),
+        fixed |v| v.hyper_micros().map_or(Fixed::Other, |m| Fixed::le(m.to_le_bytes()));
     TimestampTz: TimestampTz,
         |v, buf| put_le(buf, v.to_utc().hyper_micros()?.to_le_bytes()),
-        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?)).map(TimestampTz::from_utc);
+        |ty, raw| Timestamp::from_hyper_micros(u64::from_le_bytes(fixed(ty, raw)?)).map(TimestampTz::from_utc),
+        fixed |v| v.to_utc().hyper_micros().map_or(Fixed::Other, |m| Fixed::le(m.to_le_bytes()));
     Interval: Interval,
         |v, buf| {
             put_le(buf, v.micros.to_le_bytes());

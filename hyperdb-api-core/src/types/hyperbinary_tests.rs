@@ -425,3 +425,99 @@ fn value_or_null_writes_no_indicator() {
     assert!(err.to_string().contains("NULL for a"), "{err}");
     assert_eq!(buf.len(), 4);
 }
+
+/// The inserters' fast path must write exactly what the checked path
+/// writes, for every value and column type pair, and nothing when it
+/// declines.
+#[test]
+fn fixed_values_are_what_encode_writes() {
+    let date = Date::from_ymd(1899, 12, 31).unwrap();
+    let time = Time::from_hms_micro(23, 59, 59, 999_999).unwrap();
+    let ts = Timestamp::new(date, time).unwrap();
+    let tstz = TimestampTz::from_unix_micros(-1).unwrap();
+    let some_date = Some(date);
+    let values: Vec<&dyn ToHyperBinary> = vec![
+        &-1i8,
+        &i16::MIN,
+        &-7i32,
+        &i32::MAX,
+        &i64::MIN,
+        &255u8,
+        &u16::MAX,
+        &u32::MAX,
+        &u64::MAX,
+        &-1i128,
+        &1.5f32,
+        &f32::NAN,
+        &-0.0f64,
+        &f64::INFINITY,
+        &0.1f64,
+        &true,
+        &false,
+        &date,
+        &time,
+        &ts,
+        &tstz,
+        &Interval {
+            months: 1,
+            days: 2,
+            micros: 3,
+        },
+        &"x",
+        &Some(42i32),
+        &None::<i32>,
+        &Some(None::<f64>),
+        &&Some(9i64),
+        &some_date,
+        &None::<&str>,
+    ];
+    let types = [
+        SqlType::Bool,
+        SqlType::SmallInt,
+        SqlType::Int,
+        SqlType::BigInt,
+        SqlType::Real,
+        SqlType::Double,
+        SqlType::Oid,
+        n(18, 2),
+        n(38, 0),
+        SqlType::Text,
+        SqlType::Varchar(3),
+        SqlType::Bytea,
+        SqlType::Date,
+        SqlType::Time,
+        SqlType::Timestamp,
+        SqlType::TimestampTz,
+        SqlType::Interval,
+    ];
+    let mut copies = 0;
+    for ty in types {
+        for column in [ColumnType::nullable(ty), ColumnType::not_null(ty)] {
+            for (i, value) in values.iter().enumerate() {
+                let fixed = fixed_value(*value, &ty);
+                let mut checked = BytesMut::from(&b"prefix"[..]);
+                let result = encode_value_or_null(*value, &column, &mut checked);
+                let mut fast = BytesMut::from(&b"prefix"[..]);
+                let put = fixed.put(&mut fast);
+                let case = format!("value #{i} into {column}: {fixed:?}");
+                match fixed {
+                    Fixed::Other => assert!(!put && fast.len() == 6, "{case}"),
+                    Fixed::Null => {
+                        assert!(!put && fast.len() == 6, "{case}");
+                        assert_eq!(result.is_ok(), column.is_nullable(), "{case}");
+                        assert!(result.map_or(true, |null| null), "{case}");
+                    }
+                    _ => {
+                        copies += 1;
+                        assert!(put, "{case}");
+                        assert!(matches!(result, Ok(false)), "{case}: {result:?}");
+                        assert_eq!(fast, checked, "{case}");
+                        assert_eq!(Some(fast.len() - 6), ty.fixed_width(), "{case}");
+                    }
+                }
+            }
+        }
+    }
+    // Each native pair takes the fast path (both nullabilities).
+    assert_eq!(copies, 2 * 19, "plain copies found");
+}

@@ -26,7 +26,7 @@ use arrow_buffer::{
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::{BufMut, BytesMut};
-use hyperdb_api_core::types::{encode_value_or_null, ColumnType, ToHyperBinary};
+use hyperdb_api_core::types::{encode_value_or_null, fixed_value, ColumnType, ToHyperBinary};
 
 use super::encoder::ArrowEncoder;
 use super::layout;
@@ -121,6 +121,27 @@ impl ArrowRows {
     fn batch_bytes(&self) -> usize {
         self.columns.iter().map(|c| c.values.len()).sum()
     }
+
+    /// `put` for what is not a plain copy: NULLs, conversions, wide and
+    /// length-prefixed types, errors. Out of line, so that the plain-copy
+    /// loop stays small enough for the compiler to unroll over a row.
+    #[inline(never)]
+    fn put_checked(
+        &mut self,
+        i: usize,
+        column: &ColumnType,
+        value: &dyn ToHyperBinary,
+    ) -> hyperdb_api_core::Result<()> {
+        let col = &mut self.columns[i];
+        if encode_value_or_null(value, column, &mut col.values)? {
+            // At most BATCH_ROWS rows, so the index fits.
+            col.null_rows.push(self.rows as u32);
+            col.values.put_bytes(0, col.width.unwrap_or(0));
+        } else if col.ty == SqlType::Interval {
+            col.check_interval()?;
+        }
+        Ok(())
+    }
 }
 
 impl RowSink for ArrowRows {
@@ -137,14 +158,10 @@ impl RowSink for ArrowRows {
     ) -> hyperdb_api_core::Result<()> {
         let col = &mut self.columns[i];
         col.row_start = col.values.len();
-        if encode_value_or_null(value, column, &mut col.values)? {
-            // At most BATCH_ROWS rows, so the index fits.
-            col.null_rows.push(self.rows as u32);
-            col.values.put_bytes(0, col.width.unwrap_or(0));
-        } else if col.ty == SqlType::Interval {
-            col.check_interval()?;
+        if fixed_value(value, &column.sql_type).put(&mut col.values) {
+            return Ok(());
         }
-        Ok(())
+        self.put_checked(i, column, value)
     }
 
     fn discard_row(&mut self, _: &mut BytesMut, values: usize) {
