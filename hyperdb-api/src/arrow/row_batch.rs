@@ -25,7 +25,7 @@ use arrow_buffer::{
     BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use hyperdb_api_core::types::{encode_value_or_null, fixed_value, ColumnType, ToHyperBinary};
 
 use super::encoder::ArrowEncoder;
@@ -68,6 +68,9 @@ struct Column {
     null_rows: Vec<u32>,
     /// Where the current row's value starts, to take it back.
     row_start: usize,
+    /// The memory the last batch's array was handed (see `take_values`),
+    /// taken back for the next batch once that array is gone.
+    spent: Option<Bytes>,
 }
 
 impl ArrowRows {
@@ -90,6 +93,7 @@ impl ArrowRows {
                 values: BytesMut::new(),
                 null_rows: Vec::new(),
                 row_start: 0,
+                spent: None,
             });
         }
         Ok(ArrowRows {
@@ -115,7 +119,12 @@ impl ArrowRows {
         self.rows = 0;
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
         self.encoder.push_checked_batch(&batch)?;
-        self.encoder.write_all_pending(buf)
+        self.encoder.write_all_pending(buf)?;
+        drop(batch);
+        for c in &mut self.columns {
+            c.reuse_spent();
+        }
+        Ok(())
     }
 
     fn batch_bytes(&self) -> usize {
@@ -292,6 +301,25 @@ impl Column {
         Ok(array)
     }
 
+    /// After a batch went out: the memory its array had back as this
+    /// column's buffer, or, if something still holds it, a new one as large.
+    ///
+    /// Why: a batch's columns are ~1.5 MiB here, so new ones each batch came
+    /// from fresh pages and the kernel faulted and zeroed every one of them,
+    /// ~15 % of the `Inserter`'s CPU.
+    fn reuse_spent(&mut self) {
+        if let Some(spent) = self.spent.take() {
+            let len = spent.len();
+            match spent.try_into_mut() {
+                Ok(mut values) => {
+                    values.clear();
+                    self.values = values;
+                }
+                Err(_) => self.values.reserve(len),
+            }
+        }
+    }
+
     /// For the types whose HyperBinary bytes are Arrow's values as they are:
     /// the array, handed the column's memory without a copy.
     fn take_as_is(&mut self, nulls: Option<NullBuffer>) -> Result<Option<ArrayRef>> {
@@ -312,16 +340,15 @@ impl Column {
     }
 
     /// The values as `T`s. The memory moves into the array (the allocator
-    /// aligns it for any primitive; a misaligned one would be copied) and
-    /// the column starts the next batch with the same capacity.
+    /// aligns it for any primitive; a misaligned one would be copied); the
+    /// column keeps a handle on it to take it back (`reuse_spent`).
     fn take_values<T: ArrowPrimitiveType>(
         &mut self,
         nulls: Option<NullBuffer>,
     ) -> PrimitiveArray<T> {
         let len = self.values.len() / std::mem::size_of::<T::Native>();
-        let capacity = self.values.capacity();
-        let bytes = self.values.split().freeze();
-        self.values.reserve(capacity);
+        let bytes = std::mem::take(&mut self.values).freeze();
+        self.spent = Some(bytes.clone());
         let buffer = if bytes
             .as_ptr()
             .align_offset(std::mem::align_of::<T::Native>())
@@ -590,5 +617,50 @@ mod tests {
         assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 3);
         assert_eq!(batch.column(2).as_string::<i32>().value(0), "only");
         assert_eq!(batch.column(1).null_count(), 1);
+    }
+
+    #[test]
+    fn batches_reuse_their_column_memory() {
+        let table = TableDefinition::new("t")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("v", SqlType::Double);
+        let types = table.column_types();
+        let mut sink = ArrowRows::new(&table).unwrap();
+        let mut buf = BytesMut::new();
+        let mut after_each = Vec::new();
+        for batch in 0..3 {
+            for i in 0..BATCH_ROWS {
+                sink.put(&mut buf, 0, &types[0], &(i as i32)).unwrap();
+                sink.put(&mut buf, 1, &types[1], &Some(f64::from(batch)))
+                    .unwrap();
+                sink.end_row(&mut buf).unwrap();
+            }
+            let ids = &sink.columns[0].values;
+            assert!(ids.is_empty(), "batch {batch} went out");
+            after_each.push((ids.as_ptr(), ids.capacity()));
+        }
+        // The same allocation, large enough for a batch, every time.
+        assert!(
+            after_each.iter().all(|a| *a == after_each[0]),
+            "{after_each:?}"
+        );
+        assert!(after_each[0].1 >= BATCH_ROWS * 4);
+        // Reusing it did not touch what was sent.
+        sink.finish(&mut buf).unwrap();
+        let batches: Vec<RecordBatch> = StreamReader::try_new(&unframe(&buf)[..], None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        assert_eq!(batches.len(), 3);
+        for (n, batch) in batches.iter().enumerate() {
+            let ids = batch.column(0).as_primitive::<Int32Type>();
+            let v = batch.column(1).as_primitive::<Float64Type>();
+            assert!(ids
+                .values()
+                .iter()
+                .enumerate()
+                .all(|(i, id)| *id == i as i32));
+            assert!(v.values().iter().all(|x| *x == n as f64), "batch {n}");
+        }
     }
 }
