@@ -114,7 +114,7 @@ impl Session {
     /// every read.
     ///
     /// Outside a COPY OUT this is what fills the buffer up to `window`
-    /// ([`fill_to`]). While a COPY OUT is read, each
+    /// (`fill_to`). While a COPY OUT is read, each
     /// large `CopyData` message is read on its own into a buffer positioned
     /// so that its payload starts 16-byte aligned: the header first (5
     /// bytes), then exactly the rest of the message. An Arrow IPC payload is

@@ -87,7 +87,7 @@ pub trait ToHyperBinary {
         Ok(false)
     }
 
-    /// What [`fixed_value`] returns. Implemented where a value is a plain
+    /// The inserters' fast path ([`Fixed`]). Implemented where a value is a plain
     /// copy into some column type (integers, floats, bool, DATE, TIME,
     /// TIMESTAMP); everything else keeps the default `Other`.
     #[doc(hidden)]
@@ -114,6 +114,10 @@ pub(crate) mod sealed {
 /// in two registers and is ~6. Only values whose bytes are their column's
 /// layout as they are get an answer other than `Other`; conversions, range
 /// checks and every error stay on the checked path.
+///
+/// Public only as `fixed_hyper`'s return type (hidden, like
+/// `sealed::Token`); callers use [`encode_column`] and
+/// [`encode_value_or_null`], which take this path first.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fixed {
@@ -158,7 +162,7 @@ impl Fixed {
     /// inserters' per-value loop too big for the compiler to unroll over a
     /// row, which is what lets it call each value's code directly.
     #[inline(always)]
-    pub fn put(self, buf: &mut BytesMut) -> bool {
+    pub(crate) fn put(self, buf: &mut BytesMut) -> bool {
         let (bits, width) = match self {
             Fixed::Bytes8(v) => (v, 8),
             Fixed::Bytes4(v) => (v, 4),
@@ -183,11 +187,10 @@ impl Fixed {
 }
 
 /// `value` for a column of type `ty`, when it is a plain copy (see
-/// [`Fixed`]). A `Value` is exactly the bytes [`encode_value_or_null`] would
-/// append.
-#[doc(hidden)]
-#[inline]
-pub fn fixed_value<T: ToHyperBinary + ?Sized>(value: &T, ty: &SqlType) -> Fixed {
+/// [`Fixed`]). A `Bytes*` answer is exactly what the checked encoders
+/// append for a non-NULL value.
+#[inline(always)]
+pub(crate) fn fixed_value<T: ToHyperBinary + ?Sized>(value: &T, ty: &SqlType) -> Fixed {
     value.fixed_hyper(ty, sealed::Token)
 }
 
@@ -196,8 +199,30 @@ pub fn fixed_value<T: ToHyperBinary + ?Sized>(value: &T, ty: &SqlType) -> Fixed 
 ///
 /// On error nothing is appended, so the caller can skip or abort the row
 /// without a corrupt stream.
-#[inline]
+///
+/// A plain copy ([`Fixed`]) is stored inline; anything else (NULLs
+/// included) goes through the checked encoder, out of line, so that an
+/// inserter's per-value loop stays small enough to unroll over a row.
+#[inline(always)]
 pub fn encode_column<T: ToHyperBinary + ?Sized>(
+    value: &T,
+    column: &ColumnType,
+    buf: &mut BytesMut,
+) -> Result<()> {
+    match fixed_value(value, &column.sql_type) {
+        Fixed::Null | Fixed::Other => encode_column_checked(value, column, buf),
+        fixed => {
+            if column.is_nullable() {
+                put_le(buf, [0]);
+            }
+            fixed.put(buf);
+            Ok(())
+        }
+    }
+}
+
+#[inline(never)]
+fn encode_column_checked<T: ToHyperBinary + ?Sized>(
     value: &T,
     column: &ColumnType,
     buf: &mut BytesMut,
@@ -209,9 +234,21 @@ pub fn encode_column<T: ToHyperBinary + ?Sized>(
 /// nothing for NULL: returns whether the value was NULL (an error in a
 /// NOT NULL column, as [`encode_column`] gives). For callers that keep
 /// NULLs elsewhere (a columnar validity bitmap). On error nothing is
-/// appended.
-#[inline]
+/// appended. Plain copies are stored inline, as in [`encode_column`].
+#[inline(always)]
 pub fn encode_value_or_null<T: ToHyperBinary + ?Sized>(
+    value: &T,
+    column: &ColumnType,
+    buf: &mut BytesMut,
+) -> Result<bool> {
+    if fixed_value(value, &column.sql_type).put(buf) {
+        return Ok(false);
+    }
+    encode_value_or_null_checked(value, column, buf)
+}
+
+#[inline(never)]
+fn encode_value_or_null_checked<T: ToHyperBinary + ?Sized>(
     value: &T,
     column: &ColumnType,
     buf: &mut BytesMut,

@@ -496,7 +496,9 @@ fn fixed_values_are_what_encode_writes() {
             for (i, value) in values.iter().enumerate() {
                 let fixed = fixed_value(*value, &ty);
                 let mut checked = BytesMut::from(&b"prefix"[..]);
-                let result = encode_value_or_null(*value, &column, &mut checked);
+                // The checked encoder itself, not `encode_value_or_null`,
+                // which now takes the fast path first.
+                let result = value.encode_value_or_null_hyper(&column, &mut checked, sealed::Token);
                 let mut fast = BytesMut::from(&b"prefix"[..]);
                 let put = fixed.put(&mut fast);
                 let case = format!("value #{i} into {column}: {fixed:?}");

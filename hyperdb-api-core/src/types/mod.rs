@@ -28,8 +28,8 @@ mod timestamp;
 
 pub use date::Date;
 pub use hyperbinary::{
-    decode_field, encode_column, encode_row, encode_value_or_null, fixed_value, put_copy_header,
-    Fixed, FromHyperBinary, ToHyperBinary, COPY_HEADER,
+    decode_field, encode_column, encode_row, encode_value_or_null, put_copy_header,
+    FromHyperBinary, ToHyperBinary, COPY_HEADER,
 };
 pub use interval::Interval;
 pub use numeric::Numeric;

@@ -26,7 +26,7 @@ use arrow_buffer::{
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::{BufMut, Bytes, BytesMut};
-use hyperdb_api_core::types::{encode_value_or_null, fixed_value, ColumnType, ToHyperBinary};
+use hyperdb_api_core::types::{encode_value_or_null, ColumnType, ToHyperBinary};
 
 use super::encoder::ArrowEncoder;
 use super::layout;
@@ -131,18 +131,17 @@ impl ArrowRows {
         self.columns.iter().map(|c| c.values.len()).sum()
     }
 
-    /// `put` for what is not a plain copy: NULLs, conversions, wide and
-    /// length-prefixed types, errors. Out of line, so that the plain-copy
-    /// loop stays small enough for the compiler to unroll over a row.
+    /// The rest of `put` for a NULL, an INTERVAL or an error: out of line,
+    /// so that the plain-copy loop stays small enough for the compiler to
+    /// unroll over a row.
     #[inline(never)]
-    fn put_checked(
+    fn finish_put(
         &mut self,
         i: usize,
-        column: &ColumnType,
-        value: &dyn ToHyperBinary,
+        encoded: hyperdb_api_core::Result<bool>,
     ) -> hyperdb_api_core::Result<()> {
         let col = &mut self.columns[i];
-        if encode_value_or_null(value, column, &mut col.values)? {
+        if encoded? {
             // At most BATCH_ROWS rows, so the index fits.
             col.null_rows.push(self.rows as u32);
             col.values.put_bytes(0, col.width.unwrap_or(0));
@@ -167,10 +166,10 @@ impl RowSink for ArrowRows {
     ) -> hyperdb_api_core::Result<()> {
         let col = &mut self.columns[i];
         col.row_start = col.values.len();
-        if fixed_value(value, &column.sql_type).put(&mut col.values) {
-            return Ok(());
+        match encode_value_or_null(value, column, &mut col.values) {
+            Ok(false) if col.ty != SqlType::Interval => Ok(()),
+            other => self.finish_put(i, other),
         }
-        self.put_checked(i, column, value)
     }
 
     fn discard_row(&mut self, _: &mut BytesMut, values: usize) {

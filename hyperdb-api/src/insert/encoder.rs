@@ -4,9 +4,7 @@
 use bytes::BytesMut;
 use hyperdb_api_core::error::ErrorKind;
 use hyperdb_api_core::protocol::frontend;
-use hyperdb_api_core::types::{
-    encode_column, fixed_value, put_copy_header, ColumnType, Fixed, ToHyperBinary,
-};
+use hyperdb_api_core::types::{encode_column, put_copy_header, ColumnType, ToHyperBinary};
 
 use crate::error::{Error, Result, RowErrorKind};
 use crate::table_definition::TableDefinition;
@@ -258,19 +256,6 @@ impl<S: RowSink> RowEncoder<S> {
     }
 }
 
-/// `HyperBinaryFrames::put` for what is not a plain copy (NULLs included),
-/// out of line so that the plain-copy loop stays small. `encode_column`
-/// checks NULL against the column's nullability itself; telling the
-/// failures apart costs only on the error path.
-#[inline(never)]
-fn put_checked(
-    buf: &mut BytesMut,
-    column: &ColumnType,
-    value: &dyn ToHyperBinary,
-) -> hyperdb_api_core::Result<()> {
-    encode_column(value, column, buf)
-}
-
 /// HyperBinary rows straight into the caller's buffer (the connection's
 /// send buffer, or a chunk's), in CopyData frames of about the flush
 /// threshold: no per-row allocation, and a rejected row is truncated away.
@@ -325,16 +310,9 @@ impl RowSink for HyperBinaryFrames {
         column: &ColumnType,
         value: &dyn ToHyperBinary,
     ) -> hyperdb_api_core::Result<()> {
-        match fixed_value(value, &column.sql_type) {
-            Fixed::Null | Fixed::Other => put_checked(buf, column, value),
-            fixed => {
-                if column.is_nullable() {
-                    buf.extend_from_slice(&[0]);
-                }
-                fixed.put(buf);
-                Ok(())
-            }
-        }
+        // `encode_column` checks NULL against the column's nullability itself;
+        // telling the failures apart costs only on the error path.
+        encode_column(value, column, buf)
     }
 
     fn discard_row(&mut self, buf: &mut BytesMut, _: usize) {
