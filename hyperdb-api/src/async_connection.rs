@@ -276,7 +276,15 @@ impl<'c> AsyncRows<'c> {
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        read_typed_rows!(self.cursor, T, checked: self.read_checked::<T>(), self.refill().await)
+        // Asked per row (a few compares), as each call may read another `T`.
+        let plain = T::reads_plain(self.cursor.schema());
+        read_typed_rows!(
+            self.cursor,
+            T,
+            plain: plain,
+            checked: self.read_checked::<T>(),
+            self.refill().await
+        )
     }
 
     /// The row at hand as `T`, read with every check: its value or error.

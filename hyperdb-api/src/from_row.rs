@@ -4,7 +4,7 @@
 use hyperdb_api_core::types::FromHyperBinary;
 
 use crate::error::Result;
-use crate::rows::{Row, RowValues};
+use crate::rows::{Column, Row, RowValues, Schema};
 
 /// Builds a value from a whole row; `query_as` uses it.
 ///
@@ -61,6 +61,60 @@ pub trait FromRow: Sized {
         let _ = values;
         None
     }
+
+    /// Whether every column of `schema` has the type this type reads as
+    /// it lies ([`FromHyperBinary::PLAIN`]): a typed stream asks once,
+    /// and then reads rows with [`from_plain_fields`](Self::from_plain_fields).
+    #[doc(hidden)]
+    #[inline]
+    fn reads_plain(schema: &Schema) -> bool {
+        let _ = schema;
+        false
+    }
+
+    /// A row whose columns passed [`reads_plain`](Self::reads_plain), read
+    /// from its fields' bytes (length words included) with no type
+    /// checked: `None` unless every field has its type's width (a NULL,
+    /// a malformed row), and the stream reads the row the other ways.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn from_plain_fields(fields: &[u8]) -> Option<Self> {
+        let _ = fields;
+        None
+    }
+}
+
+/// Whether `column` has `T`'s plain type.
+#[inline]
+fn plain_column<'a, T: FromHyperBinary<'a>>(column: Option<&Column>) -> bool {
+    T::PLAIN.is_some() && column.and_then(Column::sql_type) == T::PLAIN.as_ref()
+}
+
+/// Bytes of a field of `T`'s plain type, its length word included.
+#[inline(always)]
+const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
+    match T::PLAIN {
+        Some(ty) => match ty.fixed_width() {
+            Some(width) => 4 + width,
+            None => 0,
+        },
+        None => 0,
+    }
+}
+
+/// The next field of `rest` as `T`, read as its plain type: `None` when
+/// its length word is not that type's width (a NULL, or a malformed row).
+#[inline(always)]
+fn plain_value<'a, T: FromHyperBinary<'a>>(rest: &mut &'a [u8]) -> Option<T> {
+    let ty = T::PLAIN?;
+    let width = const { plain_field_len::<T>() }.checked_sub(4)?;
+    let (word, after) = rest.split_first_chunk::<4>()?;
+    let (raw, after) = after.split_at_checked(width)?;
+    *rest = after;
+    if u32::from_be_bytes(*word) as usize != width {
+        return None;
+    }
+    T::decode_hyper(&ty, raw).ok()
 }
 
 macro_rules! tuple_from_row {
@@ -92,6 +146,24 @@ macro_rules! tuple_from_row {
             fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
                 Some(($(values.try_read::<$t>()?,)+))
             }
+
+            #[inline]
+            fn reads_plain(schema: &Schema) -> bool {
+                let columns = schema.columns();
+                columns.len() == [$($i),+].len()
+                    $(&& plain_column::<$t>(columns.get($i)))+
+            }
+
+            #[inline(always)]
+            fn from_plain_fields(fields: &[u8]) -> Option<Self> {
+                // One length check for the whole row: the fields' offsets
+                // are constants from here on.
+                if fields.len() != 0 $(+ plain_field_len::<$t>())+ {
+                    return None;
+                }
+                let mut rest = fields;
+                Some(($(plain_value::<$t>(&mut rest)?,)+))
+            }
         }
     };
 }
@@ -104,3 +176,85 @@ tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+#[cfg(test)]
+mod tests {
+    use hyperdb_api_core::types::SqlType;
+
+    use super::FromRow;
+    use crate::rows::Schema;
+
+    type Plain = (i32, Option<f64>, bool);
+
+    /// A `DataRow`'s fields: a length word (-1 for NULL) and the bytes.
+    fn fields(values: &[Option<&[u8]>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for v in values {
+            match v {
+                Some(v) => {
+                    out.extend(i32::try_from(v.len()).unwrap().to_be_bytes());
+                    out.extend(*v);
+                }
+                None => out.extend((-1i32).to_be_bytes()),
+            }
+        }
+        out
+    }
+
+    fn schema(types: &[Option<SqlType>]) -> std::sync::Arc<Schema> {
+        Schema::from_sql_types(types.iter().enumerate().map(|(i, t)| (format!("c{i}"), *t)))
+    }
+
+    #[test]
+    fn tuples_read_plain_only_their_own_column_types() {
+        let int_double_bool = [
+            Some(SqlType::Int),
+            Some(SqlType::Double),
+            Some(SqlType::Bool),
+        ];
+        assert!(Plain::reads_plain(&schema(&int_double_bool)));
+        // Widening (i64 from INT) is read the checked way.
+        assert!(!<(i64, Option<f64>, bool)>::reads_plain(&schema(
+            &int_double_bool
+        )));
+        // Another column count, a column of no known type, a text column.
+        assert!(!<(i32, Option<f64>)>::reads_plain(&schema(
+            &int_double_bool
+        )));
+        assert!(!Plain::reads_plain(&schema(&[
+            Some(SqlType::Int),
+            None,
+            Some(SqlType::Bool)
+        ])));
+        assert!(!<(i32, String)>::reads_plain(&schema(&[
+            Some(SqlType::Int),
+            Some(SqlType::Text)
+        ])));
+    }
+
+    #[test]
+    fn plain_rows_read_only_when_every_field_has_its_width() {
+        let id = 7i32.to_le_bytes();
+        let value = (-2.5f64).to_le_bytes();
+        let row = fields(&[Some(&id), Some(&value), Some(&[1])]);
+        assert_eq!(Plain::from_plain_fields(&row), Some((7, Some(-2.5), true)));
+        // A NULL: the row is read the other ways.
+        assert_eq!(
+            Plain::from_plain_fields(&fields(&[Some(&id), None, Some(&[1])])),
+            None
+        );
+        // The right total, but the widths moved between fields.
+        let moved = fields(&[Some(&id), Some(&value[..4]), Some(&[1, 0, 0, 0, 0])]);
+        assert_eq!(moved.len(), row.len());
+        assert_eq!(Plain::from_plain_fields(&moved), None);
+        // A byte too many or too few, and a value its type refuses.
+        let mut long = row.clone();
+        long.push(0);
+        assert_eq!(Plain::from_plain_fields(&long), None);
+        assert_eq!(Plain::from_plain_fields(&row[..row.len() - 1]), None);
+        assert_eq!(
+            Plain::from_plain_fields(&fields(&[Some(&id), Some(&value), Some(&[2])])),
+            None
+        );
+    }
+}

@@ -327,6 +327,15 @@ pub trait FromHyperBinary<'a>: Sized {
     /// framed them: no null indicator and no inner length prefix.
     fn decode_hyper(ty: &SqlType, raw: &'a [u8]) -> Result<Self>;
 
+    /// The column type whose fields this type reads as they lie: a fixed
+    /// width (`SqlType::fixed_width`), read by `decode_hyper`. A typed
+    /// scan that checked once that a result's columns have these types
+    /// reads each field with the type a constant, so no value pays for a
+    /// type check (`hyperdb-api`'s tuples). `None`, the default: every
+    /// value is read with its column's type.
+    #[doc(hidden)]
+    const PLAIN: Option<SqlType> = None;
+
     /// Reads a NULL field; only `Option<T>` accepts one.
     #[inline]
     fn decode_hyper_null(ty: &SqlType) -> Result<Self> {
@@ -397,6 +406,8 @@ impl<T: ToHyperBinary> ToHyperBinary for &T {
 }
 
 impl<'a, T: FromHyperBinary<'a>> FromHyperBinary<'a> for Option<T> {
+    const PLAIN: Option<SqlType> = T::PLAIN;
+
     #[inline]
     fn accepts(ty: &SqlType) -> bool {
         T::accepts(ty)

@@ -91,6 +91,16 @@ fn decode_int<T: TryFrom<i128>>(ty: &SqlType, raw: &[u8], rust: &str) -> Result<
         .map_err(|_| Error::conversion(format!("{ty} value {v} is out of range for {rust}")))
 }
 
+/// `Some` of the type given, else `None`: a `PLAIN` in a macro.
+macro_rules! plain {
+    () => {
+        None
+    };
+    ($ty:expr) => {
+        Some($ty)
+    };
+}
+
 macro_rules! int_impls {
     ($($t:ident $(=> $native:ident)?;)*) => {$(
         impl ToHyperBinary for $t {
@@ -118,6 +128,8 @@ macro_rules! int_impls {
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
+            const PLAIN: Option<SqlType> = plain!($(SqlType::$native)?);
+
             #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 int_column(ty) || matches!(ty, SqlType::Numeric { scale: 0, .. })
@@ -218,6 +230,8 @@ fn decode_f64_slow(ty: &SqlType, raw: &[u8]) -> Result<f64> {
 }
 
 impl<'a> FromHyperBinary<'a> for f64 {
+    const PLAIN: Option<SqlType> = Some(SqlType::Double);
+
     #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Double | SqlType::Real)
@@ -233,6 +247,8 @@ impl<'a> FromHyperBinary<'a> for f64 {
 }
 
 impl<'a> FromHyperBinary<'a> for f32 {
+    const PLAIN: Option<SqlType> = Some(SqlType::Real);
+
     #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Real)
@@ -272,6 +288,8 @@ impl ToHyperBinary for bool {
 }
 
 impl<'a> FromHyperBinary<'a> for bool {
+    const PLAIN: Option<SqlType> = Some(SqlType::Bool);
+
     #[inline]
     fn accepts(ty: &SqlType) -> bool {
         matches!(ty, SqlType::Bool)
@@ -446,6 +464,8 @@ macro_rules! value_impls {
         }
 
         impl<'a> FromHyperBinary<'a> for $t {
+            const PLAIN: Option<SqlType> = Some(SqlType::$col);
+
             #[inline]
             fn accepts(ty: &SqlType) -> bool {
                 matches!(ty, SqlType::$col)

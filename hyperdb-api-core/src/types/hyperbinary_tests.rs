@@ -523,3 +523,47 @@ fn fixed_values_are_what_encode_writes() {
     // Each native pair takes the fast path (both nullabilities).
     assert_eq!(copies, 2 * 19, "plain copies found");
 }
+
+/// Every type with a `PLAIN` column type reads that type's fields as they
+/// lie: the type has a fixed width, the column type is one the Rust type
+/// accepts, and a value written to it reads back, for `Option<T>` too.
+/// Types without one (widening, text, NUMERIC) say `None`.
+#[test]
+fn plain_column_types_are_fixed_and_read_back() {
+    fn plain<T>(v: T) -> SqlType
+    where
+        T: ToHyperBinary + for<'a> FromHyperBinary<'a> + PartialEq + std::fmt::Debug + Copy,
+    {
+        let ty = <T as FromHyperBinary>::PLAIN.expect("a plain column type");
+        assert_eq!(<Option<T> as FromHyperBinary>::PLAIN, Some(ty));
+        assert!(<T as FromHyperBinary>::accepts(&ty), "{ty}");
+        let raw = enc(&v, ty).expect("encode");
+        assert_eq!(ty.fixed_width(), Some(raw.len()), "{ty}");
+        assert_eq!(dec::<T>(ty, &raw).ok(), Some(v), "{ty}");
+        assert_eq!(dec::<Option<T>>(ty, &raw).ok(), Some(Some(v)), "{ty}");
+        ty
+    }
+    let types = [
+        plain(true),
+        plain(i16::MIN),
+        plain(i32::MAX),
+        plain(i64::MIN),
+        plain(u32::MAX),
+        plain(f32::NEG_INFINITY),
+        plain(-0.5f64),
+        plain(Date::from_ymd(1899, 12, 31).expect("date")),
+        plain(Time::from_micros(86_399_999_999).expect("time")),
+        plain("2101-01-01 00:00:00".parse::<Timestamp>().expect("ts")),
+        plain(TimestampTz::from_utc(
+            "1800-01-01 12:00:00".parse::<Timestamp>().expect("ts"),
+        )),
+        plain(Interval::new(-1, 2, -3)),
+    ];
+    let distinct: std::collections::HashSet<_> = types.iter().collect();
+    assert_eq!(distinct.len(), types.len(), "{types:?}");
+    assert_eq!(<u64 as FromHyperBinary>::PLAIN, None);
+    assert_eq!(<i128 as FromHyperBinary>::PLAIN, None);
+    assert_eq!(<Numeric as FromHyperBinary>::PLAIN, None);
+    assert_eq!(<String as FromHyperBinary>::PLAIN, None);
+    assert_eq!(<&str as FromHyperBinary>::PLAIN, None);
+}

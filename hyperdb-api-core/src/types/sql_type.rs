@@ -202,7 +202,7 @@ impl SqlType {
 
     /// Bytes of one HyperBinary value, or `None` when the value is
     /// length-prefixed (text, bytes, geography).
-    pub fn fixed_width(&self) -> Option<usize> {
+    pub const fn fixed_width(&self) -> Option<usize> {
         Some(match *self {
             SqlType::Bool => 1,
             SqlType::SmallInt => 2,

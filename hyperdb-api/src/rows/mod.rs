@@ -139,6 +139,7 @@ impl<'c> Rows<'c> {
     /// The same stream, each row converted to `T`.
     pub fn typed<T: FromRow>(self) -> TypedRows<'c, T> {
         TypedRows {
+            plain: T::reads_plain(self.schema()),
             rows: self,
             _t: PhantomData,
         }
@@ -163,6 +164,8 @@ impl Iterator for Rows<'_> {
 #[derive(Debug)]
 pub struct TypedRows<'c, T> {
     rows: Rows<'c>,
+    /// `T` reads this result's columns as they lie ([`FromRow::reads_plain`]).
+    plain: bool,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -178,7 +181,13 @@ impl<T: FromRow> Iterator for TypedRows<'_, T> {
     #[inline(always)]
     fn next(&mut self) -> Option<Result<T>> {
         let rows = &mut self.rows;
-        read_typed_rows!(rows.cursor, T, checked: rows.read_checked::<T>(), rows.refill())
+        read_typed_rows!(
+            rows.cursor,
+            T,
+            plain: self.plain,
+            checked: rows.read_checked::<T>(),
+            rows.refill()
+        )
     }
 }
 

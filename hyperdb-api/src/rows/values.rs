@@ -82,6 +82,13 @@ impl<'a> RowValues<'a> {
         }
     }
 
+    /// The bytes of the fields not read yet, for
+    /// [`FromRow::from_plain_fields`](crate::FromRow::from_plain_fields).
+    #[inline(always)]
+    pub(super) fn unread(&self) -> &'a [u8] {
+        self.fields.unread()
+    }
+
     /// Whether every field was read and nothing follows them: the row is
     /// well-formed, no [`finish`](Self::finish) needed.
     #[inline(always)]

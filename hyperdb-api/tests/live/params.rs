@@ -488,6 +488,110 @@ fn tuples_read_in_column_order_match_try_get() {
     assert_eq!(c.query_scalar::<i32>("SELECT 5").unwrap(), 5);
 }
 
+/// Tuples whose every column has its own fixed-width type (INT for
+/// `i32`, ...) are read with the types checked once per result
+/// (`FromRow::reads_plain`): the same values as `try_get` for every such
+/// type, edge values and NULLs included; a row with a NULL, or a NULL in a
+/// non-`Option`, is read the checked way and fails alone.
+#[test]
+fn plain_tuples_match_try_get() {
+    type Fixed = (bool, i16, i32, Option<i64>, u32, f32, Option<f64>, Date);
+    type Times = (Time, Option<Timestamp>, TimestampTz, Interval, i32);
+    let fixed = "SELECT i % 3 = 0 AS b, \
+         (CASE WHEN i = 1 THEN -32768 WHEN i = 2 THEN 32767 ELSE i END)::smallint AS s, \
+         CASE WHEN i = 1 THEN -2147483648 WHEN i = 2 THEN 2147483647 ELSE i END AS n, \
+         CASE WHEN i % 5 = 0 THEN NULL WHEN i = 1 THEN -9223372036854775808 \
+              ELSE i::bigint * 1000000007 END AS l, \
+         (i * 1000)::oid AS o, \
+         (CASE WHEN i = 1 THEN 'NaN'::real ELSE i / 3.0 END)::real AS r, \
+         CASE WHEN i = 1 THEN 'Infinity'::double precision WHEN i = 2 THEN '-Infinity' \
+              WHEN i = 3 THEN 'NaN' WHEN i % 7 = 0 THEN NULL ELSE i / -7.0 END AS d, \
+         DATE '1899-12-31' + i * 37 AS day \
+         FROM generate_series(1, 3000) g(i) ORDER BY i";
+    let times = "SELECT TIME '00:00:00' + i * INTERVAL '17 seconds' AS t, \
+         CASE WHEN i % 4 = 0 THEN NULL \
+              ELSE TIMESTAMP '1800-01-01 00:00:00' + i * INTERVAL '13 days' END AS ts, \
+         TIMESTAMPTZ '2100-06-01 00:00:00+00' + i * INTERVAL '1 hour' AS tz, \
+         i * INTERVAL '1 day 2 hours' - INTERVAL '1 month' AS iv, i \
+         FROM generate_series(1, 3000) g(i) ORDER BY i";
+    let mut c = connect();
+
+    let rows = c.execute_query_params(fixed, &[]).unwrap();
+    assert!(<Fixed as FromRow>::reads_plain(rows.schema()));
+    let typed: Vec<Fixed> = rows.typed().collect::<hyperdb_api::Result<_>>().unwrap();
+    let mut by_index = Vec::new();
+    let mut rows = c.execute_query_params(fixed, &[]).unwrap();
+    while let Some(r) = rows.next_row() {
+        let r = r.unwrap();
+        let row: Fixed = (
+            r.try_get(0).unwrap(),
+            r.try_get(1).unwrap(),
+            r.try_get(2).unwrap(),
+            r.try_get(3).unwrap(),
+            r.try_get(4).unwrap(),
+            r.try_get(5).unwrap(),
+            r.try_get(6).unwrap(),
+            r.try_get(7).unwrap(),
+        );
+        by_index.push(row);
+    }
+    drop(rows);
+    assert_eq!(typed.len(), 3000);
+    // Debug, so that NaN equals NaN.
+    assert_eq!(format!("{typed:?}"), format!("{by_index:?}"));
+    assert_eq!(
+        (typed[0].1, typed[0].2, typed[0].3),
+        (-32768, -2147483648, Some(i64::MIN))
+    );
+    assert_eq!((typed[1].1, typed[1].2), (32767, 2147483647));
+    assert!(typed[0].5.is_nan() && typed[2].6.is_some_and(f64::is_nan));
+    assert_eq!(
+        (typed[0].6, typed[1].6, typed[4].3),
+        (Some(f64::INFINITY), Some(f64::NEG_INFINITY), None)
+    );
+    assert_eq!(typed[2999].4, 3_000_000);
+
+    let rows = c.execute_query_params(times, &[]).unwrap();
+    assert!(<Times as FromRow>::reads_plain(rows.schema()));
+    let typed: Vec<Times> = rows.typed().collect::<hyperdb_api::Result<_>>().unwrap();
+    let by_index: Vec<Times> = c
+        .execute_query_params(times, &[])
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r.try_get(0).unwrap(),
+                r.try_get(1).unwrap(),
+                r.try_get(2).unwrap(),
+                r.try_get(3).unwrap(),
+                r.try_get(4).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(typed, by_index);
+    assert_eq!(typed[3].1, None);
+    assert_eq!(typed[0].1, Some("1800-01-14 00:00:00".parse().unwrap()));
+
+    // A NULL into a non-Option fails its row only; a widening tuple reads
+    // the same result the checked way.
+    let sql = "SELECT i, CASE WHEN i = 2 THEN NULL ELSE -i::bigint END FROM generate_series(1, 3) g(i) ORDER BY i";
+    let rows = c.execute_query_params(sql, &[]).unwrap();
+    assert!(<(i32, i64) as FromRow>::reads_plain(rows.schema()));
+    let got: Vec<_> = rows.typed::<(i32, i64)>().collect();
+    assert_eq!(got[0].as_ref().unwrap(), &(1, -1));
+    assert!(
+        matches!(&got[1], Err(Error::UnexpectedNull { .. })),
+        "{:?}",
+        got[1]
+    );
+    assert_eq!(got[2].as_ref().unwrap(), &(3, -3));
+    let rows = c.execute_query_params(sql, &[]).unwrap();
+    assert!(!<(i64, Option<i64>) as FromRow>::reads_plain(rows.schema()));
+    let wide: Vec<(i64, Option<i64>)> = rows.typed().collect::<hyperdb_api::Result<_>>().unwrap();
+    assert_eq!(wide, vec![(1, Some(-1)), (2, None), (3, Some(-3))]);
+    assert_eq!(c.query_scalar::<i32>("SELECT 6").unwrap(), 6);
+}
+
 /// The async stream reads tuples the same way.
 #[tokio::test]
 async fn async_tuples_read_in_column_order() {
@@ -512,4 +616,24 @@ async fn async_tuples_read_in_column_order() {
     let last: (i32, i32, String) = rows.next_as().await.unwrap().unwrap();
     assert_eq!(last, (3, 3, "x3".to_owned()));
     assert!(rows.next_as::<(i32,)>().await.is_none());
+    drop(rows);
+    // Fixed-width columns read as they lie (`FromRow::reads_plain`), with
+    // a NULL read the checked way.
+    let mut rows = c
+        .execute_query_params(
+            "SELECT i, CASE WHEN i = 2 THEN NULL ELSE i * 1.5::double precision END \
+             FROM generate_series(1, 4) g(i) ORDER BY i",
+            &[],
+        )
+        .await
+        .unwrap();
+    let first: (i32, Option<f64>) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!(first, (1, Some(1.5)));
+    let e = rows.next_as::<(i32, f64)>().await.unwrap().unwrap_err();
+    assert!(matches!(e, Error::UnexpectedNull { .. }), "{e:?}");
+    let third: (i32, f64) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!(third, (3, 4.5));
+    let fourth: (i32, Option<f64>) = rows.next_as().await.unwrap().unwrap();
+    assert_eq!(fourth, (4, Some(6.0)));
+    assert!(rows.next_as::<(i32, f64)>().await.is_none());
 }

@@ -219,6 +219,13 @@ impl<'a> RowFields<'a> {
         Some(value)
     }
 
+    /// The bytes of the fields not read yet, length words included: for a
+    /// reader that knows the row's layout in advance and checks it whole.
+    #[inline(always)]
+    pub fn unread(&self) -> &'a [u8] {
+        self.rest
+    }
+
     /// Whether the fields read so far fill the row: with every field
     /// read, the row is well-formed and [`finish`](Self::finish) has
     /// nothing to check.
