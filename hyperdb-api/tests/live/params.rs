@@ -488,6 +488,15 @@ fn tuples_read_in_column_order_match_try_get() {
     assert_eq!(c.query_scalar::<i32>("SELECT 5").unwrap(), 5);
 }
 
+/// Every row of `sql` read by index (`FromRow::from_row` of a tuple is one
+/// `Row::try_get` per column), from owned rows.
+fn by_try_get<T: FromRow>(c: &mut Connection, sql: &str) -> Vec<T> {
+    c.execute_query_params(sql, &[])
+        .unwrap()
+        .map(|r| T::from_row(&r.unwrap()).unwrap())
+        .collect()
+}
+
 /// Tuples whose every column has its own fixed-width type (INT for
 /// `i32`, ...) are read with the types checked once per result
 /// (`FromRow::reads_plain`): the same values as `try_get` for every such
@@ -519,23 +528,7 @@ fn plain_tuples_match_try_get() {
     let rows = c.execute_query_params(fixed, &[]).unwrap();
     assert!(<Fixed as FromRow>::reads_plain(rows.schema()));
     let typed: Vec<Fixed> = rows.typed().collect::<hyperdb_api::Result<_>>().unwrap();
-    let mut by_index = Vec::new();
-    let mut rows = c.execute_query_params(fixed, &[]).unwrap();
-    while let Some(r) = rows.next_row() {
-        let r = r.unwrap();
-        let row: Fixed = (
-            r.try_get(0).unwrap(),
-            r.try_get(1).unwrap(),
-            r.try_get(2).unwrap(),
-            r.try_get(3).unwrap(),
-            r.try_get(4).unwrap(),
-            r.try_get(5).unwrap(),
-            r.try_get(6).unwrap(),
-            r.try_get(7).unwrap(),
-        );
-        by_index.push(row);
-    }
-    drop(rows);
+    let by_index = by_try_get::<Fixed>(&mut c, fixed);
     assert_eq!(typed.len(), 3000);
     // Debug, so that NaN equals NaN.
     assert_eq!(format!("{typed:?}"), format!("{by_index:?}"));
@@ -554,20 +547,7 @@ fn plain_tuples_match_try_get() {
     let rows = c.execute_query_params(times, &[]).unwrap();
     assert!(<Times as FromRow>::reads_plain(rows.schema()));
     let typed: Vec<Times> = rows.typed().collect::<hyperdb_api::Result<_>>().unwrap();
-    let by_index: Vec<Times> = c
-        .execute_query_params(times, &[])
-        .unwrap()
-        .map(|r| {
-            let r = r.unwrap();
-            (
-                r.try_get(0).unwrap(),
-                r.try_get(1).unwrap(),
-                r.try_get(2).unwrap(),
-                r.try_get(3).unwrap(),
-                r.try_get(4).unwrap(),
-            )
-        })
-        .collect();
+    let by_index = by_try_get::<Times>(&mut c, times);
     assert_eq!(typed, by_index);
     assert_eq!(typed[3].1, None);
     assert_eq!(typed[0].1, Some("1800-01-14 00:00:00".parse().unwrap()));
