@@ -84,20 +84,28 @@ pub trait FromRow: Sized {
     }
 }
 
-/// Whether `column` has `T`'s plain type.
+/// Whether `column` has `T`'s plain type (a column of unknown type has none).
 #[inline]
 fn plain_column<'a, T: FromHyperBinary<'a>>(column: Option<&Column>) -> bool {
-    T::PLAIN.is_some() && column.and_then(Column::sql_type) == T::PLAIN.as_ref()
+    match (T::PLAIN, column.and_then(Column::sql_type)) {
+        (Some(plain), Some(ty)) => plain == *ty,
+        _ => false,
+    }
 }
 
-/// Bytes of a field of `T`'s plain type, its length word included.
-#[inline(always)]
-const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
+/// Bytes of a value of `T`'s plain type; `None` without one.
+const fn plain_width<'a, T: FromHyperBinary<'a>>() -> Option<usize> {
     match T::PLAIN {
-        Some(ty) => match ty.fixed_width() {
-            Some(width) => 4 + width,
-            None => 0,
-        },
+        Some(ty) => ty.fixed_width(),
+        None => None,
+    }
+}
+
+/// Bytes of a field of `T`'s plain type, its length word included (0
+/// without one: `plain_value` then reads nothing).
+const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
+    match plain_width::<T>() {
+        Some(width) => 4 + width,
         None => 0,
     }
 }
@@ -107,7 +115,7 @@ const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
 #[inline(always)]
 fn plain_value<'a, T: FromHyperBinary<'a>>(rest: &mut &'a [u8]) -> Option<T> {
     let ty = T::PLAIN?;
-    let width = const { plain_field_len::<T>() }.checked_sub(4)?;
+    let width = const { plain_width::<T>() }?;
     let (word, after) = rest.split_first_chunk::<4>()?;
     let (raw, after) = after.split_at_checked(width)?;
     *rest = after;
