@@ -215,7 +215,7 @@ enum AsyncRowSource<'c> {
 }
 
 impl<'c> AsyncRows<'c> {
-    fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
+    pub(crate) fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
             cursor: RowCursor::new(schema),

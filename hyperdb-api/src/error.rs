@@ -184,5 +184,59 @@ impl Error {
     }
 }
 
+impl Error {
+    /// A SQLSTATE for every error: the server's own when it sent one, else
+    /// the standard class that fits (so a caller, or a binding that exposes
+    /// one `code`, can branch on a single field):
+    ///
+    /// | error | code |
+    /// |---|---|
+    /// | connection closed, broken or lost | `08006` connection_failure |
+    /// | connect or query timeout | `HYT00` timeout expired (ODBC's SQLSTATE) |
+    /// | cancelled | `57014` query_canceled |
+    /// | authentication | `28000` invalid_authorization_specification |
+    /// | protocol violation by the server | `08P01` protocol_violation |
+    /// | a value that does not fit, a bad row | `22023` / `22000` data exceptions |
+    /// | a value read as the wrong type, a schema mismatch | `42804` datatype_mismatch |
+    /// | an unknown column | `42703` undefined_column |
+    /// | NULL where a value was required | `23502` / `22004` |
+    /// | no rows where one was required | `02000` no_data |
+    /// | hyperd missing or failing to start, other I/O | `58000` system_error |
+    pub fn sqlstate(&self) -> &str {
+        if let Some(code) = self.code() {
+            return code.code();
+        }
+        match self {
+            Error::Client(e) => match e.kind() {
+                ErrorKind::Closed | ErrorKind::Io => "08006",
+                ErrorKind::Timeout => "HYT00",
+                ErrorKind::Protocol => "08P01",
+                ErrorKind::Auth => "28000",
+                ErrorKind::TypeMismatch => "42804",
+                ErrorKind::Conversion => "22000",
+                ErrorKind::InvalidInput | ErrorKind::Config => "22023",
+                _ => "XX000",
+            },
+            Error::InvalidArgument { .. } => "22023",
+            Error::ColumnNotFound { .. } => "42703",
+            Error::UnexpectedNull { .. } => "22004",
+            Error::TypeMismatch { .. } | Error::SchemaMismatch { .. } => "42804",
+            Error::Conversion { .. } => "22000",
+            Error::InvalidRow { kind, .. } => match kind {
+                RowErrorKind::NullInNotNull => "23502",
+                RowErrorKind::WrongType => "42804",
+                RowErrorKind::ColumnCount => "22023",
+                RowErrorKind::OutOfRange => "22003",
+            },
+            Error::RowCountMismatch { .. } => "XX000",
+            Error::UnsupportedType { .. } => "0A000",
+            #[cfg(feature = "arrow")]
+            Error::Arrow(_) => "22000",
+            Error::NoRows => "02000",
+            Error::HyperdNotFound(_) | Error::ProcessStart { .. } | Error::Io { .. } => "58000",
+        }
+    }
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -36,8 +36,11 @@ mod options;
 mod params;
 mod process;
 mod rows;
+#[cfg(all(feature = "async", feature = "arrow"))]
+pub mod shared;
 mod table_definition;
 mod transaction;
+mod value;
 
 #[cfg(feature = "async")]
 pub use async_connection::{AsyncConnection, AsyncRows, AsyncTransaction};
@@ -60,6 +63,9 @@ pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VE
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
+pub use value::Value;
+#[cfg(all(feature = "async", feature = "arrow"))]
+pub use shared::{ConnectionGuard, ResultStream, SharedConnection};
 
 #[cfg(feature = "arrow")]
 pub use arrow::{ArrowBatches, ArrowInserter, ArrowIpcChunks};

@@ -65,6 +65,8 @@
 //! so the inserter always sends exactly one.
 
 mod encoder;
+#[cfg(feature = "async")]
+pub(crate) mod from_rows;
 mod inserter;
 mod layout;
 mod parallel;
@@ -87,8 +89,8 @@ pub use inserter::AsyncArrowInserter;
 pub use parallel::insert_batches_parallel;
 pub use parallel::insert_batches_parallel_blocking;
 pub(crate) use reader::arrow_cannot_express;
-/// The IPC stream decoder, shared with the gRPC results.
-#[cfg(feature = "grpc")]
+/// The IPC stream decoder, shared with the gRPC results and shared streams.
+#[cfg(feature = "async")]
 pub(crate) use reader::ArrowDecoder;
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]

@@ -493,6 +493,17 @@ mod async_readers {
             })
         }
 
+        /// Continues a result whose first chunks were read through another
+        /// `AsyncArrowIpcChunks` on the same connection (`rows` is what that
+        /// one reported).
+        pub(crate) fn resume(client: &'c mut AsyncClient, rows: Option<u64>) -> Self {
+            AsyncArrowIpcChunks {
+                client,
+                rows,
+                eos_sent: false,
+            }
+        }
+
         chunk_reader_methods!(async; .await);
 
         /// The next chunk, or `None` at the end.

@@ -107,8 +107,23 @@ impl ArrowRows {
     /// Sends the open batch: converts its columns, queues the IPC message
     /// and copies it into `buf` as CopyData frames.
     fn send_batch(&mut self, buf: &mut BytesMut) -> Result<()> {
-        if self.rows == 0 {
+        let Some(batch) = self.take_batch()? else {
             return Ok(());
+        };
+        self.encoder.push_checked_batch(&batch)?;
+        self.encoder.write_all_pending(buf)?;
+        drop(batch);
+        for c in &mut self.columns {
+            c.reuse_spent();
+        }
+        Ok(())
+    }
+
+    /// The open batch as a record batch (`None` when it has no rows); the
+    /// columns start over empty.
+    pub(crate) fn take_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if self.rows == 0 {
+            return Ok(None);
         }
         let rows = self.rows;
         let arrays = self
@@ -117,14 +132,15 @@ impl ArrowRows {
             .map(|c| c.take_array(rows))
             .collect::<Result<Vec<_>>>()?;
         self.rows = 0;
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
-        self.encoder.push_checked_batch(&batch)?;
-        self.encoder.write_all_pending(buf)?;
-        drop(batch);
-        for c in &mut self.columns {
-            c.reuse_spent();
-        }
-        Ok(())
+        Ok(Some(RecordBatch::try_new(self.schema.clone(), arrays)?))
+    }
+
+    /// Counts the row just put; `true` when the open batch is full.
+    #[inline]
+    pub(crate) fn row_done(&mut self) -> bool {
+        self.rows += 1;
+        self.rows == BATCH_ROWS
+            || (self.rows.is_multiple_of(64) && self.batch_bytes() >= BATCH_BYTES)
     }
 
     fn batch_bytes(&self) -> usize {
@@ -184,10 +200,7 @@ impl RowSink for ArrowRows {
 
     #[inline]
     fn end_row(&mut self, buf: &mut BytesMut) -> Result<()> {
-        self.rows += 1;
-        if self.rows == BATCH_ROWS
-            || (self.rows.is_multiple_of(64) && self.batch_bytes() >= BATCH_BYTES)
-        {
+        if self.row_done() {
             self.send_batch(buf)?;
         }
         Ok(())

@@ -17,4 +17,6 @@ mod insert;
 mod interop;
 mod params;
 mod process;
+#[cfg(all(feature = "async", feature = "arrow"))]
+mod shared;
 mod streaming;

@@ -1,0 +1,167 @@
+//! `NativeConnection`: a [`SharedConnection`] held by a JS object. Calls
+//! queue in order on it; see `hyperdb_api::shared` for how results and
+//! waiting calls share the connection.
+
+use std::time::Duration;
+
+use hyperdb_api::{ConnectOptions, CreateMode, Endpoint, SharedConnection};
+use napi::bindgen_prelude::{BigInt, Either};
+use napi_derive::napi;
+
+use crate::catalog::{TableDef, TableRef};
+use crate::error::{invalid, js, Result};
+use crate::params::{values, Param, MAX_SAFE_INTEGER};
+use crate::streams::{NativeBatchStream, NativeIpcStream};
+
+/// Options of `NativeConnection.connect` (see `lib/connection.ts`).
+#[napi(object)]
+pub struct NativeConnectOptions {
+    pub endpoint: String,
+    pub database: Option<String>,
+    /// `doNotCreate` (default), `create`, `createIfNotExists`, `createAndReplace`.
+    pub create_mode: Option<String>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub connect_timeout_ms: Option<u32>,
+    pub query_timeout_ms: Option<u32>,
+    /// Session settings, `[name, value]` pairs.
+    pub settings: Option<Vec<Vec<String>>>,
+}
+
+/// One connection to hyperd.
+#[napi]
+pub struct NativeConnection {
+    conn: SharedConnection,
+}
+
+#[napi]
+impl NativeConnection {
+    /// Connects (and creates or attaches the database, per `createMode`).
+    #[napi(factory)]
+    pub async fn connect(options: NativeConnectOptions) -> Result<NativeConnection> {
+        let options = connect_options(options)?;
+        Ok(NativeConnection {
+            conn: js(SharedConnection::connect_with(&options).await)?,
+        })
+    }
+
+    /// Runs SQL; the affected row count of the last statement, as a number
+    /// up to 2^53 and a bigint past it.
+    #[napi]
+    pub async fn execute_command(
+        &self,
+        sql: String,
+        params: Vec<Param>,
+    ) -> Result<Either<f64, BigInt>> {
+        let params = values(params)?;
+        let n = js(self.conn.execute_command(&sql, &params).await)?;
+        Ok(if n as f64 <= MAX_SAFE_INTEGER {
+            Either::A(n as f64)
+        } else {
+            Either::B(BigInt::from(n))
+        })
+    }
+
+    /// Runs a query; its result as batches of columns.
+    #[napi]
+    pub async fn query_batches(&self, sql: String, params: Vec<Param>) -> Result<NativeBatchStream> {
+        let params = values(params)?;
+        NativeBatchStream::new(js(self.conn.query_arrow(&sql, params).await)?)
+    }
+
+    /// Runs a query; its result as one Arrow IPC stream.
+    #[napi]
+    pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
+        let params = values(params)?;
+        Ok(NativeIpcStream::new(js(self.conn.query_arrow_ipc(&sql, params).await)?))
+    }
+
+    /// Cancels the statement running now, if any.
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        js(self.conn.cancel().await)
+    }
+
+    /// Closes once the calls queued before are done; later calls fail.
+    #[napi]
+    pub async fn close(&self) -> Result<()> {
+        js(self.conn.close().await)
+    }
+
+    #[napi(getter)]
+    pub fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    /// Runs one catalog operation (see `lib/catalog.ts`).
+    #[napi]
+    pub async fn catalog(&self, op: String, table: Option<TableRef>, name: Option<String>) -> Result<CatalogAnswer> {
+        crate::catalog::run(&self.conn, &op, table, name).await
+    }
+
+    /// Creates a table from its definition.
+    #[napi]
+    pub async fn create_table(&self, table: TableDef, if_not_exists: bool) -> Result<()> {
+        let def = table.to_rust()?;
+        let mut guard = js(self.conn.lock().await)?;
+        let mut catalog = guard.conn().catalog();
+        js(if if_not_exists {
+            catalog.create_table_if_not_exists(&def).await
+        } else {
+            catalog.create_table(&def).await
+        })
+    }
+}
+
+/// What a catalog operation answers.
+#[napi(object)]
+pub struct CatalogAnswer {
+    pub flag: Option<bool>,
+    pub names: Option<Vec<TableRef>>,
+    pub table: Option<TableDef>,
+}
+
+fn connect_options(o: NativeConnectOptions) -> Result<ConnectOptions> {
+    let endpoint: Endpoint = o
+        .endpoint
+        .parse()
+        .map_err(|e| crate::error::to_napi(hyperdb_api::Error::from(e)))?;
+    let mut options = ConnectOptions::new(endpoint);
+    if let Some(db) = o.database {
+        options = options.with_database(db, create_mode(o.create_mode.as_deref())?);
+    }
+    if let Some(user) = o.user {
+        options = options.with_user(user);
+    }
+    if let Some(password) = o.password {
+        options = options.with_password(password);
+    }
+    if let Some(ms) = o.connect_timeout_ms {
+        options = options.with_connect_timeout(Some(Duration::from_millis(ms.into())));
+    }
+    if let Some(ms) = o.query_timeout_ms {
+        options = options.with_query_timeout(Some(Duration::from_millis(ms.into())));
+    }
+    for pair in o.settings.unwrap_or_default() {
+        match pair.as_slice() {
+            [name, value] => options = options.with_param(name.clone(), value.clone()),
+            _ => return Err(invalid("settings", "each setting is a [name, value] pair")),
+        }
+    }
+    Ok(options)
+}
+
+fn create_mode(mode: Option<&str>) -> Result<CreateMode> {
+    Ok(match mode.unwrap_or("doNotCreate") {
+        "doNotCreate" => CreateMode::DoNotCreate,
+        "create" => CreateMode::Create,
+        "createIfNotExists" => CreateMode::CreateIfNotExists,
+        "createAndReplace" => CreateMode::CreateAndReplace,
+        other => {
+            return Err(invalid(
+                "createMode",
+                &format!("{other:?} is none of doNotCreate, create, createIfNotExists, createAndReplace"),
+            ))
+        }
+    })
+}

@@ -1,0 +1,150 @@
+//! Result streams as JavaScript sees them: each `next()` is one call across
+//! the boundary for everything that has arrived (at least one item), so a
+//! fast producer costs one Promise per few batches, not per batch.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use hyperdb_api::ResultStream;
+use napi::bindgen_prelude::Uint8Array;
+use napi_derive::napi;
+use tokio::sync::Mutex;
+
+use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
+use crate::error::{js, Result};
+
+/// Items handed over in one `next()` at most.
+const MAX_ITEMS_PER_CALL: usize = 16;
+
+/// Takes one item (waiting for it), then whatever else has arrived.
+async fn next_items<T: Send + 'static>(
+    stream: &Mutex<Option<ResultStream<T>>>,
+) -> hyperdb_api::Result<Vec<T>> {
+    let mut guard = stream.lock().await;
+    let Some(stream) = guard.as_mut() else {
+        return Ok(Vec::new());
+    };
+    let mut items = Vec::new();
+    match stream.next().await {
+        Some(item) => items.push(item?),
+        None => {
+            *guard = None;
+            return Ok(items);
+        }
+    }
+    while items.len() < MAX_ITEMS_PER_CALL {
+        match stream.try_next() {
+            Some(item) => items.push(item?),
+            None => break,
+        }
+    }
+    Ok(items)
+}
+
+/// A result as batches of columns.
+#[napi]
+pub struct NativeBatchStream {
+    stream: Arc<Mutex<Option<ResultStream<RecordBatch>>>>,
+    columns: Vec<ColumnInfo>,
+}
+
+impl NativeBatchStream {
+    pub(crate) fn new(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
+        Ok(NativeBatchStream {
+            columns: column_infos(stream.schema())?,
+            stream: Arc::new(Mutex::new(Some(stream))),
+        })
+    }
+}
+
+#[napi]
+impl NativeBatchStream {
+    /// The result's columns.
+    #[napi(getter)]
+    pub fn columns(&self) -> Vec<ColumnInfo> {
+        self.columns
+            .iter()
+            .map(|c| ColumnInfo {
+                name: c.name.clone(),
+                sql_type: c.sql_type.clone(),
+                kind: c.kind.clone(),
+                nullable: c.nullable,
+            })
+            .collect()
+    }
+
+    /// The batches that have arrived (waiting for at least one); empty at
+    /// the end of the result.
+    #[napi]
+    pub async fn next(&self) -> Result<Vec<ColumnBatch>> {
+        let stream = self.stream.clone();
+        let batches = js(next_items(&stream).await)?;
+        batches.iter().map(column_batch).collect()
+    }
+
+    /// Abandons the rest of the result; the connection is free at once.
+    #[napi]
+    pub fn close(&self) {
+        close(&self.stream);
+    }
+}
+
+/// A result as raw Arrow IPC stream bytes.
+#[napi]
+pub struct NativeIpcStream {
+    stream: Arc<Mutex<Option<ResultStream<Bytes>>>>,
+}
+
+impl NativeIpcStream {
+    pub(crate) fn new(stream: ResultStream<Bytes>) -> NativeIpcStream {
+        NativeIpcStream {
+            stream: Arc::new(Mutex::new(Some(stream))),
+        }
+    }
+}
+
+#[napi]
+impl NativeIpcStream {
+    /// The IPC chunks that have arrived (waiting for at least one), over
+    /// the received bytes without a copy; empty at the end.
+    #[napi]
+    pub async fn next(&self) -> Result<Vec<Uint8Array>> {
+        let stream = self.stream.clone();
+        let chunks = js(next_items(&stream).await)?;
+        Ok(chunks.into_iter().map(bytes_array).collect())
+    }
+
+    /// Abandons the rest of the result; the connection is free at once.
+    #[napi]
+    pub fn close(&self) {
+        close(&self.stream);
+    }
+}
+
+/// Drops the stream now if no `next()` holds it, else as that call ends.
+fn close<T: Send + 'static>(stream: &Arc<Mutex<Option<ResultStream<T>>>>) {
+    match stream.try_lock() {
+        Ok(mut guard) => *guard = None,
+        Err(_) => {
+            let stream = stream.clone();
+            napi::bindgen_prelude::spawn(async move {
+                *stream.lock().await = None;
+            });
+        }
+    }
+}
+
+/// A `Uint8Array` over the received bytes.
+fn bytes_array(bytes: Bytes) -> Uint8Array {
+    if bytes.is_empty() {
+        return Uint8Array::new(Vec::new());
+    }
+    let ptr = bytes.as_ptr().cast_mut();
+    let len = bytes.len();
+    // SAFETY: `ptr` points at `len` bytes owned by `bytes`, which the
+    // finalizer keeps alive until the JS array is collected. `Bytes` is a
+    // read-only view and no other holder reads this range after it was
+    // handed out, so JS writing into it races with nothing.
+    unsafe { Uint8Array::with_external_data(ptr, len, move |_, _| drop(bytes)) }
+}

@@ -1,0 +1,157 @@
+//! A `DataRow` result as Arrow record batches.
+//!
+//! Why: a caller that reads every result as Arrow (a binding that hands
+//! columns to another runtime) still meets results hyperd does not send as
+//! Arrow: queries with bound parameters (COPY takes none), statements other
+//! than plain queries, and values Arrow cannot express. Their rows are
+//! gathered here by the row inserters' own column builder ([`ArrowRows`]),
+//! so both routes give batches of one schema: the one hyperd's Arrow stream
+//! would have had (DATE as Date64, `hyper:*` field metadata).
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Date32Array, Date64Array, RecordBatch};
+use arrow_schema::SchemaRef;
+use bytes::{BufMut, BytesMut};
+use hyperdb_api_core::types::{ColumnType, SqlType, ToHyperBinary};
+
+use super::schema::arrow_schema;
+use super::ArrowRows;
+use crate::error::{Error, Result};
+use crate::insert::encoder::RowSink;
+use crate::rows::{Row, Schema};
+use crate::table_definition::{ColumnDefinition, TableDefinition};
+
+const MILLIS_PER_DAY: i64 = 86_400_000;
+
+/// Gathers the rows of one result into record batches.
+#[derive(Debug)]
+pub(crate) struct RowBatcher {
+    sink: ArrowRows,
+    columns: Vec<ColumnType>,
+    schema: SchemaRef,
+    /// Unused: `ArrowRows` writes no frames when batches are taken directly.
+    frames: BytesMut,
+}
+
+impl RowBatcher {
+    /// Fails when a column has a type that has no Arrow form.
+    pub(crate) fn new(result: &Schema) -> Result<RowBatcher> {
+        let mut table = TableDefinition::new("result");
+        for c in result.columns() {
+            let ty = c.sql_type().ok_or_else(|| Error::UnsupportedType {
+                column: c.name().to_owned(),
+                type_name: format!("type OID {}", c.type_oid()),
+                message: "hyperdb-api has no Arrow form for it".into(),
+            })?;
+            table.add_column(ColumnDefinition::nullable(c.name(), *ty));
+        }
+        Ok(RowBatcher {
+            sink: ArrowRows::new(&table)?,
+            columns: table.column_types(),
+            schema: Arc::new(arrow_schema(&table)?),
+            frames: BytesMut::new(),
+        })
+    }
+
+    /// The batches' schema.
+    pub(crate) fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Adds a row; returns a batch when one is full.
+    pub(crate) fn push(&mut self, row: &Row) -> Result<Option<RecordBatch>> {
+        for (i, column) in self.columns.iter().enumerate() {
+            let value = Raw {
+                bytes: row.raw(i)?,
+                width: column.sql_type.fixed_width(),
+            };
+            if let Err(e) = self.sink.put(&mut self.frames, i, column, &value) {
+                self.sink.discard_row(&mut self.frames, i);
+                return Err(Error::Conversion {
+                    column: row.schema().columns()[i].name().to_owned(),
+                    source: e,
+                });
+            }
+        }
+        if self.sink.row_done() {
+            return self.take();
+        }
+        Ok(None)
+    }
+
+    /// The rows not yet handed out, if any.
+    pub(crate) fn finish(&mut self) -> Result<Option<RecordBatch>> {
+        self.take()
+    }
+
+    fn take(&mut self) -> Result<Option<RecordBatch>> {
+        let Some(batch) = self.sink.take_batch()? else {
+            return Ok(None);
+        };
+        let columns = batch
+            .columns()
+            .iter()
+            .zip(&self.columns)
+            .map(|(array, column)| match column.sql_type {
+                SqlType::Date => date64(array),
+                _ => array.clone(),
+            })
+            .collect();
+        Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+    }
+}
+
+/// The inserter's DATE (Date32) as hyperd's Arrow stream sends it (Date64).
+fn date64(array: &ArrayRef) -> ArrayRef {
+    match array.as_any().downcast_ref::<Date32Array>() {
+        Some(days) => Arc::new(Date64Array::new(
+            days.values()
+                .iter()
+                .map(|&d| i64::from(d) * MILLIS_PER_DAY)
+                .collect(),
+            days.nulls().cloned(),
+        )),
+        None => array.clone(),
+    }
+}
+
+/// A `DataRow` field as it came: HyperBinary bytes, so they go into the
+/// column as they are (with the length prefix the column keeps for text).
+struct Raw<'a> {
+    bytes: Option<&'a [u8]>,
+    width: Option<usize>,
+}
+
+impl ToHyperBinary for Raw<'_> {
+    fn accepts(_: &SqlType) -> bool {
+        true
+    }
+
+    fn encode_hyper(&self, ty: &SqlType, buf: &mut BytesMut) -> hyperdb_api_core::Result<()> {
+        let Some(bytes) = self.bytes else {
+            return Ok(());
+        };
+        match self.width {
+            Some(w) if w != bytes.len() => {
+                return Err(hyperdb_api_core::Error::conversion(format!(
+                    "a {ty} value of {} bytes, expected {w}",
+                    bytes.len()
+                )))
+            }
+            Some(_) => {}
+            None => {
+                let len = u32::try_from(bytes.len()).map_err(|_| {
+                    hyperdb_api_core::Error::conversion("a value longer than 4 GiB")
+                })?;
+                buf.put_u32_le(len);
+            }
+        }
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn is_null(&self) -> bool {
+        self.bytes.is_none()
+    }
+}

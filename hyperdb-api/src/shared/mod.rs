@@ -1,0 +1,202 @@
+//! [`SharedConnection`]: an [`AsyncConnection`] that can be owned by many
+//! places at once, with results that own their place on it.
+//!
+//! Why: the borrowing API (`AsyncRows<'c>` borrows `&'c mut
+//! AsyncConnection`) is what Rust code wants, but a handle kept in an object
+//! of another runtime (a Node.js class), or moved between tasks, needs
+//! `'static` values. Here the connection sits behind a fair async mutex:
+//! calls queue in the order they were made, and a result stream holds the
+//! connection until it ends or is dropped (see [`ResultStream`] for what
+//! happens when another call comes while a stream is open).
+
+mod sources;
+mod stream;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use hyperdb_api_core::client::CancelHandle;
+use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
+
+pub use stream::ResultStream;
+
+use crate::error::{Error, Result};
+use crate::options::ConnectOptions;
+use crate::value::Value;
+use crate::AsyncConnection;
+
+/// A cloneable, `'static` handle to one async connection.
+#[derive(Debug, Clone)]
+pub struct SharedConnection {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    /// `None` once closed.
+    conn: Arc<Mutex<Option<AsyncConnection>>>,
+    cancel: CancelHandle,
+    /// Calls waiting for the connection; an open stream spills when > 0.
+    waiting: AtomicUsize,
+    waiting_changed: Notify,
+}
+
+impl Inner {
+    /// Resolves once some call waits for the connection.
+    pub(crate) async fn someone_waits(&self) {
+        loop {
+            let changed = self.waiting_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.waiting.load(Ordering::Acquire) > 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// Exclusive use of a [`SharedConnection`]'s connection, until dropped.
+#[derive(Debug)]
+pub struct ConnectionGuard {
+    guard: OwnedMutexGuard<Option<AsyncConnection>>,
+    inner: Arc<Inner>,
+}
+
+impl ConnectionGuard {
+    /// The connection.
+    pub fn conn(&mut self) -> &mut AsyncConnection {
+        match self.guard.as_mut() {
+            Some(conn) => conn,
+            // `lock` hands out guards only over an open connection, and
+            // only `close` (which holds the guard) empties it.
+            None => unreachable!("a ConnectionGuard over a closed connection"),
+        }
+    }
+}
+
+/// Counts a waiting call for as long as it waits.
+struct Waiting<'a>(&'a Inner);
+
+impl<'a> Waiting<'a> {
+    fn new(inner: &'a Inner) -> Waiting<'a> {
+        inner.waiting.fetch_add(1, Ordering::AcqRel);
+        inner.waiting_changed.notify_waiters();
+        Waiting(inner)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A query and its parameters, owned so they can move into a task.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    pub(crate) sql: String,
+    pub(crate) params: Vec<Value>,
+}
+
+impl SharedConnection {
+    /// Connects with `options`.
+    pub async fn connect_with(options: &ConnectOptions) -> Result<SharedConnection> {
+        Ok(SharedConnection::new(AsyncConnection::connect_with(options).await?))
+    }
+
+    /// Shares an open connection.
+    pub fn new(conn: AsyncConnection) -> SharedConnection {
+        SharedConnection {
+            inner: Arc::new(Inner {
+                cancel: conn.cancel_handle(),
+                conn: Arc::new(Mutex::new(Some(conn))),
+                waiting: AtomicUsize::new(0),
+                waiting_changed: Notify::new(),
+            }),
+        }
+    }
+
+    /// Waits for exclusive use of the connection, after every call made
+    /// before this one (the mutex is fair). An open [`ResultStream`] on it
+    /// reads the rest of its result into memory so that this call runs.
+    pub async fn lock(&self) -> Result<ConnectionGuard> {
+        let guard = {
+            let _waiting = Waiting::new(&self.inner);
+            self.inner.conn.clone().lock_owned().await
+        };
+        if guard.is_none() {
+            return Err(closed());
+        }
+        Ok(ConnectionGuard {
+            guard,
+            inner: self.inner.clone(),
+        })
+    }
+
+    /// Runs SQL (several statements without parameters, one with); returns
+    /// the affected row count of the last statement.
+    pub async fn execute_command(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        let mut guard = self.lock().await?;
+        let conn = guard.conn();
+        if params.is_empty() {
+            conn.execute_command(sql).await
+        } else {
+            // Encoded before the future runs: no `&dyn` is held across an await.
+            let command = conn.execute_command_params(sql, &Value::as_params(params));
+            command.await
+        }
+    }
+
+    /// Runs a query and streams its result as record batches: hyperd's Arrow
+    /// stream for a plain query without parameters, its rows gathered into
+    /// batches otherwise (same schema either way).
+    pub async fn query_arrow(&self, sql: &str, params: Vec<Value>) -> Result<ResultStream<RecordBatch>> {
+        let guard = self.lock().await?;
+        let query = Query { sql: sql.to_owned(), params };
+        ResultStream::spawn(guard, query, sources::start_batches).await
+    }
+
+    /// [`SharedConnection::query_arrow`] as raw Arrow IPC stream bytes: one
+    /// stream, schema first, ending with the end-of-stream marker.
+    pub async fn query_arrow_ipc(&self, sql: &str, params: Vec<Value>) -> Result<ResultStream<Bytes>> {
+        let guard = self.lock().await?;
+        let query = Query { sql: sql.to_owned(), params };
+        ResultStream::spawn(guard, query, sources::start_ipc).await
+    }
+
+    /// Cancels the statement running on the connection now, if any.
+    pub async fn cancel(&self) -> Result<()> {
+        Ok(self.inner.cancel.cancel_async().await?)
+    }
+
+    /// A handle that cancels the running statement from anywhere.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.inner.cancel.clone()
+    }
+
+    /// Closes the connection once the calls queued before this one are
+    /// done; later calls fail with a closed-connection error. Closing twice
+    /// is fine.
+    pub async fn close(&self) -> Result<()> {
+        let mut guard = self.inner.conn.clone().lock_owned().await;
+        match guard.take() {
+            Some(conn) => conn.close().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Whether [`SharedConnection::close`] has run.
+    pub fn is_closed(&self) -> bool {
+        match self.inner.conn.try_lock() {
+            Ok(guard) => guard.is_none(),
+            Err(_) => false,
+        }
+    }
+}
+
+fn closed() -> Error {
+    Error::Client(hyperdb_api_core::Error::closed("the connection was closed"))
+}

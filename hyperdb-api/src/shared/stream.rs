@@ -1,0 +1,166 @@
+//! Owned result streams: a task that holds the connection and reads a
+//! borrowing stream into a channel.
+//!
+//! Why a task: the borrowing streams (`AsyncArrowIpcChunks<'c>`, ...) live
+//! inside the task's future, so nothing is self-referential, and the task
+//! reads the next item while the consumer handles the last one.
+//!
+//! Memory stays bounded: the task sends only while it holds a credit, and
+//! the consumer returns one per item taken ([`CREDITS`] items in flight).
+//! Two exceptions, both by design:
+//! - *spill*: when another call waits for the connection, the task stops
+//!   waiting for credits and reads the rest of the result into the channel,
+//!   so the waiting call runs (one connection, two interleaved streams:
+//!   the first is buffered instead of deadlocking the second);
+//! - nothing else: an abandoned stream (consumer dropped) stops reading at
+//!   once, and the connection's next request settles what was left.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::{ConnectionGuard, Inner};
+use crate::error::{Error, Result};
+use crate::AsyncConnection;
+
+/// Items read ahead of the consumer.
+pub(crate) const CREDITS: usize = 4;
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A borrowing stream, as the pump task reads it.
+pub(crate) trait Source<T>: Send {
+    fn next_item(&mut self) -> BoxFuture<'_, Option<Result<T>>>;
+}
+
+/// A started result: its schema and the stream of its items.
+pub(crate) type Started<'c, T> = (SchemaRef, Box<dyn Source<T> + 'c>);
+
+/// Starts a result on a connection.
+pub(crate) type Start<Q, T> =
+    for<'c> fn(&'c mut AsyncConnection, Q) -> BoxFuture<'c, Result<Started<'c, T>>>;
+
+/// A result stream that owns its place on a [`crate::SharedConnection`].
+///
+/// Dropping it (or [`ResultStream::close`]) abandons the rest of the
+/// result: the connection is free for the next call at once.
+#[derive(Debug)]
+pub struct ResultStream<T> {
+    schema: SchemaRef,
+    items: mpsc::UnboundedReceiver<Result<T>>,
+    credits: Arc<Semaphore>,
+    done: bool,
+}
+
+impl<T: Send + 'static> ResultStream<T> {
+    /// Runs `start` on the connection in a new task and waits until the
+    /// result's schema (or its error) is known.
+    pub(crate) async fn spawn<Q: Send + 'static>(
+        guard: ConnectionGuard,
+        query: Q,
+        start: Start<Q, T>,
+    ) -> Result<ResultStream<T>> {
+        let (first_tx, first_rx) = oneshot::channel();
+        let (tx, items) = mpsc::unbounded_channel();
+        let credits = Arc::new(Semaphore::new(CREDITS));
+        let pump_credits = credits.clone();
+        tokio::spawn(async move {
+            let mut guard = guard;
+            let inner = guard.inner.clone();
+            match start(guard.conn(), query).await {
+                Err(e) => {
+                    let _ = first_tx.send(Err(e));
+                }
+                Ok((schema, source)) => {
+                    if first_tx.send(Ok(schema)).is_ok() {
+                        pump(source, &tx, &pump_credits, &inner).await;
+                    }
+                }
+            };
+        });
+        let schema = first_rx.await.map_err(|_| task_gone())??;
+        Ok(ResultStream {
+            schema,
+            items,
+            credits,
+            done: false,
+        })
+    }
+
+    /// The result's Arrow schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The next item, or `None` at the end. An error ends the stream.
+    pub async fn next(&mut self) -> Option<Result<T>> {
+        if self.done {
+            return None;
+        }
+        let item = self.items.recv().await;
+        self.took(item)
+    }
+
+    /// The next item if one has already arrived, without waiting.
+    pub fn try_next(&mut self) -> Option<Result<T>> {
+        if self.done {
+            return None;
+        }
+        match self.items.try_recv() {
+            Ok(item) => self.took(Some(item)),
+            Err(mpsc::error::TryRecvError::Empty) => None,
+            Err(mpsc::error::TryRecvError::Disconnected) => self.took(None),
+        }
+    }
+
+    fn took(&mut self, item: Option<Result<T>>) -> Option<Result<T>> {
+        match &item {
+            Some(Ok(_)) => self.credits.add_permits(1),
+            Some(Err(_)) | None => self.done = true,
+        }
+        item
+    }
+
+    /// Abandons the rest of the result (as dropping does).
+    pub fn close(self) {}
+}
+
+/// Reads `source` into `tx`, one credit an item, until the end, an error,
+/// or the consumer goes away.
+async fn pump<T>(
+    mut source: Box<dyn Source<T> + '_>,
+    tx: &mpsc::UnboundedSender<Result<T>>,
+    credits: &Semaphore,
+    inner: &Inner,
+) {
+    let mut spilled = false;
+    loop {
+        if !spilled {
+            tokio::select! {
+                biased;
+                () = tx.closed() => return,
+                permit = credits.acquire() => match permit {
+                    Ok(p) => p.forget(),
+                    Err(_) => return,
+                },
+                () = inner.someone_waits() => spilled = true,
+            }
+        }
+        match source.next_item().await {
+            None => return,
+            Some(item) => {
+                let failed = item.is_err();
+                if tx.send(item).is_err() || failed {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn task_gone() -> Error {
+    Error::invalid_argument("result stream", "the task reading the result ended early")
+}
