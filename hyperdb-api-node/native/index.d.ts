@@ -10,6 +10,11 @@ export declare class NativeBatchStream {
    * the end of the result.
    */
   next(): Promise<Array<ColumnBatch>>
+  /**
+   * Cancels this result's statement if it is still running; the stream
+   * then ends with a 57014 error.
+   */
+  cancel(): Promise<void>
   /** Abandons the rest of the result; the connection is free at once. */
   close(): void
 }
@@ -45,6 +50,11 @@ export declare class NativeIpcStream {
    * the received bytes without a copy; empty at the end.
    */
   next(): Promise<Array<Uint8Array>>
+  /**
+   * Cancels this result's statement if it is still running; the stream
+   * then ends with a 57014 error.
+   */
+  cancel(): Promise<void>
   /** Abandons the rest of the result; the connection is free at once. */
   close(): void
 }

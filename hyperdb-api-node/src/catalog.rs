@@ -130,15 +130,18 @@ pub(crate) async fn run(
     name: Option<String>,
 ) -> Result<CatalogAnswer> {
     let named = || target.as_ref().ok_or_else(|| invalid(op, "needs a name"));
-    let path = || name.clone().ok_or_else(|| invalid(op, "needs a path or alias"));
+    let path = || {
+        name.clone()
+            .ok_or_else(|| invalid(op, "needs a path or alias"))
+    };
     let mut guard = js(conn.lock().await)?;
     let mut catalog = guard.conn().catalog();
     let mut out = answer();
     match op {
         "createSchema" => js(catalog.create_schema(named()?.schema_name()).await)?,
-        "createSchemaIfNotExists" => {
-            js(catalog.create_schema_if_not_exists(named()?.schema_name()).await)?
-        }
+        "createSchemaIfNotExists" => js(catalog
+            .create_schema_if_not_exists(named()?.schema_name())
+            .await)?,
         "hasSchema" => out.flag = Some(js(catalog.has_schema(named()?.schema_name()).await)?),
         "hasTable" => out.flag = Some(js(catalog.has_table(named()?.table_name()).await)?),
         "dropTable" => js(catalog.drop_table(named()?.table_name()).await)?,
@@ -158,15 +161,18 @@ pub(crate) async fn run(
             let names = js(catalog.get_schema_names(db.as_ref()).await)?;
             out.names = Some(names.iter().map(TableRef::from_schema).collect());
         }
-        "attachDatabase" => {
-            js(catalog.attach_database(path()?, &named()?.name).await)?
-        }
+        "attachDatabase" => js(catalog.attach_database(path()?, &named()?.name).await)?,
         "detachDatabase" => js(catalog.detach_database(&path()?).await)?,
         "createDatabase" => js(catalog.create_database(path()?).await)?,
         "createDatabaseIfNotExists" => js(catalog.create_database_if_not_exists(path()?).await)?,
         "dropDatabase" => js(catalog.drop_database(path()?).await)?,
         "dropDatabaseIfExists" => js(catalog.drop_database_if_exists(path()?).await)?,
-        other => return Err(invalid("catalog operation", &format!("unknown operation {other:?}"))),
+        other => {
+            return Err(invalid(
+                "catalog operation",
+                &format!("unknown operation {other:?}"),
+            ))
+        }
     }
     Ok(out)
 }

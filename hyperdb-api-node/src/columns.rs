@@ -192,7 +192,10 @@ fn column(field: &Field, array: &ArrayRef) -> Result<ColumnData> {
             c.int64 = Some(view!(BigInt64Array, values::<Time64MicrosecondType>(array)))
         }
         DataType::Timestamp(..) => {
-            c.int64 = Some(view!(BigInt64Array, values::<TimestampMicrosecondType>(array)))
+            c.int64 = Some(view!(
+                BigInt64Array,
+                values::<TimestampMicrosecondType>(array)
+            ))
         }
         DataType::Boolean => {
             let bools = array.as_boolean();
@@ -201,12 +204,18 @@ fn column(field: &Field, array: &ArrayRef) -> Result<ColumnData> {
             ));
         }
         DataType::Date64 => {
-            let ms = values::<Date64Type>(array).iter().map(|&m| m as f64).collect();
+            let ms = values::<Date64Type>(array)
+                .iter()
+                .map(|&m| m as f64)
+                .collect();
             c.float64 = Some(Float64Array::new(ms));
         }
         DataType::Date32 => {
             let days = values::<Date32Type>(array);
-            let ms = days.iter().map(|&d| f64::from(d) * MILLIS_PER_DAY).collect();
+            let ms = days
+                .iter()
+                .map(|&d| f64::from(d) * MILLIS_PER_DAY)
+                .collect();
             c.float64 = Some(Float64Array::new(ms));
         }
         DataType::Interval(_) => {
@@ -249,7 +258,6 @@ fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> &ScalarBuffer<T::Native> {
     array.as_primitive::<T>().values()
 }
 
-
 /// A `Uint8Array` over an Arrow buffer (see [`view`]).
 fn bytes_view(buffer: Buffer) -> Uint8Array {
     let values: ScalarBuffer<u8> = ScalarBuffer::from(buffer);
@@ -289,7 +297,8 @@ fn numeric_text(c: &mut ColumnData, array: &ArrayRef, scale: i8) -> Result<()> {
     offsets.push(0i32);
     for (i, &unscaled) in decimals.values().iter().enumerate() {
         if decimals.is_valid(i) {
-            let n = Numeric::new(unscaled, scale).map_err(|e| invalid("NUMERIC", &e.to_string()))?;
+            let n =
+                Numeric::new(unscaled, scale).map_err(|e| invalid("NUMERIC", &e.to_string()))?;
             std::fmt::Write::write_fmt(&mut text, format_args!("{n}"))
                 .map_err(|e| invalid("NUMERIC", &e.to_string()))?;
         }

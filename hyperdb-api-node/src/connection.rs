@@ -64,7 +64,11 @@ impl NativeConnection {
 
     /// Runs a query; its result as batches of columns.
     #[napi]
-    pub async fn query_batches(&self, sql: String, params: Vec<Param>) -> Result<NativeBatchStream> {
+    pub async fn query_batches(
+        &self,
+        sql: String,
+        params: Vec<Param>,
+    ) -> Result<NativeBatchStream> {
         let params = values(params)?;
         NativeBatchStream::new(js(self.conn.query_arrow(&sql, params).await)?)
     }
@@ -73,7 +77,10 @@ impl NativeConnection {
     #[napi]
     pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
         let params = values(params)?;
-        Ok(NativeIpcStream::new(js(self.conn.query_arrow_ipc(&sql, params).await)?))
+        Ok(NativeIpcStream::new(js(self
+            .conn
+            .query_arrow_ipc(&sql, params)
+            .await)?))
     }
 
     /// Cancels the statement running now, if any.
@@ -95,7 +102,12 @@ impl NativeConnection {
 
     /// Runs one catalog operation (see `lib/catalog.ts`).
     #[napi]
-    pub async fn catalog(&self, op: String, table: Option<TableRef>, name: Option<String>) -> Result<CatalogAnswer> {
+    pub async fn catalog(
+        &self,
+        op: String,
+        table: Option<TableRef>,
+        name: Option<String>,
+    ) -> Result<CatalogAnswer> {
         crate::catalog::run(&self.conn, &op, table, name).await
     }
 
@@ -160,7 +172,9 @@ fn create_mode(mode: Option<&str>) -> Result<CreateMode> {
         other => {
             return Err(invalid(
                 "createMode",
-                &format!("{other:?} is none of doNotCreate, create, createIfNotExists, createAndReplace"),
+                &format!(
+                    "{other:?} is none of doNotCreate, create, createIfNotExists, createAndReplace"
+                ),
             ))
         }
     })

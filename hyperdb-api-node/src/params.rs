@@ -64,7 +64,8 @@ fn value(p: Param) -> std::result::Result<Value, String> {
                 .map_err(|e| e.to_string())?,
         ),
         "timestamp" => Value::Timestamp(
-            Timestamp::from_unix_micros(bigint_i64(p.bigint.as_ref())?).map_err(|e| e.to_string())?,
+            Timestamp::from_unix_micros(bigint_i64(p.bigint.as_ref())?)
+                .map_err(|e| e.to_string())?,
         ),
         "timestamptz" => Value::TimestampTz(
             TimestampTz::from_unix_micros(bigint_i64(p.bigint.as_ref())?)

@@ -95,7 +95,12 @@ fn process_options(o: Option<NativeProcessOptions>) -> Result<HyperProcessOption
     options = options.with_listen(match o.transport.as_deref().unwrap_or("tcp") {
         "tcp" => Listen::Tcp,
         "ipc" => Listen::Unix,
-        other => return Err(invalid("transport", &format!("{other:?} is neither tcp nor ipc"))),
+        other => {
+            return Err(invalid(
+                "transport",
+                &format!("{other:?} is neither tcp nor ipc"),
+            ))
+        }
     });
     if o.grpc == Some(true) {
         options = options.with_grpc();
@@ -118,7 +123,12 @@ fn process_options(o: Option<NativeProcessOptions>) -> Result<HyperProcessOption
     for pair in o.parameters.unwrap_or_default() {
         match pair.as_slice() {
             [name, value] => options = options.with_param(name.clone(), value.clone()),
-            _ => return Err(invalid("parameters", "each parameter is a [name, value] pair")),
+            _ => {
+                return Err(invalid(
+                    "parameters",
+                    "each parameter is a [name, value] pair",
+                ))
+            }
         }
     }
     Ok(options)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
-use hyperdb_api::ResultStream;
+use hyperdb_api::{ResultStream, StreamCanceller};
 use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 use tokio::sync::Mutex;
@@ -46,6 +46,7 @@ async fn next_items<T: Send + 'static>(
 #[napi]
 pub struct NativeBatchStream {
     stream: Arc<Mutex<Option<ResultStream<RecordBatch>>>>,
+    canceller: StreamCanceller,
     columns: Vec<ColumnInfo>,
 }
 
@@ -53,6 +54,7 @@ impl NativeBatchStream {
     pub(crate) fn new(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
         Ok(NativeBatchStream {
             columns: column_infos(stream.schema())?,
+            canceller: stream.canceller(),
             stream: Arc::new(Mutex::new(Some(stream))),
         })
     }
@@ -83,6 +85,13 @@ impl NativeBatchStream {
         batches.iter().map(column_batch).collect()
     }
 
+    /// Cancels this result's statement if it is still running; the stream
+    /// then ends with a 57014 error.
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        js(self.canceller.cancel().await)
+    }
+
     /// Abandons the rest of the result; the connection is free at once.
     #[napi]
     pub fn close(&self) {
@@ -94,11 +103,13 @@ impl NativeBatchStream {
 #[napi]
 pub struct NativeIpcStream {
     stream: Arc<Mutex<Option<ResultStream<Bytes>>>>,
+    canceller: StreamCanceller,
 }
 
 impl NativeIpcStream {
     pub(crate) fn new(stream: ResultStream<Bytes>) -> NativeIpcStream {
         NativeIpcStream {
+            canceller: stream.canceller(),
             stream: Arc::new(Mutex::new(Some(stream))),
         }
     }
@@ -113,6 +124,13 @@ impl NativeIpcStream {
         let stream = self.stream.clone();
         let chunks = js(next_items(&stream).await)?;
         Ok(chunks.into_iter().map(bytes_array).collect())
+    }
+
+    /// Cancels this result's statement if it is still running; the stream
+    /// then ends with a 57014 error.
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        js(self.canceller.cancel().await)
     }
 
     /// Abandons the rest of the result; the connection is free at once.

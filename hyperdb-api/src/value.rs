@@ -43,21 +43,66 @@ macro_rules! with_inner {
     ($self:expr, $tr:path, |$v:ident| $body:expr, null => $null:expr) => {
         match $self {
             Value::Null => $null,
-            Value::Bool(x) => { let $v: &dyn $tr = x; $body }
-            Value::SmallInt(x) => { let $v: &dyn $tr = x; $body }
-            Value::Int(x) => { let $v: &dyn $tr = x; $body }
-            Value::BigInt(x) => { let $v: &dyn $tr = x; $body }
-            Value::Oid(x) => { let $v: &dyn $tr = x; $body }
-            Value::Real(x) => { let $v: &dyn $tr = x; $body }
-            Value::Double(x) => { let $v: &dyn $tr = x; $body }
-            Value::Text(x) => { let $v: &dyn $tr = x; $body }
-            Value::Bytes(x) => { let $v: &dyn $tr = x; $body }
-            Value::Numeric(x) => { let $v: &dyn $tr = x; $body }
-            Value::Date(x) => { let $v: &dyn $tr = x; $body }
-            Value::Time(x) => { let $v: &dyn $tr = x; $body }
-            Value::Timestamp(x) => { let $v: &dyn $tr = x; $body }
-            Value::TimestampTz(x) => { let $v: &dyn $tr = x; $body }
-            Value::Interval(x) => { let $v: &dyn $tr = x; $body }
+            Value::Bool(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::SmallInt(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Int(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::BigInt(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Oid(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Real(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Double(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Text(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Bytes(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Numeric(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Date(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Time(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Timestamp(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::TimestampTz(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
+            Value::Interval(x) => {
+                let $v: &dyn $tr = x;
+                $body
+            }
         }
     };
 }
@@ -111,7 +156,10 @@ mod tests {
         fn pg(v: &dyn ToPgBinary) -> (u32, Option<Vec<u8>>) {
             let mut buf = BytesMut::new();
             let null = v.encode_pg_binary(&mut buf).unwrap();
-            (v.param_type_oid(), (null == IsNull::No).then(|| buf.to_vec()))
+            (
+                v.param_type_oid(),
+                (null == IsNull::No).then(|| buf.to_vec()),
+            )
         }
         let numeric: Numeric = "-12.345".parse().unwrap();
         let ts = Timestamp::from_unix_micros(1_700_000_000_123_456).unwrap();
@@ -127,7 +175,10 @@ mod tests {
             (Value::Bytes(vec![0, 255]), &[0u8, 255].as_slice()),
             (Value::Numeric(numeric), &numeric),
             (Value::Timestamp(ts), &ts),
-            (Value::Interval(Interval::new(1, 2, 3)), &Interval::new(1, 2, 3)),
+            (
+                Value::Interval(Interval::new(1, 2, 3)),
+                &Interval::new(1, 2, 3),
+            ),
         ];
         for (value, rust) in &cases {
             assert_eq!(pg(value), pg(*rust), "{value:?}");
@@ -138,7 +189,9 @@ mod tests {
     #[test]
     fn hyper_encoding_checks_the_column_per_value() {
         let mut buf = BytesMut::new();
-        Value::Int(7).encode_hyper(&SqlType::BigInt, &mut buf).unwrap();
+        Value::Int(7)
+            .encode_hyper(&SqlType::BigInt, &mut buf)
+            .unwrap();
         assert_eq!(&buf[..], &7i64.to_le_bytes());
         let err = Value::Text("x".into())
             .encode_hyper(&SqlType::Int, &mut buf)

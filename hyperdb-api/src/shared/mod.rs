@@ -20,7 +20,7 @@ use bytes::Bytes;
 use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
-pub use stream::ResultStream;
+pub use stream::{ResultStream, StreamCanceller};
 
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
@@ -104,7 +104,9 @@ pub(crate) struct Query {
 impl SharedConnection {
     /// Connects with `options`.
     pub async fn connect_with(options: &ConnectOptions) -> Result<SharedConnection> {
-        Ok(SharedConnection::new(AsyncConnection::connect_with(options).await?))
+        Ok(SharedConnection::new(
+            AsyncConnection::connect_with(options).await?,
+        ))
     }
 
     /// Shares an open connection.
@@ -153,17 +155,31 @@ impl SharedConnection {
     /// Runs a query and streams its result as record batches: hyperd's Arrow
     /// stream for a plain query without parameters, its rows gathered into
     /// batches otherwise (same schema either way).
-    pub async fn query_arrow(&self, sql: &str, params: Vec<Value>) -> Result<ResultStream<RecordBatch>> {
+    pub async fn query_arrow(
+        &self,
+        sql: &str,
+        params: Vec<Value>,
+    ) -> Result<ResultStream<RecordBatch>> {
         let guard = self.lock().await?;
-        let query = Query { sql: sql.to_owned(), params };
+        let query = Query {
+            sql: sql.to_owned(),
+            params,
+        };
         ResultStream::spawn(guard, query, sources::start_batches).await
     }
 
     /// [`SharedConnection::query_arrow`] as raw Arrow IPC stream bytes: one
     /// stream, schema first, ending with the end-of-stream marker.
-    pub async fn query_arrow_ipc(&self, sql: &str, params: Vec<Value>) -> Result<ResultStream<Bytes>> {
+    pub async fn query_arrow_ipc(
+        &self,
+        sql: &str,
+        params: Vec<Value>,
+    ) -> Result<ResultStream<Bytes>> {
         let guard = self.lock().await?;
-        let query = Query { sql: sql.to_owned(), params };
+        let query = Query {
+            sql: sql.to_owned(),
+            params,
+        };
         ResultStream::spawn(guard, query, sources::start_ipc).await
     }
 

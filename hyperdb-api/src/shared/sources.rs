@@ -14,8 +14,8 @@ use bytes::Bytes;
 
 use super::stream::{BoxFuture, Source, Started};
 use super::Query;
-use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncArrowIpcChunks};
 use crate::arrow::from_rows::RowBatcher;
+use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncArrowIpcChunks};
 use crate::error::Result;
 use crate::params::Params;
 use crate::rows::{arrow_eligible, Schema};
@@ -44,7 +44,8 @@ pub(super) fn start_batches(
             }
         }
         let batches = RowBatches::start(conn, &q.sql, &q.params).await?;
-        let started: Started<'_, RecordBatch> = (batches.batcher.schema().clone(), Box::new(batches));
+        let started: Started<'_, RecordBatch> =
+            (batches.batcher.schema().clone(), Box::new(batches));
         Ok(started)
     })
 }
@@ -80,7 +81,13 @@ pub(super) fn start_ipc(
         let batches = RowBatches::start(conn, &q.sql, &q.params).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
-        let started: Started<'_, Bytes> = (schema, Box::new(IpcFromBatches { batches, writer: Some(writer) }));
+        let started: Started<'_, Bytes> = (
+            schema,
+            Box::new(IpcFromBatches {
+                batches,
+                writer: Some(writer),
+            }),
+        );
         Ok(started)
     })
 }
@@ -127,7 +134,11 @@ struct RowBatches<'c> {
 }
 
 impl<'c> RowBatches<'c> {
-    async fn start(conn: &'c mut AsyncConnection, sql: &str, params: &[Value]) -> Result<RowBatches<'c>> {
+    async fn start(
+        conn: &'c mut AsyncConnection,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<RowBatches<'c>> {
         let params = Params::encode(&Value::as_params(params))?;
         let slices = params.slices();
         let client = conn.client();

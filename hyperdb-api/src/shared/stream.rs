@@ -17,9 +17,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
+use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::{ConnectionGuard, Inner};
@@ -53,6 +55,26 @@ pub struct ResultStream<T> {
     items: mpsc::UnboundedReceiver<Result<T>>,
     credits: Arc<Semaphore>,
     done: bool,
+    canceller: StreamCanceller,
+}
+
+/// Cancels one [`ResultStream`]'s statement from anywhere; see
+/// [`ResultStream::cancel`].
+#[derive(Debug, Clone)]
+pub struct StreamCanceller {
+    /// True while the task still reads the result from the connection.
+    reading: Arc<AtomicBool>,
+    cancel: CancelHandle,
+}
+
+impl StreamCanceller {
+    /// See [`ResultStream::cancel`].
+    pub async fn cancel(&self) -> Result<()> {
+        if self.reading.load(Ordering::Acquire) {
+            self.cancel.cancel_async().await?;
+        }
+        Ok(())
+    }
 }
 
 impl<T: Send + 'static> ResultStream<T> {
@@ -67,6 +89,9 @@ impl<T: Send + 'static> ResultStream<T> {
         let (tx, items) = mpsc::unbounded_channel();
         let credits = Arc::new(Semaphore::new(CREDITS));
         let pump_credits = credits.clone();
+        let reading = Arc::new(AtomicBool::new(true));
+        let still_reading = reading.clone();
+        let cancel = guard.inner.cancel.clone();
         tokio::spawn(async move {
             let mut guard = guard;
             let inner = guard.inner.clone();
@@ -80,6 +105,7 @@ impl<T: Send + 'static> ResultStream<T> {
                     }
                 }
             };
+            still_reading.store(false, Ordering::Release);
         });
         let schema = first_rx.await.map_err(|_| task_gone())??;
         Ok(ResultStream {
@@ -87,6 +113,7 @@ impl<T: Send + 'static> ResultStream<T> {
             items,
             credits,
             done: false,
+            canceller: StreamCanceller { reading, cancel },
         })
     }
 
@@ -122,6 +149,21 @@ impl<T: Send + 'static> ResultStream<T> {
             Some(Err(_)) | None => self.done = true,
         }
         item
+    }
+
+    /// Asks the server to cancel this result's statement, if it is still
+    /// being read from the connection (once it was read to the end, the
+    /// connection may run another call, which this must not cancel). The
+    /// stream then ends with the server's 57014 error, unless the result
+    /// ended first.
+    pub async fn cancel(&self) -> Result<()> {
+        self.canceller.cancel().await
+    }
+
+    /// A handle that cancels this stream's statement while the stream is
+    /// busy elsewhere.
+    pub fn canceller(&self) -> StreamCanceller {
+        self.canceller.clone()
     }
 
     /// Abandons the rest of the result (as dropping does).

@@ -50,7 +50,11 @@ async fn drain(mut s: ResultStream<RecordBatch>) -> hyperdb_api::Result<Vec<Reco
     let mut out = Vec::new();
     while let Some(b) = s.next().await {
         let b = b?;
-        assert_eq!(b.schema(), *s.schema(), "every batch has the stream's schema");
+        assert_eq!(
+            b.schema(),
+            *s.schema(),
+            "every batch has the stream's schema"
+        );
         out.push(b);
     }
     Ok(out)
@@ -222,13 +226,22 @@ async fn both_routes_agree_on_every_type() {
     assert_eq!(field("n38_5").data_type(), &DataType::Decimal128(38, 5));
 
     // Values, spot-checked against hyperd's own rendering.
-    let date = rows.column_by_name("date").unwrap().as_primitive::<arrow_array::types::Date64Type>();
+    let date = rows
+        .column_by_name("date")
+        .unwrap()
+        .as_primitive::<arrow_array::types::Date64Type>();
     assert_eq!(date.value(0), -329_893 * DAY_MS, "1066-10-14");
     assert_eq!(date.value(1), 2_932_896 * DAY_MS, "9999-12-31");
     assert!(date.is_null(2) && date.is_null(3));
-    let n38 = rows.column_by_name("n38").unwrap().as_primitive::<arrow_array::types::Decimal128Type>();
+    let n38 = rows
+        .column_by_name("n38")
+        .unwrap()
+        .as_primitive::<arrow_array::types::Decimal128Type>();
     assert_eq!(n38.value(2), 10i128.pow(38) - 1);
-    let r = rows.column_by_name("r").unwrap().as_primitive::<arrow_array::types::Float32Type>();
+    let r = rows
+        .column_by_name("r")
+        .unwrap()
+        .as_primitive::<arrow_array::types::Float32Type>();
     assert_eq!(r.value(0), f32::NEG_INFINITY);
     assert!(r.value(1).is_nan());
     let t = rows.column_by_name("t").unwrap().as_string::<i32>();
@@ -255,7 +268,8 @@ async fn ipc_bytes_decode_to_the_same_batches() {
     let dir = temp_dir();
     let conn = all_types_db(&dir).await;
     let every = format!("{EVERY_TYPE} WHERE id > $1 ORDER BY id");
-    let many = "SELECT i, 'v' || i AS s, i % 3 = 0 AS b FROM generate_series(1, 200000) g(i) WHERE i > $1";
+    let many =
+        "SELECT i, 'v' || i AS s, i % 3 = 0 AS b FROM generate_series(1, 200000) g(i) WHERE i > $1";
     let empty = format!("{EVERY_TYPE} WHERE id < $1");
     for (sql, rows) in [(every.as_str(), 4), (many, 200_000), (empty.as_str(), 0)] {
         for arrow_route in [true, false] {
@@ -300,31 +314,97 @@ fn every_value() -> Vec<(Value, &'static str, ArrayRef)> {
     let ts = Timestamp::new(Date::from_ymd(2150, 1, 1).unwrap(), time).unwrap();
     let tstz = TimestampTz::from_utc(Timestamp::new(date, time).unwrap());
     vec![
-        (Value::Bool(true), "BOOL", Arc::new(BooleanArray::from(vec![true]))),
-        (Value::SmallInt(i16::MIN), "SMALLINT", Arc::new(Int16Array::from(vec![i16::MIN]))),
-        (Value::Int(i32::MAX), "INT", Arc::new(Int32Array::from(vec![i32::MAX]))),
-        (Value::BigInt(i64::MIN), "BIGINT", Arc::new(Int64Array::from(vec![i64::MIN]))),
-        (Value::Oid(u32::MAX), "OID", Arc::new(UInt32Array::from(vec![u32::MAX]))),
-        (Value::Real(f32::MIN_POSITIVE), "REAL", Arc::new(Float32Array::from(vec![f32::MIN_POSITIVE]))),
-        (Value::Double(-f64::MAX), "DOUBLE PRECISION", Arc::new(Float64Array::from(vec![-f64::MAX]))),
-        (Value::Text("grüße ✓ 🎉 'q'".into()), "TEXT", Arc::new(StringArray::from(vec!["grüße ✓ 🎉 'q'"]))),
-        (Value::Text("0123456789".into()), "VARCHAR(10)", Arc::new(StringArray::from(vec!["0123456789"]))),
-        (Value::Text("ü✓€ab".into()), "CHAR(5)", Arc::new(StringArray::from(vec!["ü✓€ab"]))),
-        (Value::Text("é".into()), "CHAR(1)", Arc::new(StringArray::from(vec!["é"]))),
-        (Value::Text(r#"{"a":[1,2]}"#.into()), "JSON", Arc::new(StringArray::from(vec![r#"{"a":[1,2]}"#]))),
-        (Value::Bytes(vec![0, 1, 255, b'\\']), "BYTEA", Arc::new(BinaryArray::from(vec![&[0u8, 1, 255, b'\\'][..]]))),
-        (Value::Numeric(p("-12345.678")), "NUMERIC(18,3)", dec(-12_345_678, 18, 3)),
+        (
+            Value::Bool(true),
+            "BOOL",
+            Arc::new(BooleanArray::from(vec![true])),
+        ),
+        (
+            Value::SmallInt(i16::MIN),
+            "SMALLINT",
+            Arc::new(Int16Array::from(vec![i16::MIN])),
+        ),
+        (
+            Value::Int(i32::MAX),
+            "INT",
+            Arc::new(Int32Array::from(vec![i32::MAX])),
+        ),
+        (
+            Value::BigInt(i64::MIN),
+            "BIGINT",
+            Arc::new(Int64Array::from(vec![i64::MIN])),
+        ),
+        (
+            Value::Oid(u32::MAX),
+            "OID",
+            Arc::new(UInt32Array::from(vec![u32::MAX])),
+        ),
+        (
+            Value::Real(f32::MIN_POSITIVE),
+            "REAL",
+            Arc::new(Float32Array::from(vec![f32::MIN_POSITIVE])),
+        ),
+        (
+            Value::Double(-f64::MAX),
+            "DOUBLE PRECISION",
+            Arc::new(Float64Array::from(vec![-f64::MAX])),
+        ),
+        (
+            Value::Text("grüße ✓ 🎉 'q'".into()),
+            "TEXT",
+            Arc::new(StringArray::from(vec!["grüße ✓ 🎉 'q'"])),
+        ),
+        (
+            Value::Text("0123456789".into()),
+            "VARCHAR(10)",
+            Arc::new(StringArray::from(vec!["0123456789"])),
+        ),
+        (
+            Value::Text("ü✓€ab".into()),
+            "CHAR(5)",
+            Arc::new(StringArray::from(vec!["ü✓€ab"])),
+        ),
+        (
+            Value::Text("é".into()),
+            "CHAR(1)",
+            Arc::new(StringArray::from(vec!["é"])),
+        ),
+        (
+            Value::Text(r#"{"a":[1,2]}"#.into()),
+            "JSON",
+            Arc::new(StringArray::from(vec![r#"{"a":[1,2]}"#])),
+        ),
+        (
+            Value::Bytes(vec![0, 1, 255, b'\\']),
+            "BYTEA",
+            Arc::new(BinaryArray::from(vec![&[0u8, 1, 255, b'\\'][..]])),
+        ),
+        (
+            Value::Numeric(p("-12345.678")),
+            "NUMERIC(18,3)",
+            dec(-12_345_678, 18, 3),
+        ),
         (
             Value::Numeric(p("123456789012345678901234567890123.12345")),
             "NUMERIC(38,5)",
             dec(12_345_678_901_234_567_890_123_456_789_012_312_345, 38, 5),
         ),
-        (Value::Date(date), "DATE", Arc::new(Date64Array::from(vec![date.unix_days() * DAY_MS]))),
-        (Value::Time(time), "TIME", Arc::new(Time64MicrosecondArray::from(vec![time.micros()]))),
+        (
+            Value::Date(date),
+            "DATE",
+            Arc::new(Date64Array::from(vec![date.unix_days() * DAY_MS])),
+        ),
+        (
+            Value::Time(time),
+            "TIME",
+            Arc::new(Time64MicrosecondArray::from(vec![time.micros()])),
+        ),
         (
             Value::Timestamp(ts),
             "TIMESTAMP",
-            Arc::new(TimestampMicrosecondArray::from(vec![ts.unix_micros().unwrap()])),
+            Arc::new(TimestampMicrosecondArray::from(vec![ts
+                .unix_micros()
+                .unwrap()])),
         ),
         (
             Value::TimestampTz(tstz),
@@ -337,11 +417,9 @@ fn every_value() -> Vec<(Value, &'static str, ArrayRef)> {
         (
             Value::Interval(Interval::new(13, -2, 3_600_000_001)),
             "INTERVAL",
-            Arc::new(IntervalMonthDayNanoArray::from(vec![IntervalMonthDayNano::new(
-                13,
-                -2,
-                3_600_000_001_000,
-            )])),
+            Arc::new(IntervalMonthDayNanoArray::from(vec![
+                IntervalMonthDayNano::new(13, -2, 3_600_000_001_000),
+            ])),
         ),
         (Value::Null, "INT", new_null_array(&DataType::Int32, 1)),
         (Value::Null, "TEXT", new_null_array(&DataType::Utf8, 1)),
@@ -363,11 +441,7 @@ async fn every_value_variant_binds_and_reads_back() {
     let got = query(&conn, &format!("SELECT {select}"), params.clone()).await;
     assert_eq!(got.num_rows(), 1);
     for (i, (value, ty, want)) in cases.iter().enumerate() {
-        assert_eq!(
-            got.column(i).to_data(),
-            want.to_data(),
-            "{value:?} as {ty}"
-        );
+        assert_eq!(got.column(i).to_data(), want.to_data(), "{value:?} as {ty}");
     }
 
     // Each alone, without a cast where hyperd can infer the type from the
@@ -378,8 +452,15 @@ async fn every_value_variant_binds_and_reads_back() {
             assert!(got.column(0).is_null(0), "untyped NULL");
             continue;
         }
-        if ["VARCHAR(10)", "CHAR(5)", "CHAR(1)", "JSON", "NUMERIC(18,3)", "NUMERIC(38,5)"]
-            .contains(ty)
+        if [
+            "VARCHAR(10)",
+            "CHAR(5)",
+            "CHAR(1)",
+            "JSON",
+            "NUMERIC(18,3)",
+            "NUMERIC(38,5)",
+        ]
+        .contains(ty)
         {
             continue;
         }
@@ -426,7 +507,12 @@ async fn every_value_variant_binds_and_reads_back() {
         let got = if arrow_route {
             query(&conn, "SELECT * FROM p ORDER BY id", vec![]).await
         } else {
-            query(&conn, "SELECT * FROM p WHERE id > $1 ORDER BY id", vec![Value::Int(0)]).await
+            query(
+                &conn,
+                "SELECT * FROM p WHERE id > $1 ORDER BY id",
+                vec![Value::Int(0)],
+            )
+            .await
         };
         assert_eq!(got.num_rows(), 2);
         for (i, (value, ty, want)) in cases.iter().enumerate() {
@@ -480,9 +566,17 @@ async fn errors_carry_their_sqlstate_and_leave_the_connection_usable() {
         ("SELECT $1::int FROM WHERE", vec![Value::Int(1)], "42601"),
         ("SELEC 1", vec![], "42601"),
         ("SELECT * FROM no_such_table", vec![], "42P01"),
-        ("SELECT * FROM no_such_table WHERE $1", vec![Value::Bool(true)], "42P01"),
+        (
+            "SELECT * FROM no_such_table WHERE $1",
+            vec![Value::Bool(true)],
+            "42P01",
+        ),
         // Fails while rows are produced.
-        ("SELECT 1 / (i - 150000) FROM generate_series(1, 200000) g(i)", vec![], "22012"),
+        (
+            "SELECT 1 / (i - 150000) FROM generate_series(1, 200000) g(i)",
+            vec![],
+            "22012",
+        ),
         (
             "SELECT 1 / (i - $1) FROM generate_series(1, 200000) g(i)",
             vec![Value::Int(150_000)],
@@ -493,18 +587,32 @@ async fn errors_carry_their_sqlstate_and_leave_the_connection_usable() {
     for (n, (sql, params, code)) in cases.into_iter().enumerate() {
         let e = query_error(&conn, sql, params.clone()).await;
         assert_eq!(e.sqlstate(), code, "query_arrow {sql}: {e:?}");
-        assert_eq!(scalar(&conn, &format!("SELECT {n} + 1")).await, n as i64 + 1);
+        assert_eq!(
+            scalar(&conn, &format!("SELECT {n} + 1")).await,
+            n as i64 + 1
+        );
         let e = ipc_error(&conn, sql, params.clone()).await;
         assert_eq!(e.sqlstate(), code, "query_arrow_ipc {sql}: {e:?}");
-        assert_eq!(scalar(&conn, &format!("SELECT {n} + 2")).await, n as i64 + 2);
+        assert_eq!(
+            scalar(&conn, &format!("SELECT {n} + 2")).await,
+            n as i64 + 2
+        );
         let e = conn.execute_command(sql, &params).await.unwrap_err();
         assert_eq!(e.sqlstate(), code, "execute_command {sql}: {e:?}");
         assert_eq!(conn.execute_command("SELECT 1", &[]).await.unwrap(), 1);
     }
     // Positions point into the caller's SQL on both routes.
     let e = query_error(&conn, "SELECT * FROM no_such_table", vec![]).await;
-    let e2 = query_error(&conn, "SELECT * FROM no_such_table WHERE $1", vec![Value::Bool(true)]).await;
-    assert_eq!(e.to_string().replace(" WHERE $1", ""), e2.to_string().replace(" WHERE $1", ""));
+    let e2 = query_error(
+        &conn,
+        "SELECT * FROM no_such_table WHERE $1",
+        vec![Value::Bool(true)],
+    )
+    .await;
+    assert_eq!(
+        e.to_string().replace(" WHERE $1", ""),
+        e2.to_string().replace(" WHERE $1", "")
+    );
 }
 
 // --- 5. Abandoned streams ------------------------------------------------
@@ -513,8 +621,15 @@ async fn errors_carry_their_sqlstate_and_leave_the_connection_usable() {
 async fn abandoned_streams_free_the_connection() {
     let conn = connect().await;
     const TEN_M: &str = "SELECT i FROM generate_series(1, 10000000) g(i)";
-    for (n, how) in ["arrow", "datarows", "ipc", "ipc datarows", "closed"].iter().enumerate() {
-        let params = if how.contains("datarows") { vec![Value::Int(0)] } else { vec![] };
+    for (n, how) in ["arrow", "datarows", "ipc", "ipc datarows", "closed"]
+        .iter()
+        .enumerate()
+    {
+        let params = if how.contains("datarows") {
+            vec![Value::Int(0)]
+        } else {
+            vec![]
+        };
         let sql = if params.is_empty() {
             format!("{TEN_M} WHERE i > {n}")
         } else {
@@ -535,12 +650,18 @@ async fn abandoned_streams_free_the_connection() {
             }
         }
         let dropped = Instant::now();
-        let answer = timeout(Duration::from_secs(30), scalar(&conn, &format!("SELECT 41 + {n}")))
-            .await
-            .expect("the next query runs within 30 s");
+        let answer = timeout(
+            Duration::from_secs(30),
+            scalar(&conn, &format!("SELECT 41 + {n}")),
+        )
+        .await
+        .expect("the next query runs within 30 s");
         assert_eq!(answer, 41 + n as i64);
         let rows = conn
-            .execute_command(&format!("SELECT i FROM generate_series(1, {}) g(i)", 3 + n), &[])
+            .execute_command(
+                &format!("SELECT i FROM generate_series(1, {}) g(i)", 3 + n),
+                &[],
+            )
             .await
             .unwrap();
         assert_eq!(rows, 3 + n as u64);
@@ -614,10 +735,15 @@ async fn a_call_while_a_stream_is_open_spills_it() {
     }
 
     // The same for raw IPC.
-    let mut a = conn.query_arrow_ipc(&series_sql(N, 13), vec![]).await.unwrap();
+    let mut a = conn
+        .query_arrow_ipc(&series_sql(N, 13), vec![])
+        .await
+        .unwrap();
     let mut bytes = a.next().await.unwrap().unwrap().to_vec();
     assert_eq!(
-        timeout(NO_DEADLOCK, scalar(&conn, "SELECT 5")).await.unwrap(),
+        timeout(NO_DEADLOCK, scalar(&conn, "SELECT 5"))
+            .await
+            .unwrap(),
         5
     );
     while let Some(chunk) = a.next().await {
@@ -660,7 +786,11 @@ async fn calls_queue_in_order() {
     }
     let log = query(&conn, "SELECT k, pos FROM log ORDER BY pos", vec![]).await;
     let ks: Vec<i32> = log.column(0).as_primitive::<Int32Type>().values().to_vec();
-    assert_eq!(ks, (0..8).collect::<Vec<_>>(), "calls ran in the order made");
+    assert_eq!(
+        ks,
+        (0..8).collect::<Vec<_>>(),
+        "calls ran in the order made"
+    );
 }
 
 /// `k`'s query: a salted series, on the Arrow route for even `k`.
@@ -682,7 +812,10 @@ async fn tagged(conn: SharedConnection, k: i32) {
     for b in drain(s).await.unwrap() {
         tally.add(&b);
         let ks = b.column(2).as_primitive::<Int32Type>();
-        assert!(ks.values().iter().all(|v| *v == k), "task {k} got another's rows");
+        assert!(
+            ks.values().iter().all(|v| *v == k),
+            "task {k} got another's rows"
+        );
     }
     assert_eq!(tally, Series::expect(N), "task {k}");
 }
@@ -691,7 +824,9 @@ async fn tagged(conn: SharedConnection, k: i32) {
 async fn concurrent_tasks_on_one_and_on_several_connections() {
     let started = Instant::now();
     let conn = connect().await;
-    let tasks: Vec<_> = (0..8).map(|k| tokio::spawn(tagged(conn.clone(), k))).collect();
+    let tasks: Vec<_> = (0..8)
+        .map(|k| tokio::spawn(tagged(conn.clone(), k)))
+        .collect();
     for t in tasks {
         timeout(NO_DEADLOCK, t).await.expect("no deadlock").unwrap();
     }
@@ -726,13 +861,25 @@ async fn close_ends_every_handle() {
         assert!(e.is_closed(), "{what}: {e:?}");
         assert_eq!(e.sqlstate(), "08006", "{what}: {e:?}");
     };
-    check(other.execute_command("SELECT 1", &[]).await.unwrap_err(), "execute_command");
     check(
-        other.execute_command("SELECT $1", &[Value::Int(1)]).await.unwrap_err(),
+        other.execute_command("SELECT 1", &[]).await.unwrap_err(),
+        "execute_command",
+    );
+    check(
+        other
+            .execute_command("SELECT $1", &[Value::Int(1)])
+            .await
+            .unwrap_err(),
         "execute_command with parameters",
     );
-    check(other.query_arrow("SELECT 1", vec![]).await.unwrap_err(), "query_arrow");
-    check(other.query_arrow_ipc("SELECT 1", vec![]).await.unwrap_err(), "query_arrow_ipc");
+    check(
+        other.query_arrow("SELECT 1", vec![]).await.unwrap_err(),
+        "query_arrow",
+    );
+    check(
+        other.query_arrow_ipc("SELECT 1", vec![]).await.unwrap_err(),
+        "query_arrow_ipc",
+    );
     check(other.lock().await.unwrap_err(), "lock");
     conn.close().await.unwrap();
     other.close().await.unwrap();
@@ -750,7 +897,10 @@ async fn close_waits_for_an_open_stream() {
         tokio::spawn(async move { conn.close().await })
     };
     // The stream still reads to its end, whether or not it spilled.
-    while let Some(b) = timeout(NO_DEADLOCK, a.next()).await.expect("the stream goes on") {
+    while let Some(b) = timeout(NO_DEADLOCK, a.next())
+        .await
+        .expect("the stream goes on")
+    {
         tally.add(&b.unwrap());
     }
     assert_eq!(tally, Series::expect(N));
@@ -773,7 +923,11 @@ async fn close_waits_for_an_open_stream() {
     while let Some(b) = a.next().await {
         tally.add(&b.unwrap());
     }
-    assert_eq!(tally, Series::expect(N), "the stream spilled before the close");
+    assert_eq!(
+        tally,
+        Series::expect(N),
+        "the stream spilled before the close"
+    );
 }
 
 // --- 9. cancel() ---------------------------------------------------------
@@ -827,7 +981,10 @@ async fn cancel_stops_the_running_query() {
             .expect("the query ends once cancelled")
             .unwrap()
             .unwrap_err();
-        eprintln!("cancel ({how}): the query ended {:?} after the cancel", at.elapsed());
+        eprintln!(
+            "cancel ({how}): the query ended {:?} after the cancel",
+            at.elapsed()
+        );
         assert!(e.is_cancelled(), "{how}: {e:?}");
         assert_eq!(e.sqlstate(), "57014", "{how}: {e:?}");
         assert_eq!(scalar(&conn, "SELECT 11").await, 11, "{how}: usable after");
@@ -913,7 +1070,10 @@ async fn ten_million_rows_in_bounded_memory() {
         .await
         .unwrap();
     assert_eq!(inserted, N as u64);
-    eprintln!("10M rows inserted with INSERT ... SELECT in {:?}", started.elapsed());
+    eprintln!(
+        "10M rows inserted with INSERT ... SELECT in {:?}",
+        started.elapsed()
+    );
 
     for arrow_route in [true, false] {
         let (sql, params) = if arrow_route {
@@ -934,4 +1094,34 @@ async fn ten_million_rows_in_bounded_memory() {
         );
         tally.check(N, &format!("Arrow route: {arrow_route}"));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zz_debug() {
+    let conn = connect().await;
+    for v in ["-12345.678", "1.5", "2"] {
+        let b = query(&conn, "SELECT $1 AS v", vec![Value::Numeric(p(v))]).await;
+        eprintln!("DBG {v}: {:?}", b.column(0));
+        let b = query(&conn, "SELECT $1 + 1 AS v", vec![Value::Numeric(p(v))]).await;
+        eprintln!("DBG {v} + 1: {:?} {:?}", b.schema().field(0), b.column(0));
+    }
+    conn.execute_command("CREATE TEMP TABLE tn (n NUMERIC(18,3))", &[])
+        .await
+        .unwrap();
+    conn.execute_command(
+        "INSERT INTO tn VALUES ($1)",
+        &[Value::Numeric(p("-12345.678"))],
+    )
+    .await
+    .unwrap();
+    conn.execute_command("INSERT INTO tn VALUES ($1)", &[Value::Numeric(p("7"))])
+        .await
+        .unwrap();
+    let b = query(
+        &conn,
+        "SELECT n FROM tn WHERE n < $1",
+        vec![Value::Numeric(p("0.5"))],
+    )
+    .await;
+    eprintln!("DBG tn: {:?}", b.column(0));
 }

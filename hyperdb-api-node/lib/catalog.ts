@@ -1,0 +1,145 @@
+/**
+ * `Catalog`: schemas, tables and databases of a connection, and
+ * `TableDefinition`, the shape tables are created from and described as.
+ */
+import type { NativeConnection, TableDef, TableRef } from './native'
+import { call, ErrorCode, HyperError } from './errors'
+
+/** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
+export type TableName = string | { database?: string; schema?: string; name: string }
+
+export interface ColumnDefinition {
+  name: string
+  /** The SQL type, e.g. `SqlType.varchar(10)` or `'VARCHAR(10)'`. */
+  type: string
+  /** Defaults to true. */
+  nullable?: boolean
+  collation?: string
+}
+
+export interface TableDefinition {
+  name: TableName
+  columns: ColumnDefinition[]
+}
+
+/** Every Hyper type, spelled as SQL. */
+export const SqlType = {
+  bool: () => 'BOOLEAN',
+  smallInt: () => 'SMALLINT',
+  int: () => 'INTEGER',
+  bigInt: () => 'BIGINT',
+  real: () => 'REAL',
+  double: () => 'DOUBLE PRECISION',
+  oid: () => 'OID',
+  text: () => 'TEXT',
+  varchar: (length: number) => `VARCHAR(${checkInt(length)})`,
+  char: (length: number) => `CHAR(${checkInt(length)})`,
+  json: () => 'JSON',
+  bytes: () => 'BYTEA',
+  geography: () => 'GEOGRAPHY',
+  numeric: (precision: number, scale = 0) => `NUMERIC(${checkInt(precision)},${checkInt(scale)})`,
+  date: () => 'DATE',
+  time: () => 'TIME',
+  timestamp: () => 'TIMESTAMP',
+  timestampTz: () => 'TIMESTAMPTZ',
+  interval: () => 'INTERVAL',
+} as const
+
+function checkInt(n: number): number {
+  if (!Number.isInteger(n) || n < 0) {
+    throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `not a type length: ${n}` })
+  }
+  return n
+}
+
+export function tableRef(name: TableName): TableRef {
+  return typeof name === 'string' ? { name } : { database: name.database, schema: name.schema, name: name.name }
+}
+
+function toDef(t: TableDefinition): TableDef {
+  return {
+    table: tableRef(t.name),
+    columns: t.columns.map((c) => ({ name: c.name, sqlType: c.type, nullable: c.nullable, collation: c.collation })),
+  }
+}
+
+function fromDef(t: TableDef): TableDefinition {
+  return {
+    name: { database: t.table.database ?? undefined, schema: t.table.schema ?? undefined, name: t.table.name },
+    columns: t.columns.map((c) => ({
+      name: c.name,
+      type: c.sqlType,
+      nullable: c.nullable ?? true,
+      ...(c.collation ? { collation: c.collation } : {}),
+    })),
+  }
+}
+
+export class Catalog {
+  constructor(private readonly conn: NativeConnection) {}
+
+  private op(op: string, target?: TableName, name?: string) {
+    return call(this.conn.catalog(op, target === undefined ? undefined : tableRef(target), name))
+  }
+
+  async createSchema(schema: TableName, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    await this.op(options.ifNotExists ? 'createSchemaIfNotExists' : 'createSchema', schema)
+  }
+
+  async hasSchema(schema: TableName): Promise<boolean> {
+    return (await this.op('hasSchema', schema)).flag === true
+  }
+
+  /** Schema names of `database` (the connection's databases when omitted). */
+  async getSchemaNames(database?: string): Promise<TableName[]> {
+    return ((await this.op('getSchemaNames', database === undefined ? undefined : { name: database })).names ?? []).map(
+      (n) => ({ database: n.database ?? undefined, name: n.name }),
+    )
+  }
+
+  async createTable(table: TableDefinition, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    await call(this.conn.createTable(toDef(table), options.ifNotExists === true))
+  }
+
+  async hasTable(table: TableName): Promise<boolean> {
+    return (await this.op('hasTable', table)).flag === true
+  }
+
+  async dropTable(table: TableName, options: { ifExists?: boolean } = {}): Promise<void> {
+    await this.op(options.ifExists ? 'dropTableIfExists' : 'dropTable', table)
+  }
+
+  /** The tables of `schema` (default `public`). */
+  async getTableNames(schema: TableName = 'public'): Promise<TableName[]> {
+    return ((await this.op('getTableNames', schema)).names ?? []).map((n) => ({
+      database: n.database ?? undefined,
+      schema: n.schema ?? undefined,
+      name: n.name,
+    }))
+  }
+
+  async getTableDefinition(table: TableName): Promise<TableDefinition> {
+    const def = (await this.op('getTableDefinition', table)).table
+    if (def === undefined) {
+      throw new HyperError({ code: ErrorCode.UNDEFINED_TABLE, message: 'no table definition returned' })
+    }
+    return fromDef(def)
+  }
+
+  /** Attaches the `.hyper` file at `path` as `alias`; `close()` detaches it. */
+  async attachDatabase(path: string, alias: string): Promise<void> {
+    await this.op('attachDatabase', alias, path)
+  }
+
+  async detachDatabase(alias: string): Promise<void> {
+    await this.op('detachDatabase', undefined, alias)
+  }
+
+  async createDatabase(path: string, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    await this.op(options.ifNotExists ? 'createDatabaseIfNotExists' : 'createDatabase', undefined, path)
+  }
+
+  async dropDatabase(path: string, options: { ifExists?: boolean } = {}): Promise<void> {
+    await this.op(options.ifExists ? 'dropDatabaseIfExists' : 'dropDatabase', undefined, path)
+  }
+}

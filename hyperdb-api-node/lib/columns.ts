@@ -1,0 +1,374 @@
+/**
+ * Native column batches as JavaScript values: column vectors for
+ * `queryColumns`, and rows built from them for `query` (one native call a
+ * batch; rows are assembled here by a function generated once per result
+ * shape, so V8 sees plain monomorphic object literals).
+ */
+import type { ColumnBatch, ColumnData, ColumnInfo } from './native'
+import { ErrorCode, HyperError } from './errors'
+import { HyperInterval, HyperTime, HyperTimestamp } from './values'
+
+/** How a column's values are carried (see `ColumnVector.values`). */
+export type ColumnKind =
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint32'
+  | 'float32'
+  | 'float64'
+  | 'bool'
+  | 'date'
+  | 'time'
+  | 'timestamp'
+  | 'timestamptz'
+  | 'interval'
+  | 'numeric'
+  | 'text'
+  | 'json'
+  | 'bytes'
+
+/** A result column. */
+export interface ResultColumn {
+  readonly name: string
+  /** As hyperd spells it: `INTEGER`, `VARCHAR(10)`, `NUMERIC(18,3)`, ... */
+  readonly sqlType: string
+  readonly kind: ColumnKind
+  readonly nullable: boolean
+}
+
+/** A JS value read from a result (SQL NULL is `null`). */
+export type HyperValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Date
+  | Buffer
+  | HyperTimestamp
+  | HyperTime
+  | HyperInterval
+
+/**
+ * One column of one chunk.
+ *
+ * `values` is a TypedArray over the received memory for the fixed-width
+ * kinds: `Int16Array` (int16), `Int32Array` (int32), `BigInt64Array` (int64;
+ * timestamp / timestamptz: microseconds since 1970-01-01 UTC; time:
+ * microseconds since midnight), `Uint32Array` (uint32, OID), `Float32Array`,
+ * `Float64Array` (float64; date: milliseconds since 1970-01-01), `Uint8Array`
+ * (bool, 0 or 1). There a NULL's slot holds 0: `validity` tells them apart.
+ * For the other kinds `values` is an `Array` with `null` for NULL: strings
+ * (text, json, numeric as exact decimal text), `Buffer`s (bytes) or
+ * `HyperInterval`s (interval).
+ *
+ * `validity` is Arrow's bitmap (bit `i % 8` of byte `i >> 3` is 1 when row
+ * `i` is not NULL), or `null` when no value of the chunk is NULL.
+ * `get(i)` reads one value as `query` would return it.
+ */
+export interface ColumnVector {
+  readonly name: string
+  readonly sqlType: string
+  readonly kind: ColumnKind
+  readonly length: number
+  readonly values:
+    | Int16Array
+    | Int32Array
+    | BigInt64Array
+    | Uint32Array
+    | Float32Array
+    | Float64Array
+    | Uint8Array
+    | Array<string | Buffer | HyperInterval | null>
+  readonly validity: Uint8Array | null
+  isNull(i: number): boolean
+  get(i: number): HyperValue
+}
+
+/** A chunk of a result, column by column. */
+export interface ColumnChunk {
+  readonly numRows: number
+  readonly columns: readonly ColumnVector[]
+  /** The column called `name` (the first, if several are). */
+  column(name: string): ColumnVector | undefined
+}
+
+/** How values are read. */
+export interface ValueOptions {
+  /**
+   * BIGINT as `bigint` (default), or as `number`, which throws a
+   * `HyperError` (22003) for a value past 2^53 instead of rounding it.
+   */
+  bigint?: 'bigint' | 'number'
+}
+
+const TWO_53 = 2n ** 53n
+
+function isValid(validity: Uint8Array, i: number): boolean {
+  return ((validity[i >>> 3] >>> (i & 7)) & 1) === 1
+}
+
+/** The values of a varying-width column as a JS array (`null` for NULL). */
+function varying(c: ColumnData, n: number, read: (start: number, end: number) => string | Buffer) {
+  const out: Array<string | Buffer | null> = new Array(n)
+  const o = c.offsets as Int32Array
+  const v = c.validity ?? null
+  for (let i = 0; i < n; i++) {
+    out[i] = v === null || isValid(v, i) ? read(o[i], o[i + 1]) : null
+  }
+  return out
+}
+
+function rawValues(c: ColumnData, n: number): ColumnVector['values'] {
+  switch (c.kind) {
+    case 'int16':
+      return c.int16 as Int16Array
+    case 'int32':
+      return c.int32 as Int32Array
+    case 'int64':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+      return c.int64 as BigInt64Array
+    case 'uint32':
+      return c.uint32 as Uint32Array
+    case 'float32':
+      return c.float32 as Float32Array
+    case 'float64':
+    case 'date':
+      return c.float64 as Float64Array
+    case 'bool':
+      return c.bytes as Uint8Array
+    case 'text':
+    case 'json':
+    case 'numeric': {
+      const text = c.text as string
+      return varying(c, n, (a, b) => text.slice(a, b)) as string[]
+    }
+    case 'bytes': {
+      const bytes = c.bytes as Uint8Array
+      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      return varying(c, n, (a, b) => buf.subarray(a, b)) as Buffer[]
+    }
+    case 'interval': {
+      const months = c.int32 as Int32Array
+      const days = c.days as Int32Array
+      const micros = c.int64 as BigInt64Array
+      const out: Array<HyperInterval | null> = new Array(n)
+      const v = c.validity ?? null
+      for (let i = 0; i < n; i++) {
+        out[i] = v === null || isValid(v, i) ? new HyperInterval(months[i], days[i], micros[i]) : null
+      }
+      return out
+    }
+    default:
+      throw new HyperError({ code: ErrorCode.DATATYPE_MISMATCH, message: `unknown column kind ${c.kind}` })
+  }
+}
+
+function bigintAsNumber(v: bigint, column: string): number {
+  if (v > TWO_53 || v < -TWO_53) {
+    throw new HyperError({
+      code: ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+      message: `column ${column}: BIGINT ${v} is past 2^53, which a number cannot hold exactly; read it as a bigint`,
+    })
+  }
+  return Number(v)
+}
+
+function dateValue(ms: number, column: string): Date {
+  const d = new Date(ms)
+  if (Number.isNaN(d.getTime())) {
+    throw new HyperError({
+      code: ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+      message: `column ${column}: DATE ${ms / 86_400_000} days from 1970 is outside what a JS Date holds`,
+    })
+  }
+  return d
+}
+
+/**
+ * The column's values such that `cells[i]` is what a row holds, and the
+ * validity still to check (`null` when `cells` has its NULLs already).
+ */
+function cells(
+  info: ColumnInfo,
+  c: ColumnData,
+  n: number,
+  options: ValueOptions,
+): { cells: ArrayLike<HyperValue>; validity: Uint8Array | null } {
+  const raw = rawValues(c, n)
+  const validity = c.validity ?? null
+  const convert = (f: (i: number) => HyperValue) => {
+    const out: HyperValue[] = new Array(n)
+    for (let i = 0; i < n; i++) {
+      out[i] = validity === null || isValid(validity, i) ? f(i) : null
+    }
+    return { cells: out, validity: null }
+  }
+  switch (c.kind) {
+    case 'int64': {
+      if (options.bigint === 'number') {
+        const v = raw as BigInt64Array
+        return convert((i) => bigintAsNumber(v[i], info.name))
+      }
+      return { cells: raw as BigInt64Array as unknown as ArrayLike<bigint>, validity }
+    }
+    case 'bool': {
+      const v = raw as Uint8Array
+      return convert((i) => v[i] === 1)
+    }
+    case 'date': {
+      const v = raw as Float64Array
+      return convert((i) => dateValue(v[i], info.name))
+    }
+    case 'timestamp':
+    case 'timestamptz': {
+      const v = raw as BigInt64Array
+      const tz = c.kind === 'timestamptz'
+      return convert((i) => new HyperTimestamp(v[i], tz))
+    }
+    case 'time': {
+      const v = raw as BigInt64Array
+      return convert((i) => new HyperTime(v[i]))
+    }
+    case 'int16':
+    case 'int32':
+    case 'uint32':
+    case 'float32':
+    case 'float64':
+      return { cells: raw as ArrayLike<number>, validity }
+    default:
+      // Arrays with their NULLs in place.
+      return { cells: raw as ArrayLike<HyperValue>, validity: null }
+  }
+}
+
+class Vector implements ColumnVector {
+  constructor(
+    readonly name: string,
+    readonly sqlType: string,
+    readonly kind: ColumnKind,
+    readonly length: number,
+    readonly values: ColumnVector['values'],
+    readonly validity: Uint8Array | null,
+    private readonly options: ValueOptions,
+  ) {}
+
+  isNull(i: number): boolean {
+    if (this.validity !== null) {
+      return !isValid(this.validity, i)
+    }
+    return Array.isArray(this.values) && this.values[i] === null
+  }
+
+  get(i: number): HyperValue {
+    if (this.isNull(i)) return null
+    const v = this.values[i]
+    switch (this.kind) {
+      case 'int64':
+        return this.options.bigint === 'number' ? bigintAsNumber(v as bigint, this.name) : (v as bigint)
+      case 'bool':
+        return v === 1
+      case 'date':
+        return dateValue(v as number, this.name)
+      case 'timestamp':
+      case 'timestamptz':
+        return new HyperTimestamp(v as bigint, this.kind === 'timestamptz')
+      case 'time':
+        return new HyperTime(v as bigint)
+      default:
+        return v as HyperValue
+    }
+  }
+}
+
+class Chunk implements ColumnChunk {
+  constructor(
+    readonly numRows: number,
+    readonly columns: readonly ColumnVector[],
+  ) {}
+
+  column(name: string): ColumnVector | undefined {
+    return this.columns.find((c) => c.name === name)
+  }
+}
+
+export function columnChunk(infos: readonly ColumnInfo[], batch: ColumnBatch, options: ValueOptions): ColumnChunk {
+  const n = batch.numRows
+  const vectors = batch.columns.map((c, j) => {
+    const info = infos[j]
+    return new Vector(info.name, info.sqlType, c.kind as ColumnKind, n, rawValues(c, n), c.validity ?? null, options)
+  })
+  return new Chunk(n, vectors)
+}
+
+export function resultColumns(infos: readonly ColumnInfo[]): ResultColumn[] {
+  return infos.map((c) => ({ name: c.name, sqlType: c.sqlType, kind: c.kind as ColumnKind, nullable: c.nullable }))
+}
+
+/** A row as an object keyed by column name, or as an array. */
+export type RowObject = Record<string, HyperValue>
+export type RowArray = HyperValue[]
+export type RowMode = 'object' | 'array'
+
+type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[], n: number, out: unknown[]) => void
+
+/**
+ * A function that appends a batch's rows to `out`: one object literal (or
+ * array literal) per row with the columns in order, generated per shape
+ * so that every row has the same hidden class.
+ */
+function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly boolean[]): RowBuilder {
+  const cell = (j: number) =>
+    nullable[j] ? `(v${j} === null || ((v${j}[i >>> 3] >>> (i & 7)) & 1) === 1 ? c${j}[i] : null)` : `c${j}[i]`
+  const values = names.map((_, j) => cell(j))
+  const literal =
+    mode === 'array' ? `[${values.join(', ')}]` : `{ ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} }`
+  const locals = names.map((_, j) => `const c${j} = cells[${j}], v${j} = validity[${j}];`).join('\n')
+  // Property keys are JSON string literals of the column names, never code.
+  return new Function('cells', 'validity', 'n', 'out', `${locals}\nfor (let i = 0; i < n; i++) out.push(${literal});`) as RowBuilder
+}
+
+/** Turns batches of one result into rows. */
+export class RowAssembler {
+  private readonly build: RowBuilder
+  private readonly builders = new Map<string, RowBuilder>()
+
+  constructor(
+    private readonly infos: readonly ColumnInfo[],
+    private readonly mode: RowMode,
+    private readonly options: ValueOptions,
+  ) {
+    this.build = this.builderFor(infos.map(() => true))
+  }
+
+  private builderFor(checks: boolean[]): RowBuilder {
+    const key = checks.map((c) => (c ? '1' : '0')).join('')
+    let b = this.builders.get(key)
+    if (b === undefined) {
+      b = rowBuilder(
+        this.infos.map((c) => c.name),
+        this.mode,
+        checks,
+      )
+      this.builders.set(key, b)
+    }
+    return b
+  }
+
+  /** Appends the batch's rows to `out`. */
+  append(batch: ColumnBatch, out: unknown[]): void {
+    const n = batch.numRows
+    const cellsOf: ArrayLike<HyperValue>[] = []
+    const validity: (Uint8Array | null)[] = []
+    for (let j = 0; j < batch.columns.length; j++) {
+      const c = cells(this.infos[j], batch.columns[j], n, this.options)
+      cellsOf.push(c.cells)
+      validity.push(c.validity)
+    }
+    // Columns without NULLs in this batch skip the validity check.
+    const build = validity.every((v) => v !== null) ? this.build : this.builderFor(validity.map((v) => v !== null))
+    build(cellsOf, validity, n, out)
+  }
+}

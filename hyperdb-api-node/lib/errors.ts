@@ -1,0 +1,118 @@
+/**
+ * `HyperError`: every error this package throws. `code` is always a
+ * SQLSTATE: the server's own, or the standard class that fits a client-side
+ * failure (see `ErrorCode`).
+ */
+
+/** Codes worth branching on; any other SQLSTATE may appear too. */
+export const ErrorCode = {
+  /** `42601`: a syntax error. */
+  SYNTAX_ERROR: '42601',
+  /** `42P01`: the table does not exist. */
+  UNDEFINED_TABLE: '42P01',
+  /** `23502`: NULL in a NOT NULL column. */
+  NOT_NULL_VIOLATION: '23502',
+  /** `57014`: cancelled by `cancel()` or an `AbortSignal`. */
+  QUERY_CANCELED: '57014',
+  /** `HYT00`: `queryTimeoutMs` or `connectTimeoutMs` expired. */
+  TIMEOUT: 'HYT00',
+  /** `08006`: the connection is lost (hyperd died, the socket broke). */
+  CONNECTION_FAILURE: '08006',
+  /** `08003`: the connection was closed by `close()`. */
+  CONNECTION_CLOSED: '08003',
+  /** `22023`: an argument was refused before anything was sent. */
+  INVALID_PARAMETER_VALUE: '22023',
+  /** `22003`: a value does not fit (e.g. a BIGINT read as a number past 2^53). */
+  NUMERIC_VALUE_OUT_OF_RANGE: '22003',
+  /** `42804`: a value of the wrong type. */
+  DATATYPE_MISMATCH: '42804',
+} as const
+
+export interface HyperErrorFields {
+  code: string
+  message: string
+  detail?: string
+  hint?: string
+  /** 1-based character position in the SQL text. */
+  position?: number
+  severity?: string
+  cause?: unknown
+}
+
+export class HyperError extends Error {
+  /** The SQLSTATE (see `ErrorCode`). */
+  readonly code: string
+  readonly detail?: string
+  readonly hint?: string
+  readonly position?: number
+  readonly severity?: string
+
+  constructor(fields: HyperErrorFields) {
+    super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause })
+    this.name = 'HyperError'
+    this.code = fields.code
+    this.detail = fields.detail
+    this.hint = fields.hint
+    this.position = fields.position
+    this.severity = fields.severity
+  }
+}
+
+interface Payload {
+  code: string
+  message: string
+  detail?: string
+  hint?: string
+  position?: number
+  severity?: string
+  cause?: string[]
+}
+
+/** The native layer's error (its message is a JSON payload) as a `HyperError`. */
+export function toHyperError(e: unknown): unknown {
+  if (e instanceof HyperError || !(e instanceof Error) || !e.message.startsWith('{"code"')) {
+    return e
+  }
+  let p: Payload
+  try {
+    p = JSON.parse(e.message) as Payload
+  } catch {
+    return e
+  }
+  const causes = p.cause ?? []
+  let cause: Error | undefined
+  for (let i = causes.length - 1; i >= 0; i--) {
+    cause = new Error(causes[i], cause === undefined ? undefined : { cause })
+  }
+  return new HyperError({ ...p, cause })
+}
+
+/** Awaits `promise`, turning a native error into a `HyperError`. */
+export async function call<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise
+  } catch (e) {
+    throw toHyperError(e)
+  }
+}
+
+/** Runs `f`, turning a native error into a `HyperError`. */
+export function callSync<T>(f: () => T): T {
+  try {
+    return f()
+  } catch (e) {
+    throw toHyperError(e)
+  }
+}
+
+export function closedError(): HyperError {
+  return new HyperError({ code: ErrorCode.CONNECTION_CLOSED, message: 'the connection was closed' })
+}
+
+export function canceledError(reason: unknown): HyperError {
+  return new HyperError({
+    code: ErrorCode.QUERY_CANCELED,
+    message: 'the query was cancelled by its AbortSignal',
+    cause: reason,
+  })
+}

@@ -1,0 +1,41 @@
+/**
+ * hyperdb-api for Node.js: start hyperd, create `.hyper` files, and stream
+ * rows, columns and Arrow in and out. See the README for a quick start.
+ */
+export { HyperProcess, type HyperProcessOptions } from './process'
+export {
+  Connection,
+  type ConnectOptions,
+  type CreateMode,
+  type QueryOptions,
+  type RowQueryOptions,
+} from './connection'
+export {
+  Catalog,
+  SqlType,
+  type ColumnDefinition,
+  type TableDefinition,
+  type TableName,
+} from './catalog'
+export { HyperError, ErrorCode, type HyperErrorFields } from './errors'
+export {
+  HyperTimestamp,
+  HyperTime,
+  HyperInterval,
+  HyperNumeric,
+  HyperDate,
+  numeric,
+  dateOnly,
+} from './values'
+export type { ParamValue } from './params'
+export type {
+  ColumnChunk,
+  ColumnKind,
+  ColumnVector,
+  HyperValue,
+  ResultColumn,
+  RowArray,
+  RowMode,
+  RowObject,
+  ValueOptions,
+} from './columns'
