@@ -7,8 +7,10 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/hyperdb-api/target
 export CARGO_TARGET_DIR
 
 CARGO ?= cargo
+NPM ?= npm
+NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust lint example bench fmt clean-data
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench fmt clean-data
 
 all: test
 
@@ -20,8 +22,9 @@ hyperd:
 interop-deps:
 	@scripts/install-interop.sh
 
-## Every test: formatting, lints, unit tests and live tests against a real hyperd.
-test: hyperd interop-deps lint test-rust
+## Every test: formatting, lints, unit tests and live tests against a real hyperd,
+## Rust first, then the Node package.
+test: hyperd interop-deps lint test-rust test-node
 
 # Release mode: the live tests move tens of millions of rows.
 test-rust: hyperd interop-deps
@@ -32,6 +35,27 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
 	$(CARGO) clippy -p hyperdb-api --no-default-features --features arrow --release --lib -- -D warnings
+
+## The Node package's npm dependencies, pinned by its committed lockfile.
+node-deps: $(NODE_PKG)/node_modules/.package-lock.json
+$(NODE_PKG)/node_modules/.package-lock.json: $(NODE_PKG)/package.json $(NODE_PKG)/package-lock.json
+	cd $(NODE_PKG) && $(NPM) ci --no-audit --no-fund
+
+## Build the Node addon (napi CLI, release) and compile the TypeScript API.
+## The typings the napi CLI generates must be the ones committed.
+node: node-deps
+	cd $(NODE_PKG) && $(NPM) run build
+	@git diff --quiet -- $(NODE_PKG)/native/index.d.ts 2>/dev/null || { \
+	  echo "error: $(NODE_PKG)/native/index.d.ts differs from what the build generates:"; \
+	  git --no-pager diff -- $(NODE_PKG)/native/index.d.ts; \
+	  echo "commit the regenerated typings."; exit 1; }
+
+lint-node: node-deps
+	cd $(NODE_PKG) && $(NPM) run lint
+
+## The Node tests (node --test) against a real hyperd.
+test-node: hyperd node lint-node
+	cd $(NODE_PKG) && $(NPM) test
 
 ## Start hyperd, create a .hyper file, insert and query a few rows.
 example: hyperd
@@ -48,5 +72,6 @@ BENCH_REPEAT ?= 5
 bench: hyperd
 	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 
-fmt:
+fmt: node-deps
 	$(CARGO) fmt --all
+	cd $(NODE_PKG) && $(NPM) run format

@@ -312,10 +312,16 @@ export type RowObject = Record<string, HyperValue>
 export type RowArray = HyperValue[]
 export type RowMode = 'object' | 'array'
 
-type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[], n: number, out: unknown[]) => void
+type RowBuilder = (
+  cells: ArrayLike<HyperValue>[],
+  validity: (Uint8Array | null)[],
+  n: number,
+  out: unknown[],
+  at: number,
+) => void
 
 /**
- * A function that appends a batch's rows to `out`: one object literal (or
+ * A function that writes a batch's rows into `out` from index `at`: one object literal (or
  * array literal) per row with the columns in order, generated per shape
  * so that every row has the same hidden class.
  */
@@ -324,10 +330,19 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
     nullable[j] ? `(v${j} === null || ((v${j}[i >>> 3] >>> (i & 7)) & 1) === 1 ? c${j}[i] : null)` : `c${j}[i]`
   const values = names.map((_, j) => cell(j))
   const literal =
-    mode === 'array' ? `[${values.join(', ')}]` : `{ ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} }`
+    mode === 'array'
+      ? `[${values.join(', ')}]`
+      : `{ ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} }`
   const locals = names.map((_, j) => `const c${j} = cells[${j}], v${j} = validity[${j}];`).join('\n')
   // Property keys are JSON string literals of the column names, never code.
-  return new Function('cells', 'validity', 'n', 'out', `${locals}\nfor (let i = 0; i < n; i++) out.push(${literal});`) as RowBuilder
+  return new Function(
+    'cells',
+    'validity',
+    'n',
+    'out',
+    'at',
+    `${locals}\nfor (let i = 0; i < n; i++) out[at + i] = ${literal};`,
+  ) as RowBuilder
 }
 
 /** Turns batches of one result into rows. */
@@ -357,8 +372,20 @@ export class RowAssembler {
     return b
   }
 
-  /** Appends the batch's rows to `out`. */
-  append(batch: ColumnBatch, out: unknown[]): void {
+  /** The rows of `batches`, in order, as one array. */
+  rows(batches: readonly ColumnBatch[]): unknown[] {
+    let total = 0
+    for (const b of batches) total += b.numRows
+    const out: unknown[] = new Array(total)
+    let at = 0
+    for (const b of batches) {
+      this.write(b, out, at)
+      at += b.numRows
+    }
+    return out
+  }
+
+  private write(batch: ColumnBatch, out: unknown[], at: number): void {
     const n = batch.numRows
     const cellsOf: ArrayLike<HyperValue>[] = []
     const validity: (Uint8Array | null)[] = []
@@ -369,6 +396,6 @@ export class RowAssembler {
     }
     // Columns without NULLs in this batch skip the validity check.
     const build = validity.every((v) => v !== null) ? this.build : this.builderFor(validity.map((v) => v !== null))
-    build(cellsOf, validity, n, out)
+    build(cellsOf, validity, n, out, at)
   }
 }

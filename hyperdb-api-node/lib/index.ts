@@ -3,30 +3,10 @@
  * rows, columns and Arrow in and out. See the README for a quick start.
  */
 export { HyperProcess, type HyperProcessOptions } from './process'
-export {
-  Connection,
-  type ConnectOptions,
-  type CreateMode,
-  type QueryOptions,
-  type RowQueryOptions,
-} from './connection'
-export {
-  Catalog,
-  SqlType,
-  type ColumnDefinition,
-  type TableDefinition,
-  type TableName,
-} from './catalog'
+export { Connection, type ConnectOptions, type CreateMode, type QueryOptions, type RowQueryOptions } from './connection'
+export { Catalog, SqlType, type ColumnDefinition, type TableDefinition, type TableName } from './catalog'
 export { HyperError, ErrorCode, type HyperErrorFields } from './errors'
-export {
-  HyperTimestamp,
-  HyperTime,
-  HyperInterval,
-  HyperNumeric,
-  HyperDate,
-  numeric,
-  dateOnly,
-} from './values'
+export { HyperTimestamp, HyperTime, HyperInterval, HyperNumeric, HyperDate, numeric, dateOnly } from './values'
 export type { ParamValue } from './params'
 export type {
   ColumnChunk,

@@ -44,7 +44,8 @@ export class NativeReader<T> {
     }
     let items: T[]
     try {
-      items = this.signal === undefined ? await call(this.stream.next()) : await this.raceAbort(call(this.stream.next()))
+      items =
+        this.signal === undefined ? await call(this.stream.next()) : await this.raceAbort(call(this.stream.next()))
     } catch (e) {
       this.close()
       throw this.abortError ?? e

@@ -15,9 +15,15 @@ use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
 use crate::error::{js, Result};
 
 /// Items handed over in one `next()` at most.
-const MAX_ITEMS_PER_CALL: usize = 16;
+const MAX_ITEMS_PER_CALL: usize = 64;
 
-/// Takes one item (waiting for it), then whatever else has arrived.
+/// Items one `next()` waits for (unless the result ends first): each call
+/// is a round trip between the JS thread and a tokio worker, so fewer,
+/// larger handovers leave both more time for their own work.
+const MIN_ITEMS_PER_CALL: usize = 8;
+
+/// Takes `MIN_ITEMS_PER_CALL` items (waiting for them), then whatever else
+/// has arrived.
 async fn next_items<T: Send + 'static>(
     stream: &Mutex<Option<ResultStream<T>>>,
 ) -> hyperdb_api::Result<Vec<T>> {
@@ -26,11 +32,13 @@ async fn next_items<T: Send + 'static>(
         return Ok(Vec::new());
     };
     let mut items = Vec::new();
-    match stream.next().await {
-        Some(item) => items.push(item?),
-        None => {
-            *guard = None;
-            return Ok(items);
+    while items.len() < MIN_ITEMS_PER_CALL {
+        match stream.next().await {
+            Some(item) => items.push(item?),
+            None => {
+                *guard = None;
+                return Ok(items);
+            }
         }
     }
     while items.len() < MAX_ITEMS_PER_CALL {

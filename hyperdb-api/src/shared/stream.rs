@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::AsyncConnection;
 
 /// Items read ahead of the consumer.
-pub(crate) const CREDITS: usize = 4;
+pub(crate) const CREDITS: usize = 32;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

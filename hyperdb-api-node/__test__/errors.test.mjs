@@ -1,0 +1,256 @@
+// Errors: every failure is a HyperError with a SQLSTATE code, and the
+// connection survives statement errors.
+import { test, describe, before } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import path from 'node:path'
+import {
+  setupHyper,
+  rejectsHyper,
+  assertHyperError,
+  drain,
+  withTimeout,
+  LONG_QUERY,
+  makeTempDir,
+  removeDir,
+} from './helpers.mjs'
+import { HyperProcess, Connection, HyperError, ErrorCode } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+let conn
+
+before(async () => {
+  conn = await ctx.connect()
+  await conn.executeCommand('CREATE TABLE nn (id INTEGER NOT NULL, label TEXT)')
+})
+
+/** The connection answers correctly (after an error). */
+async function stillWorks(c = conn) {
+  assert.equal(await c.queryScalar('SELECT $1::INTEGER + 1', [41]), 42)
+  assert.equal(await c.queryScalar('SELECT 7'), 7)
+}
+
+/** A TCP port on 127.0.0.1 nothing listens on. */
+async function closedPort() {
+  const server = net.createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+describe('HyperError', () => {
+  test('is an Error with code, message, detail, hint, position, severity', async () => {
+    const err = await rejectsHyper(() => conn.queryAll('SELEC 1'), '42601')
+    assert.ok(err instanceof Error)
+    assert.ok(err instanceof HyperError)
+    assert.equal(err.name, 'HyperError')
+    assert.equal(typeof err.message, 'string')
+    assert.ok(err.message.length > 0)
+    assert.match(err.message, /syntax error/)
+    assert.equal(typeof err.stack, 'string')
+    for (const field of ['code', 'message', 'detail', 'hint', 'position', 'severity']) {
+      assert.ok(field in err, `HyperError has a ${field} field`)
+    }
+    assert.equal(typeof err.detail, 'string') // hyperd points at the error in the SQL
+    assert.ok(err.hint === undefined || typeof err.hint === 'string')
+    assert.equal(err.severity, 'ERROR')
+    assert.equal(ErrorCode.SYNTAX_ERROR, '42601')
+  })
+
+  test('can be constructed and caught like any Error', () => {
+    const e = new HyperError({ code: '22000', message: 'm', detail: 'd', hint: 'h', position: 3 })
+    assert.ok(e instanceof Error)
+    assert.deepStrictEqual([e.code, e.message, e.detail, e.hint, e.position], ['22000', 'm', 'd', 'h', 3])
+  })
+})
+
+describe('statement errors', () => {
+  test('syntax error: 42601 with position (query and executeCommand)', async () => {
+    const sql = 'SELECT 1 FROM FROM'
+    for (const run of [() => conn.queryAll(sql), () => conn.executeCommand(sql), () => drain(conn.queryColumns(sql))]) {
+      const err = await rejectsHyper(run, '42601')
+      assert.equal(typeof err.position, 'number')
+      // 1-based position of the second FROM in the SQL as written.
+      assert.equal(err.position, 15)
+      assert.equal(sql.slice(err.position - 1), 'FROM')
+      await stillWorks()
+    }
+    const first = await rejectsHyper(() => conn.queryScalar('SELEC 1'), '42601')
+    assert.equal(first.position, 1)
+    await stillWorks()
+  })
+
+  test('missing table: 42P01', async () => {
+    const err = await rejectsHyper(() => conn.queryAll('SELECT * FROM no_such_table'), '42P01')
+    assert.match(err.message, /no_such_table/)
+    assert.equal(err.code, ErrorCode.UNDEFINED_TABLE)
+    await stillWorks()
+    await rejectsHyper(() => conn.executeCommand('INSERT INTO no_such_table VALUES (1)'), '42P01')
+    await rejectsHyper(() => drain(conn.queryArrow('SELECT * FROM no_such_table')), '42P01')
+    await rejectsHyper(() => conn.queryAll('SELECT * FROM no_such_table WHERE $1::int = 1', [1]), '42P01')
+    await stillWorks()
+  })
+
+  test('NOT NULL violation: 23502', async () => {
+    await rejectsHyper(() => conn.executeCommand("INSERT INTO nn VALUES (NULL, 'x')"), '23502')
+    await stillWorks()
+    await rejectsHyper(() => conn.executeCommand('INSERT INTO nn VALUES ($1, $2)', [null, 'x']), '23502')
+    await stillWorks()
+    // Nothing was inserted.
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nn'), 0n)
+    assert.equal(await conn.executeCommand("INSERT INTO nn VALUES (1, 'ok')"), 1)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nn'), 1n)
+  })
+
+  test('other server errors keep their SQLSTATE', async () => {
+    await rejectsHyper(() => conn.queryScalar('SELECT 1/0'), '22012')
+    await rejectsHyper(() => conn.queryScalar("SELECT CAST('x' AS INTEGER)"), '22P02')
+    await rejectsHyper(() => conn.queryScalar('SELECT no_column FROM nn'), '42703')
+    await stillWorks()
+  })
+
+  test('an error in the middle of a streamed result rejects the iteration', async () => {
+    // The division fails only once g reaches 0, after rows have been produced.
+    const sql = 'SELECT 100 / (200000 - g) AS v FROM generate_series(1, 300000) s(g)'
+    let rows = 0
+    const err = await rejectsHyper(async () => {
+      for await (const _ of conn.query(sql)) rows++
+    }, '22012')
+    assert.ok(err instanceof HyperError)
+    await stillWorks()
+  })
+})
+
+describe('use after close', () => {
+  test('every method rejects with 08003', async () => {
+    const c = await ctx.connect()
+    const catalog = c.catalog // taken while open
+    await stillWorks(c)
+    await c.close()
+    assert.equal(c.isClosed, true)
+    const calls = {
+      executeCommand: () => c.executeCommand('SELECT 1'),
+      'executeCommand with params': () => c.executeCommand('SELECT $1', [1]),
+      query: () => drain(c.query('SELECT 1')),
+      queryChunks: () => drain(c.queryChunks('SELECT 1')),
+      queryAll: () => c.queryAll('SELECT 1'),
+      queryOne: () => c.queryOne('SELECT 1'),
+      queryScalar: () => c.queryScalar('SELECT 1'),
+      queryColumns: () => drain(c.queryColumns('SELECT 1')),
+      describe: () => c.describe('SELECT 1'),
+      queryArrowIpc: () => drain(c.queryArrowIpc('SELECT 1')),
+      queryArrow: () => drain(c.queryArrow('SELECT 1')),
+      queryArrowTable: () => c.queryArrowTable('SELECT 1'),
+      transaction: () => c.transaction(async () => 1),
+      cancel: () => c.cancel(),
+      // The getter may throw at once; either way the caller gets 08003.
+      'catalog getter': async () => c.catalog.hasTable('nn'),
+    }
+    for (const [name, call] of Object.entries(calls)) {
+      const err = await rejectsHyper(call, '08003', name)
+      assert.equal(err.code, ErrorCode.CONNECTION_CLOSED, name)
+    }
+    // close() again is fine.
+    await c.close()
+    // A Catalog taken before close() also reports 08003 (today: 08006).
+    await rejectsHyper(() => catalog.hasTable('nn'), '08003', 'catalog taken before close')
+    await rejectsHyper(() => catalog.getTableNames(), '08003', 'catalog taken before close')
+  })
+
+  test('calls made before close() still complete', async () => {
+    const c = await ctx.connect()
+    const pending = c.queryScalar('SELECT 42')
+    const closing = c.close()
+    assert.equal(await pending, 42)
+    await closing
+    await rejectsHyper(() => c.queryScalar('SELECT 1'), '08003')
+  })
+})
+
+describe('connection lost', () => {
+  test('killing hyperd makes the next query reject with 08xxx', async () => {
+    const own = await HyperProcess.start()
+    const dir = makeTempDir()
+    try {
+      const c = await Connection.connect({
+        endpoint: own.endpoint,
+        database: path.join(dir, 'lost.hyper'),
+        createMode: 'create',
+      })
+      await stillWorks(c)
+      process.kill(own.pid, 'SIGKILL')
+      const err = await rejectsHyper(() => withTimeout(c.queryScalar('SELECT 1'), 20_000, 'query after kill'), /^08/)
+      console.log(`# after SIGKILL: ${err.code} ${err.message}`)
+      // And it stays unusable, still with an 08xxx code.
+      await rejectsHyper(() => c.executeCommand('SELECT 1'), /^08/)
+      await rejectsHyper(() => drain(c.queryArrow('SELECT 1')), /^08/)
+      await c.close().catch(() => {})
+    } finally {
+      await own.close().catch(() => {})
+      removeDir(dir)
+    }
+  })
+})
+
+describe('query timeout', () => {
+  test('queryTimeoutMs cancels a long statement; the connection works afterwards', async () => {
+    const c = await ctx.connect({ queryTimeoutMs: 200 })
+    await stillWorks(c)
+    const t0 = performance.now()
+    // The code is the server's 57014 ("canceled by user") today; ErrorCode
+    // documents HYT00 for queryTimeoutMs. Either is accepted here.
+    const err = await rejectsHyper(() => withTimeout(c.queryScalar(LONG_QUERY), 30_000, 'timed-out query'), [
+      '57014',
+      'HYT00',
+    ])
+    const elapsed = performance.now() - t0
+    console.log(`# queryTimeoutMs: 200 -> ${err.code} (${err.message}) after ${elapsed.toFixed(0)} ms`)
+    assert.ok(elapsed < 10_000, `rejected after ${elapsed} ms`)
+    await stillWorks(c)
+    // Same for executeCommand and for the row route (a query with parameters).
+    await rejectsHyper(() => withTimeout(c.executeCommand(`CREATE TEMP TABLE slow AS ${LONG_QUERY}`), 30_000, 'command'), [
+      '57014',
+      'HYT00',
+    ])
+    await stillWorks(c)
+    await rejectsHyper(() => withTimeout(c.queryAll(`${LONG_QUERY} WHERE $1::int = 1`, [1]), 30_000, 'param query'), [
+      '57014',
+      'HYT00',
+    ])
+    await stillWorks(c)
+    // Short statements are not affected.
+    assert.equal(await c.queryScalar('SELECT count(*) FROM generate_series(1, 1000)'), 1000n)
+  })
+})
+
+describe('connecting', () => {
+  test('a closed port rejects with 08xxx', async () => {
+    const port = await closedPort()
+    await rejectsHyper(() => Connection.connect({ endpoint: `tab.tcp://127.0.0.1:${port}` }), /^08/)
+  })
+
+  test('a bad createMode rejects with a HyperError (22023)', async () => {
+    await rejectsHyper(
+      () => Connection.connect({ endpoint: ctx.hyper.endpoint, database: ctx.dbPath('bad-mode.hyper'), createMode: 'bogus' }),
+      '22023',
+    )
+  })
+
+  test('doNotCreate on a missing database file rejects with a HyperError', async () => {
+    const missing = ctx.dbPath('does-not-exist.hyper')
+    for (const createMode of ['doNotCreate', undefined]) {
+      const err = await rejectsHyper(() => Connection.connect({ endpoint: ctx.hyper.endpoint, database: missing, createMode }))
+      assert.match(err.code, /^[0-9A-Z]{5}$/)
+      assert.match(err.message, /does-not-exist\.hyper|does not exist/)
+    }
+    // In a directory that does not exist, even with create.
+    await rejectsHyper(() =>
+      Connection.connect({ endpoint: ctx.hyper.endpoint, database: ctx.dbPath('no/such/dir/x.hyper'), createMode: 'create' }),
+    )
+  })
+
+  test('a malformed endpoint rejects with a HyperError', async () => {
+    await rejectsHyper(() => Connection.connect({ endpoint: 'not an endpoint' }))
+  })
+})
