@@ -276,6 +276,14 @@ impl Error {
         Error::new(ErrorKind::Timeout, message)
     }
 
+    /// The server's cancellation (57014) of a statement whose query
+    /// timeout expired, as a [`ErrorKind::Timeout`] that keeps the server's
+    /// fields: `is_timeout()` holds, `code()` is still 57014.
+    pub(crate) fn into_timeout(mut self) -> Error {
+        self.kind = ErrorKind::Timeout;
+        self
+    }
+
     /// Wraps an I/O error, naming what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> Error {
         let kind = match source.kind() {

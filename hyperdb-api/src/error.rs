@@ -203,6 +203,10 @@ impl Error {
     /// | no rows where one was required | `02000` no_data |
     /// | hyperd missing or failing to start, other I/O | `58000` system_error |
     pub fn sqlstate(&self) -> &str {
+        // Before the server's code: a timeout's cancellation is a 57014 too.
+        if self.is_timeout() {
+            return "HYT00";
+        }
         if let Some(code) = self.code() {
             return code.code();
         }

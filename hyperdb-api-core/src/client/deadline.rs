@@ -1,7 +1,9 @@
 //! What a driver does when a connect or query timeout expires: the first
-//! expiry of a query asks the server to cancel (so the error is the server's
-//! clean 57014 and the connection stays usable); if the server stays silent
-//! for a grace period after that, the connection is given up as broken.
+//! expiry of a query asks the server to cancel (so the connection stays
+//! usable, and the server's 57014 comes back as a timeout: `is_timeout()`
+//! and `is_cancelled()` both hold, which a caller's own cancel never is);
+//! if the server stays silent for a grace period after that, the
+//! connection is given up as broken.
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +47,12 @@ impl Deadline {
     pub(crate) fn remaining(&self) -> Option<Duration> {
         let left = self.at.saturating_duration_since(Instant::now());
         (left >= Duration::from_millis(1)).then_some(left)
+    }
+
+    /// Whether this deadline's expiry sent a cancel request: a 57014 that
+    /// follows is the timeout's, not a caller's cancel.
+    pub(crate) fn cancelled_by_timeout(&self) -> bool {
+        self.cancel_sent
     }
 
     /// Called on expiry: `Ok(())` means "send a cancel request now" (the

@@ -79,7 +79,7 @@ macro_rules! request_methods {
                             if e.kind() != ErrorKind::Server {
                                 self.state.session.mark_broken(&e);
                             }
-                            return Err(e);
+                            return Err(self.timeout_or(e));
                         }
                     },
                     Ok(None) => {
@@ -89,12 +89,24 @@ macro_rules! request_methods {
                         self.fill() $($aw)* ?;
                     }
                     Err(e) => {
+                        let e = self.timeout_or(e);
                         if self.state.session.outstanding() == 0 {
                             self.state.deadline = None;
                         }
                         return Err(e);
                     }
                 }
+            }
+        }
+
+        /// `e`, or, when it is the server's cancellation of a statement
+        /// whose query timeout sent the cancel, `e` as a timeout.
+        fn timeout_or(&self, e: Error) -> Error {
+            let timed_out = self.state.deadline.as_ref().is_some_and(|d| d.cancelled_by_timeout());
+            if timed_out && e.is_cancelled() {
+                e.into_timeout()
+            } else {
+                e
             }
         }
 

@@ -20,6 +20,8 @@ fn cancel_from_another_thread() {
         let done = Instant::now();
         let cancelled_at = canceller.join().unwrap();
         assert!(e.is_cancelled(), "{e:?}");
+        assert!(!e.is_timeout(), "a caller's cancel is no timeout: {e:?}");
+        assert_eq!(e.sqlstate(), "57014");
         let took = done.saturating_duration_since(cancelled_at);
         assert!(took < Duration::from_secs(1), "cancel took {took:?}");
         assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
@@ -58,6 +60,8 @@ fn query_timeout_cancels_and_connection_survives() {
     let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
     let took = start.elapsed();
     assert!(e.is_cancelled(), "{e:?}");
+    assert!(e.is_timeout(), "the timeout's cancel is told apart: {e:?}");
+    assert_eq!(e.sqlstate(), "HYT00");
     assert!(
         took >= Duration::from_millis(400),
         "not before the timeout: {took:?}"
@@ -81,6 +85,7 @@ async fn async_query_timeout_cancels() {
     let start = Instant::now();
     let e = c.query_scalar::<i64>(LONG_QUERY).await.unwrap_err();
     assert!(e.is_cancelled(), "{e:?}");
+    assert!(e.is_timeout(), "{e:?}");
     assert!(start.elapsed() < Duration::from_millis(1400));
     assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
 }
