@@ -70,13 +70,16 @@ interface Payload {
 
 /** The native layer's error (its message is a JSON payload) as a `HyperError`. */
 export function toHyperError(e: unknown): unknown {
-  if (e instanceof HyperError || !(e instanceof Error) || !e.message.startsWith('{"code"')) {
+  if (e instanceof HyperError || !(e instanceof Error) || !e.message.startsWith('{"')) {
     return e
   }
   let p: Payload
   try {
     p = JSON.parse(e.message) as Payload
   } catch {
+    return e
+  }
+  if (typeof p.code !== 'string' || typeof p.message !== 'string') {
     return e
   }
   const causes = p.cause ?? []

@@ -43,6 +43,17 @@ export declare class NativeConnection {
   createTable(table: TableDef, ifNotExists: boolean): Promise<void>
 }
 
+/** A gRPC connection (cloneable on the Rust side; calls may overlap). */
+export declare class NativeGrpcConnection {
+  static connect(options: NativeGrpcOptions): Promise<NativeGrpcConnection>
+  /** Runs a query; its result as batches of columns. */
+  queryBatches(sql: string, params: Array<Param>): Promise<NativeBatchStream>
+  /** Runs a query; its result as one Arrow IPC stream. */
+  queryIpc(sql: string, params: Array<Param>): Promise<NativeIpcStream>
+  /** Cancels the query most recently started on this connection. */
+  cancel(): Promise<void>
+}
+
 /** A result as raw Arrow IPC stream bytes. */
 export declare class NativeIpcStream {
   /**
@@ -148,6 +159,17 @@ export interface NativeConnectOptions {
   connectTimeoutMs?: number
   queryTimeoutMs?: number
   /** Session settings, `[name, value]` pairs. */
+  settings?: Array<Array<string>>
+}
+
+/** Options of `NativeGrpcConnection.connect` (see `lib/grpc.ts`). */
+export interface NativeGrpcOptions {
+  /** `HyperProcess.grpcEndpoint`, e.g. `http://127.0.0.1:PORT`. */
+  endpoint: string
+  database?: string
+  /** `sync`, `async` or `adaptive` (default). */
+  transferMode?: string
+  /** Query settings, `[name, value]` pairs. */
   settings?: Array<Array<string>>
 }
 

@@ -14,6 +14,7 @@ mod catalog;
 mod columns;
 mod connection;
 mod error;
+mod grpc;
 mod params;
 mod process;
 mod streams;

@@ -165,6 +165,17 @@ impl AsyncGrpcConnection {
         Ok(AsyncGrpcArrowIpcChunks::new(self.start(query).await?))
     }
 
+    /// [`Self::query_arrow_ipc`] with bound parameters; see
+    /// [`Self::query_arrow_params`].
+    pub fn query_arrow_ipc_params(
+        &self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> impl Future<Output = Result<AsyncGrpcArrowIpcChunks>> + Send + '_ {
+        let query = self.prepare(sql, params);
+        async move { Ok(AsyncGrpcArrowIpcChunks::new(self.start(query?).await?)) }
+    }
+
     /// Runs a query and streams its rows.
     pub async fn execute_query(&self, sql: &str) -> Result<AsyncGrpcRows> {
         Ok(AsyncGrpcRows::new(self.query_arrow(sql).await?))

@@ -9,6 +9,8 @@
 //! connection until it ends or is dropped (see [`ResultStream`] for what
 //! happens when another call comes while a stream is open).
 
+#[cfg(feature = "grpc")]
+mod grpc;
 mod sources;
 mod stream;
 

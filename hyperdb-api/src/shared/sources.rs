@@ -93,10 +93,15 @@ pub(super) fn start_ipc(
 }
 
 /// The schema at the head of an IPC stream's first chunk.
-fn ipc_schema(first: &Bytes) -> Result<SchemaRef> {
+pub(super) fn ipc_schema(first: &Bytes) -> Result<SchemaRef> {
     let mut decoder = ArrowDecoder::default();
     decoder.push(first.clone());
     decoder.read_ahead()?;
+    if decoder.schema().is_none() {
+        // A chunk holding only the schema completes it only at the end of
+        // the input (see `ArrowDecoder::end_input`).
+        decoder.end_input()?;
+    }
     match decoder.schema() {
         Some(schema) => Ok(schema.clone()),
         None => Err(crate::Error::Arrow(arrow_schema::ArrowError::IpcError(
@@ -111,13 +116,14 @@ impl Source<RecordBatch> for AsyncArrowBatches<'_> {
     }
 }
 
-/// IPC chunks whose first was read to choose the route.
-struct Peeked<'c> {
-    first: Option<Bytes>,
-    chunks: AsyncArrowIpcChunks<'c>,
+/// IPC chunks whose first was read ahead (to choose the route, or for the
+/// schema it holds).
+pub(super) struct Peeked<S> {
+    pub(super) first: Option<Bytes>,
+    pub(super) chunks: S,
 }
 
-impl Source<Bytes> for Peeked<'_> {
+impl Source<Bytes> for Peeked<AsyncArrowIpcChunks<'_>> {
     fn next_item(&mut self) -> BoxFuture<'_, Option<Result<Bytes>>> {
         match self.first.take() {
             Some(first) => Box::pin(std::future::ready(Some(Ok(first)))),

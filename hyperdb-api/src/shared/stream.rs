@@ -62,16 +62,29 @@ pub struct ResultStream<T> {
 /// [`ResultStream::cancel`].
 #[derive(Debug, Clone)]
 pub struct StreamCanceller {
-    /// True while the task still reads the result from the connection.
+    /// True while the task still reads the result.
     reading: Arc<AtomicBool>,
-    cancel: CancelHandle,
+    how: CancelBy,
+}
+
+#[derive(Debug, Clone)]
+enum CancelBy {
+    /// A CancelRequest on the PostgreSQL protocol.
+    Wire(CancelHandle),
+    /// `CancelQuery` for the gRPC connection's query.
+    #[cfg(feature = "grpc")]
+    Grpc(hyperdb_api_core::grpc::GrpcCancelHandle),
 }
 
 impl StreamCanceller {
     /// See [`ResultStream::cancel`].
     pub async fn cancel(&self) -> Result<()> {
         if self.reading.load(Ordering::Acquire) {
-            self.cancel.cancel_async().await?;
+            match &self.how {
+                CancelBy::Wire(handle) => handle.cancel_async().await?,
+                #[cfg(feature = "grpc")]
+                CancelBy::Grpc(handle) => handle.cancel().await?,
+            }
         }
         Ok(())
     }
@@ -91,7 +104,7 @@ impl<T: Send + 'static> ResultStream<T> {
         let pump_credits = credits.clone();
         let reading = Arc::new(AtomicBool::new(true));
         let still_reading = reading.clone();
-        let cancel = guard.inner.cancel.clone();
+        let cancel = CancelBy::Wire(guard.inner.cancel.clone());
         tokio::spawn(async move {
             let mut guard = guard;
             let inner = guard.inner.clone();
@@ -101,7 +114,7 @@ impl<T: Send + 'static> ResultStream<T> {
                 }
                 Ok((schema, source)) => {
                     if first_tx.send(Ok(schema)).is_ok() {
-                        pump(source, &tx, &pump_credits, &inner).await;
+                        pump(source, &tx, &pump_credits, Some(&inner)).await;
                     }
                 }
             };
@@ -113,8 +126,40 @@ impl<T: Send + 'static> ResultStream<T> {
             items,
             credits,
             done: false,
-            canceller: StreamCanceller { reading, cancel },
+            canceller: StreamCanceller {
+                reading,
+                how: cancel,
+            },
         })
+    }
+
+    /// Reads a result that holds no connection lock (a gRPC result) ahead
+    /// of its consumer, in a new task.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn read_ahead(
+        schema: SchemaRef,
+        source: impl Source<T> + 'static,
+        cancel: hyperdb_api_core::grpc::GrpcCancelHandle,
+    ) -> ResultStream<T> {
+        let (tx, items) = mpsc::unbounded_channel();
+        let credits = Arc::new(Semaphore::new(CREDITS));
+        let pump_credits = credits.clone();
+        let reading = Arc::new(AtomicBool::new(true));
+        let still_reading = reading.clone();
+        tokio::spawn(async move {
+            pump(Box::new(source), &tx, &pump_credits, None).await;
+            still_reading.store(false, Ordering::Release);
+        });
+        ResultStream {
+            schema,
+            items,
+            credits,
+            done: false,
+            canceller: StreamCanceller {
+                reading,
+                how: CancelBy::Grpc(cancel),
+            },
+        }
     }
 
     /// The result's Arrow schema.
@@ -171,13 +216,21 @@ impl<T: Send + 'static> ResultStream<T> {
 }
 
 /// Reads `source` into `tx`, one credit an item, until the end, an error,
-/// or the consumer goes away.
+/// or the consumer goes away. With `inner` (a connection's), it spills
+/// when another call waits for that connection.
 async fn pump<T>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Result<T>>,
     credits: &Semaphore,
-    inner: &Inner,
+    inner: Option<&Inner>,
 ) {
+    let someone_waits = async {
+        match inner {
+            Some(inner) => inner.someone_waits().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(someone_waits);
     let mut spilled = false;
     loop {
         if !spilled {
@@ -188,7 +241,7 @@ async fn pump<T>(
                     Ok(p) => p.forget(),
                     Err(_) => return,
                 },
-                () = inner.someone_waits() => spilled = true,
+                () = &mut someone_waits => spilled = true,
             }
         }
         match source.next_item().await {

@@ -9,14 +9,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, Time64MicrosecondType};
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Date64Array, Decimal128Array,
-    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, IntervalMonthDayNanoArray,
-    RecordBatch, StringArray, Time64MicrosecondArray, TimestampMicrosecondArray, UInt32Array,
+    make_array, new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Date64Array,
+    Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
+    IntervalMonthDayNanoArray, RecordBatch, StringArray, Time64MicrosecondArray,
+    TimestampMicrosecondArray, UInt32Array,
 };
 use arrow_buffer::IntervalMonthDayNano;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use hyperdb_api::arrow::arrow_schema;
 use hyperdb_api::types::{Date, Interval, Numeric, Time, Timestamp, TimestampTz};
 use hyperdb_api::{
@@ -98,9 +99,12 @@ fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
     arrow_select::concat::concat_batches(schema, batches).unwrap()
 }
 
-/// Equal schemas (names, types, nullability, metadata) and column data.
+/// Equal field names, data types and metadata, and equal column data.
+/// Nullability is not compared: hyperd's Arrow stream marks NOT NULL
+/// columns and non-null expressions non-nullable, a `DataRow` result says
+/// nothing about it (see `both_routes_agree_on_nullability`).
 fn assert_same(got: &RecordBatch, want: &RecordBatch, what: &str) {
-    assert_eq!(got.schema(), want.schema(), "{what}: schema");
+    assert_same_fields(&got.schema(), &want.schema(), what);
     assert_eq!(got.num_rows(), want.num_rows(), "{what}: rows");
     for (i, field) in want.schema().fields().iter().enumerate() {
         assert_eq!(
@@ -110,6 +114,52 @@ fn assert_same(got: &RecordBatch, want: &RecordBatch, what: &str) {
             field.name()
         );
     }
+}
+
+fn assert_same_fields(got: &Schema, want: &Schema, what: &str) {
+    let fields = |s: &Schema| {
+        s.fields()
+            .iter()
+            .map(|f| {
+                (
+                    f.name().clone(),
+                    f.data_type().clone(),
+                    f.metadata().clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fields(got), fields(want), "{what}: fields");
+    assert_eq!(got.metadata(), want.metadata(), "{what}: schema metadata");
+}
+
+/// `batch` with TIMESTAMPTZ columns in hyperd's own spelling of UTC
+/// (`"Utc"`, what the Arrow route's raw IPC bytes carry) spelled as the
+/// record batches spell it (`"+00:00"`); see
+/// `ipc_bytes_carry_the_streams_schema`.
+fn utc_as_offset(batch: &RecordBatch) -> RecordBatch {
+    let retype = |dt: &DataType| match dt {
+        DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == "Utc" => {
+            DataType::Timestamp(*unit, Some("+00:00".into()))
+        }
+        other => other.clone(),
+    };
+    let schema = batch.schema();
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_data_type(retype(f.data_type())))
+        .collect();
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data().into_builder().data_type(retype(c.data_type()));
+            make_array(data.build().unwrap())
+        })
+        .collect();
+    let schema = Schema::new_with_metadata(fields, schema.metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), columns).unwrap()
 }
 
 /// The integer in the first column of the first row.
@@ -213,9 +263,8 @@ async fn both_routes_agree_on_every_type() {
 
     // The table's columns have the schema hyperd's Arrow stream has.
     let table = arrow_schema(&crate::insert::all_types_table()).unwrap();
-    for (i, want) in table.fields().iter().enumerate() {
-        assert_eq!(rows.schema().field(i), want.as_ref(), "field {i}");
-    }
+    let first = Schema::new(rows.schema().fields()[..table.fields().len()].to_vec());
+    assert_same_fields(&first, &table, "the table's columns");
     let field = |name: &str| rows.schema().field_with_name(name).unwrap().clone();
     assert_eq!(field("date").data_type(), &DataType::Date64);
     assert_eq!(field("no_date").data_type(), &DataType::Date64);
@@ -247,18 +296,124 @@ async fn both_routes_agree_on_every_type() {
     let t = rows.column_by_name("t").unwrap().as_string::<i32>();
     assert_eq!(t.value(1), "héllo wörld ✓ 🎉 \"quoted\" 'single' \\ back");
     assert_eq!(rows.column_by_name("no_date").unwrap().null_count(), 4);
+}
 
-    // Empty results have the same schema on both routes, and no batch.
-    let empty_sql = format!("{EVERY_TYPE} WHERE id < 0");
-    let s = conn.query_arrow(&empty_sql, vec![]).await.unwrap();
-    assert_eq!(*s.schema(), arrow.schema());
-    assert!(drain(s).await.unwrap().iter().all(|b| b.num_rows() == 0));
-    let s = conn
-        .query_arrow(&format!("{empty_sql} AND $1"), vec![Value::Bool(true)])
+/// Fails today: see the report. A `DataRow` result carries no
+/// nullability, so the `DataRow` route marks every field nullable, while
+/// hyperd's Arrow stream marks NOT NULL columns (`id`) and non-null
+/// expressions (`id * 2`, `'lit'`) non-nullable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_routes_agree_on_nullability() {
+    let dir = temp_dir();
+    let conn = all_types_db(&dir).await;
+    let arrow = conn
+        .query_arrow(&format!("{EVERY_TYPE} ORDER BY id"), vec![])
         .await
         .unwrap();
-    assert_eq!(*s.schema(), arrow.schema());
-    assert!(drain(s).await.unwrap().is_empty());
+    let rows = conn
+        .query_arrow(
+            &format!("{EVERY_TYPE} WHERE $1::int = 1 ORDER BY id"),
+            vec![Value::Int(1)],
+        )
+        .await
+        .unwrap();
+    let nullable = |s: &SchemaRef| {
+        s.fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.is_nullable()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(nullable(rows.schema()), nullable(arrow.schema()));
+}
+
+/// More values, multi-batch results with NULLs: the `DataRow` route
+/// without parameters (a leading comment makes a query not plain) gives
+/// what the Arrow route gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_values_agree_across_routes() {
+    let conn = connect().await;
+    for sql in [
+        "SELECT 'ab'::char(5) AS c5, 'x'::char(1) AS c1, 'abc'::varchar(4) AS v, ''::text AS e",
+        "SELECT NULL::int AS n, 1.5::numeric(10,3) AS d, (-0.5)::numeric(38,6) AS d38",
+        "SELECT 'infinity'::timestamp AS inf, '-infinity'::timestamp AS ninf, \
+         'NaN'::double precision AS nan, 'infinity'::date AS dinf",
+        "SELECT '{\"a\":1}'::json AS j, 7::oid AS o, 'x'::char(1) AS c",
+        "WITH t(x) AS (VALUES (1), (2)) SELECT x, x > 1 AS big, x / 2.0 AS q, \
+         x::double precision AS f FROM t ORDER BY x",
+        "SELECT i, i::text AS s, CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END AS n, \
+         CASE WHEN i % 5 = 0 THEN NULL ELSE DATE '2000-01-01' + i END AS d \
+         FROM generate_series(1, 30000) g(i) ORDER BY i",
+    ] {
+        let arrow = query(&conn, sql, vec![]).await;
+        let rows = query(&conn, &format!("-- rows\n{sql}"), vec![]).await;
+        assert!(arrow.num_rows() > 0, "{sql}");
+        assert_same(&rows, &arrow, sql);
+    }
+}
+
+/// A value hyperd cannot send as Arrow (`TIME '24:00:00'`): the Arrow
+/// route falls back to `DataRow`s, for batches and for IPC bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_arrow_cannot_express_fall_back_to_rows() {
+    let conn = connect().await;
+    for (sql, params) in [
+        ("SELECT TIME '24:00:00' AS t, 1 AS i", vec![]),
+        ("SELECT TIME '24:00:00' AS t, $1 AS i", vec![Value::Int(1)]),
+    ] {
+        let b = query(&conn, sql, params.clone()).await;
+        assert_eq!(b.num_rows(), 1, "{sql}");
+        let t = b.column(0).as_primitive::<Time64MicrosecondType>();
+        assert_eq!(t.value(0), 86_400_000_000, "{sql}");
+        assert_eq!(b.column(1).as_primitive::<Int32Type>().value(0), 1);
+        let (schema, bytes) = query_ipc(&conn, sql, params).await;
+        assert_eq!(schema, b.schema(), "{sql}");
+        let (_, decoded) = decode_ipc(&bytes);
+        assert_same(&concat(&schema, &decoded), &b, sql);
+    }
+    assert_eq!(scalar(&conn, "SELECT 12").await, 12);
+}
+
+/// Fails today: see the report. A statement without a result (CREATE
+/// TABLE, INSERT) goes to the `DataRow` route, runs, and is then reported
+/// as failed ("table \"result\" has no columns"): a caller retrying it
+/// inserts twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_without_a_result_through_query_arrow() {
+    let dir = temp_dir();
+    let conn = connect_db(&dir, "stmts.hyper").await;
+    let created = conn
+        .query_arrow("CREATE TABLE x (a INT)", vec![])
+        .await
+        .map(|_| ());
+    let exists = conn.execute_command("SELECT * FROM x", &[]).await.is_ok();
+    assert!(
+        created.is_ok(),
+        "CREATE TABLE through query_arrow: {created:?}, table created: {exists}"
+    );
+    let mut count = 0;
+    for (sql, params, rows) in [
+        ("INSERT INTO x VALUES (1), (2)", vec![], 2),
+        ("INSERT INTO x VALUES ($1)", vec![Value::Int(3)], 1),
+    ] {
+        let result = match conn.query_arrow(sql, params).await {
+            Ok(s) => {
+                assert!(s.schema().fields().is_empty(), "{sql}: no columns");
+                drain(s).await
+            }
+            Err(e) => Err(e),
+        };
+        count += rows;
+        let stored = scalar(&conn, "SELECT count(*) FROM x").await;
+        assert!(
+            result.as_ref().is_ok_and(Vec::is_empty),
+            "{sql}: {result:?}, yet the table has {stored} rows"
+        );
+        assert_eq!(stored, count);
+    }
+    let (schema, bytes) = query_ipc(&conn, "INSERT INTO x VALUES (4)", vec![]).await;
+    assert!(schema.fields().is_empty());
+    assert!(decode_ipc(&bytes).1.is_empty());
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM x").await, count + 1);
 }
 
 // --- 2. Raw IPC ----------------------------------------------------------
@@ -269,9 +424,8 @@ async fn ipc_bytes_decode_to_the_same_batches() {
     let conn = all_types_db(&dir).await;
     let every = format!("{EVERY_TYPE} WHERE id > $1 ORDER BY id");
     let many =
-        "SELECT i, 'v' || i AS s, i % 3 = 0 AS b FROM generate_series(1, 200000) g(i) WHERE i > $1";
-    let empty = format!("{EVERY_TYPE} WHERE id < $1");
-    for (sql, rows) in [(every.as_str(), 4), (many, 200_000), (empty.as_str(), 0)] {
+        "SELECT i, 'v' || i AS s, i % 3 = 0 AS b FROM generate_series(1, 200000) g(i) WHERE i > $1 ORDER BY i";
+    for (sql, rows) in [(every.as_str(), 4), (many, 200_000)] {
         for arrow_route in [true, false] {
             let (sql, params) = if arrow_route {
                 (sql.replace("$1", "0"), vec![])
@@ -284,11 +438,75 @@ async fn ipc_bytes_decode_to_the_same_batches() {
             let want = concat(&schema, &drain(batches).await.unwrap());
             let (ipc_schema, bytes) = query_ipc(&conn, &sql, params).await;
             assert_eq!(ipc_schema, schema, "{what}: the IPC stream's schema");
-            let (decoded_schema, decoded) = decode_ipc(&bytes);
-            assert_eq!(decoded_schema, schema, "{what}: the decoded schema");
-            assert_same(&concat(&schema, &decoded), &want, &what);
+            let (_, decoded) = decode_ipc(&bytes);
+            let decoded: Vec<RecordBatch> = decoded.iter().map(utc_as_offset).collect();
+            let got = concat(&schema, &decoded);
+            assert_eq!(got.schema(), schema, "{what}: the decoded schema");
+            assert_same(&got, &want, &what);
             assert_eq!(want.num_rows(), rows, "{what}");
         }
+    }
+}
+
+/// Fails today on the IPC stream of the Arrow route: see the report. An
+/// empty result's first (and only) chunk holds just the schema message,
+/// which the decoder that reads the schema up front does not complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_results_have_their_schema_on_every_stream() {
+    let dir = temp_dir();
+    let conn = all_types_db(&dir).await;
+    let sql = format!("{EVERY_TYPE} WHERE id < $1");
+    let want = conn
+        .query_arrow(&format!("{EVERY_TYPE} WHERE id > 0"), vec![])
+        .await
+        .unwrap()
+        .schema()
+        .clone();
+    for arrow_route in [true, false] {
+        let (sql, params) = if arrow_route {
+            (sql.replace("$1", "0"), vec![])
+        } else {
+            (sql.clone(), vec![Value::Int(0)])
+        };
+        let what = format!("{sql} (Arrow route: {arrow_route})");
+        let s = conn.query_arrow(&sql, params.clone()).await.unwrap();
+        assert_same_fields(s.schema(), &want, &what);
+        let batches = drain(s).await.unwrap();
+        assert!(batches.iter().all(|b| b.num_rows() == 0), "{what}");
+        let s = conn
+            .query_arrow_ipc(&sql, params)
+            .await
+            .unwrap_or_else(|e| panic!("query_arrow_ipc {what}: {e:?}"));
+        assert_same_fields(s.schema(), &want, &what);
+        let mut bytes = Vec::new();
+        let mut s = s;
+        while let Some(chunk) = s.next().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        let (schema, batches) = decode_ipc(&bytes);
+        assert_eq!(schema.fields().len(), want.fields().len(), "{what}");
+        assert!(batches.iter().all(|b| b.num_rows() == 0), "{what}");
+    }
+    assert_eq!(scalar(&conn, "SELECT 13").await, 13);
+}
+
+/// Fails today: see the report. On the Arrow route the IPC bytes are
+/// hyperd's, TIMESTAMPTZ typed `Timestamp(µs, "Utc")`, while the stream's
+/// `schema()`, `query_arrow`'s batches and the `DataRow` route's bytes say
+/// `"+00:00"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipc_bytes_carry_the_streams_schema() {
+    let sql = "SELECT TIMESTAMPTZ '2024-01-02 03:04:05+00' AS tstz, 1 AS i WHERE $1";
+    let conn = connect().await;
+    for (sql, params) in [
+        (sql.replace("$1", "true"), vec![]),
+        (sql.to_owned(), vec![Value::Bool(true)]),
+    ] {
+        let (schema, bytes) = query_ipc(&conn, &sql, params.clone()).await;
+        let (decoded, _) = decode_ipc(&bytes);
+        assert_eq!(decoded, schema, "{sql}: the bytes' schema is the stream's");
+        let batches = conn.query_arrow(&sql, params).await.unwrap();
+        assert_eq!(decoded, *batches.schema(), "{sql}: and query_arrow's");
     }
 }
 
@@ -444,24 +662,17 @@ async fn every_value_variant_binds_and_reads_back() {
         assert_eq!(got.column(i).to_data(), want.to_data(), "{value:?} as {ty}");
     }
 
-    // Each alone, without a cast where hyperd can infer the type from the
-    // value's own.
+    // Each alone, without a cast: the type comes from the value's own.
+    // (Not NUMERIC: it is bound with type OID 0, as hyperd requires, so an
+    // uncast `$1` is taken for TEXT. Nor the other text types: a TEXT value
+    // stays TEXT.)
     for (value, ty, want) in &cases {
+        if ty.starts_with("NUMERIC") || matches!(value, Value::Text(_)) && *ty != "TEXT" {
+            continue;
+        }
         let got = query(&conn, "SELECT $1 AS v", vec![value.clone()]).await;
         if matches!(value, Value::Null) {
             assert!(got.column(0).is_null(0), "untyped NULL");
-            continue;
-        }
-        if [
-            "VARCHAR(10)",
-            "CHAR(5)",
-            "CHAR(1)",
-            "JSON",
-            "NUMERIC(18,3)",
-            "NUMERIC(38,5)",
-        ]
-        .contains(ty)
-        {
             continue;
         }
         assert_eq!(got.column(0).to_data(), want.to_data(), "{value:?} uncast");
@@ -601,18 +812,18 @@ async fn errors_carry_their_sqlstate_and_leave_the_connection_usable() {
         assert_eq!(e.sqlstate(), code, "execute_command {sql}: {e:?}");
         assert_eq!(conn.execute_command("SELECT 1", &[]).await.unwrap(), 1);
     }
-    // Positions point into the caller's SQL on both routes.
-    let e = query_error(&conn, "SELECT * FROM no_such_table", vec![]).await;
-    let e2 = query_error(
+    // Message and position (into the caller's SQL) agree across routes.
+    let arrow = query_error(&conn, "SELECT * FROM no_such_table", vec![]).await;
+    let rows = query_error(
         &conn,
         "SELECT * FROM no_such_table WHERE $1",
         vec![Value::Bool(true)],
     )
     .await;
-    assert_eq!(
-        e.to_string().replace(" WHERE $1", ""),
-        e2.to_string().replace(" WHERE $1", "")
-    );
+    let (arrow, rows) = (arrow.db_error().unwrap(), rows.db_error().unwrap());
+    assert_eq!(arrow.message, rows.message);
+    assert_eq!(arrow.position, rows.position);
+    assert_eq!(rows.position, Some(15), "{rows:?}");
 }
 
 // --- 5. Abandoned streams ------------------------------------------------
@@ -669,6 +880,34 @@ async fn abandoned_streams_free_the_connection() {
             "abandoned 10M-row stream ({how}): first batch after {:?}, next query done {:?} after the drop",
             dropped - started,
             dropped.elapsed()
+        );
+    }
+}
+
+/// Fails today: see the report. An abandoned stream is drained to its end
+/// by the next call, however long the server takes to produce it: after
+/// dropping a stream over an hour-long result, the next call waits an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoning_an_endless_stream_frees_the_connection() {
+    const ENDLESS: &str = "SELECT i FROM generate_series(1, 100000000000) g(i) WHERE i > $1";
+    let conn = connect().await;
+    for params in [vec![], vec![Value::Int(0)]] {
+        let sql = if params.is_empty() {
+            ENDLESS.replace("$1", "1")
+        } else {
+            ENDLESS.to_owned()
+        };
+        let mut s = conn.query_arrow(&sql, params).await.unwrap();
+        assert!(s.next().await.unwrap().unwrap().num_rows() > 0);
+        drop(s);
+        let started = Instant::now();
+        let answer = timeout(Duration::from_secs(15), scalar(&conn, "SELECT 43"))
+            .await
+            .unwrap_or_else(|_| panic!("{sql}: the next query waited 15 s"));
+        assert_eq!(answer, 43);
+        eprintln!(
+            "abandoned endless stream: next query after {:?}",
+            started.elapsed()
         );
     }
 }
@@ -910,11 +1149,17 @@ async fn close_waits_for_an_open_stream() {
         .unwrap()
         .unwrap();
     assert!(conn.is_closed());
+}
 
-    // A stream held but no longer read must not keep close() waiting.
+/// Fails today: see the report. Every other call makes an open stream
+/// spill so that it runs; `close()` waits for the stream to be read to its
+/// end or dropped, so a stream held but no longer read blocks it forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_while_a_stream_is_held_but_not_read() {
+    const N: i64 = 1_000_000;
     let conn = connect().await;
     let mut a = conn.query_arrow(&series_sql(N, 22), vec![]).await.unwrap();
-    tally = Series::default();
+    let mut tally = Series::default();
     tally.add(&a.next().await.unwrap().unwrap());
     timeout(Duration::from_secs(10), conn.close())
         .await
@@ -939,9 +1184,6 @@ const LONG_QUERY: &str =
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_the_running_query() {
     let conn = connect().await;
-    // Harmless while nothing runs.
-    conn.cancel().await.unwrap();
-    assert_eq!(scalar(&conn, "SELECT 10").await, 10);
     for (how, params) in [
         ("arrow", vec![]),
         ("datarows", vec![Value::Int(3)]),
@@ -986,8 +1228,144 @@ async fn cancel_stops_the_running_query() {
             at.elapsed()
         );
         assert!(e.is_cancelled(), "{how}: {e:?}");
+        assert!(
+            !e.is_timeout(),
+            "{how}: a caller's cancel is no timeout: {e:?}"
+        );
         assert_eq!(e.sqlstate(), "57014", "{how}: {e:?}");
         assert_eq!(scalar(&conn, "SELECT 11").await, 11, "{how}: usable after");
+    }
+}
+
+/// Fails today: see the report. "Cancels the statement running on the
+/// connection now, if any": with none running, the CancelRequest (sent
+/// and not waited for) lands on whatever call comes next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_idle_leaves_the_next_call_alone() {
+    let conn = connect().await;
+    let mut cancelled = Vec::new();
+    for n in 0..20 {
+        conn.cancel().await.unwrap();
+        let sql = format!("SELECT {n} AS n");
+        let result = match conn.query_arrow(&sql, vec![]).await {
+            Ok(s) => drain(s).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            assert_eq!(e.sqlstate(), "57014", "{e:?}");
+            cancelled.push(n);
+        }
+    }
+    assert!(
+        cancelled.is_empty(),
+        "an idle cancel() cancelled the next query in runs {cancelled:?} of 20"
+    );
+}
+
+/// About two seconds of work (hyperd, 2 cores); `r` in 1..=6 salts it.
+fn two_seconds(r: i64) -> String {
+    format!("SELECT count(*) FROM generate_series(1, 1000000000) g(i) WHERE i % 7 = {r}")
+}
+const TWO_SECONDS_COUNT: i64 = 142_857_143;
+
+/// `ResultStream::cancel` (through its `canceller()`, from another task)
+/// ends that stream with 57014 while it is read from the connection; once
+/// the stream no longer reads from it (read to its end, or spilled), it
+/// must not cancel the call that runs next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_canceller_cancels_only_its_own_statement() {
+    const ENDLESS: &str = "SELECT i FROM generate_series(1, 100000000000) g(i) WHERE i > $1";
+    let conn = connect().await;
+    for params in [vec![], vec![Value::Int(0)]] {
+        let sql = if params.is_empty() {
+            ENDLESS.replace("$1", "2")
+        } else {
+            ENDLESS.to_owned()
+        };
+        let mut s = conn.query_arrow(&sql, params).await.unwrap();
+        assert!(s.next().await.unwrap().unwrap().num_rows() > 0);
+        let canceller = s.canceller();
+        let at = Instant::now();
+        tokio::spawn(async move { canceller.cancel().await })
+            .await
+            .unwrap()
+            .unwrap();
+        let e = timeout(Duration::from_secs(30), async {
+            loop {
+                match s.next().await {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => break e,
+                    None => panic!("{sql}: ended without an error"),
+                }
+            }
+        })
+        .await
+        .expect("the stream ends once cancelled");
+        eprintln!("stream cancel: the stream ended {:?} after", at.elapsed());
+        assert!(e.is_cancelled(), "{sql}: {e:?}");
+        assert_eq!(e.sqlstate(), "57014", "{sql}: {e:?}");
+        assert_eq!(scalar(&conn, "SELECT 14").await, 14);
+    }
+
+    // Read to its end: cancelling it later leaves the next call alone.
+    let s = conn
+        .query_arrow(&series_sql(1000, 31), vec![])
+        .await
+        .unwrap();
+    let canceller = s.canceller();
+    assert_eq!(drain(s).await.unwrap().len(), 1);
+    let next = {
+        let conn = conn.clone();
+        tokio::spawn(async move { scalar(&conn, &two_seconds(1)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    canceller.cancel().await.unwrap();
+    assert_eq!(next.await.unwrap(), TWO_SECONDS_COUNT, "not cancelled");
+
+    // Spilled: it reads no more from the connection either.
+    const N: i64 = 1_000_000;
+    let mut a = conn.query_arrow(&series_sql(N, 32), vec![]).await.unwrap();
+    let mut tally = Series::default();
+    tally.add(&a.next().await.unwrap().unwrap());
+    let next = {
+        let conn = conn.clone();
+        tokio::spawn(async move { scalar(&conn, &two_seconds(2)).await })
+    };
+    // Time for the spill (~0.1 s for 1M rows) and for the call to start.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    a.cancel().await.unwrap();
+    assert_eq!(next.await.unwrap(), TWO_SECONDS_COUNT, "not cancelled");
+    while let Some(b) = a.next().await {
+        tally.add(&b.unwrap());
+    }
+    assert_eq!(tally, Series::expect(N), "the spilled stream is whole");
+}
+
+/// A query timeout (`ConnectOptions::with_query_timeout`) ends a shared
+/// stream with HYT00, told apart from a caller's cancel; the connection
+/// stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_timeout_ends_a_shared_stream() {
+    let options = options().with_query_timeout(Some(Duration::from_millis(400)));
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    for params in [vec![], vec![Value::Int(3)]] {
+        let sql = if params.is_empty() {
+            LONG_QUERY.to_owned()
+        } else {
+            LONG_QUERY.replace("= 3", "= $1")
+        };
+        let started = Instant::now();
+        let e = timeout(Duration::from_secs(30), query_error(&conn, &sql, params))
+            .await
+            .expect("the timeout fires");
+        eprintln!(
+            "query timeout: the query ended after {:?}",
+            started.elapsed()
+        );
+        assert!(e.is_timeout(), "{e:?}");
+        assert_eq!(e.sqlstate(), "HYT00", "{e:?}");
+        assert!(started.elapsed() >= Duration::from_millis(400));
+        assert_eq!(scalar(&conn, "SELECT 15").await, 15);
     }
 }
 
@@ -1086,6 +1464,11 @@ async fn ten_million_rows_in_bounded_memory() {
         let mut s = conn.query_arrow(sql, params).await.unwrap();
         while let Some(b) = s.next().await {
             tally.add(&b.unwrap());
+            // A slow reader on the Arrow route: the read-ahead must stay
+            // bounded while the server could send much more.
+            if arrow_route {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
         }
         eprintln!(
             "10M rows through query_arrow (Arrow route: {arrow_route}) in {:?}, RSS +{} MiB",
@@ -1094,34 +1477,4 @@ async fn ten_million_rows_in_bounded_memory() {
         );
         tally.check(N, &format!("Arrow route: {arrow_route}"));
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn zz_debug() {
-    let conn = connect().await;
-    for v in ["-12345.678", "1.5", "2"] {
-        let b = query(&conn, "SELECT $1 AS v", vec![Value::Numeric(p(v))]).await;
-        eprintln!("DBG {v}: {:?}", b.column(0));
-        let b = query(&conn, "SELECT $1 + 1 AS v", vec![Value::Numeric(p(v))]).await;
-        eprintln!("DBG {v} + 1: {:?} {:?}", b.schema().field(0), b.column(0));
-    }
-    conn.execute_command("CREATE TEMP TABLE tn (n NUMERIC(18,3))", &[])
-        .await
-        .unwrap();
-    conn.execute_command(
-        "INSERT INTO tn VALUES ($1)",
-        &[Value::Numeric(p("-12345.678"))],
-    )
-    .await
-    .unwrap();
-    conn.execute_command("INSERT INTO tn VALUES ($1)", &[Value::Numeric(p("7"))])
-        .await
-        .unwrap();
-    let b = query(
-        &conn,
-        "SELECT n FROM tn WHERE n < $1",
-        vec![Value::Numeric(p("0.5"))],
-    )
-    .await;
-    eprintln!("DBG tn: {:?}", b.column(0));
 }

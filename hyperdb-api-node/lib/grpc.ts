@@ -1,0 +1,57 @@
+/**
+ * `GrpcConnection`: reads over hyperd's gRPC interface (start hyperd with
+ * `HyperProcess.start({ grpc: true })`). Every read style of `Connection`
+ * is here too; writes stay on the PostgreSQL protocol. Calls may overlap:
+ * each query is its own gRPC stream.
+ */
+import type { NativeBatchStream, NativeGrpcConnection, NativeIpcStream, Param } from './native'
+import { native } from './native'
+import { call } from './errors'
+import { Queries } from './queries'
+
+export interface GrpcConnectOptions {
+  /** `HyperProcess.grpcEndpoint`. */
+  endpoint: string
+  /** The `.hyper` file to query. */
+  database?: string
+  /**
+   * How results travel: `sync` (all on the query's stream), `async`
+   * (fetched in chunks; needs hyperd's `grpc_persist_results`) or
+   * `adaptive` (the first chunk inline, the rest fetched; the default).
+   */
+  transferMode?: 'sync' | 'async' | 'adaptive'
+  /** Query settings, validated by hyperd. */
+  settings?: Record<string, string>
+}
+
+export class GrpcConnection extends Queries {
+  private constructor(private readonly conn: NativeGrpcConnection) {
+    super()
+  }
+
+  static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
+    const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
+    const conn = await call(
+      native.NativeGrpcConnection.connect({
+        endpoint: options.endpoint,
+        database: options.database,
+        transferMode: options.transferMode,
+        settings,
+      }),
+    )
+    return new GrpcConnection(conn)
+  }
+
+  protected openBatches(sql: string, params: Param[]): Promise<NativeBatchStream> {
+    return this.conn.queryBatches(sql, params)
+  }
+
+  protected openIpc(sql: string, params: Param[]): Promise<NativeIpcStream> {
+    return this.conn.queryIpc(sql, params)
+  }
+
+  /** Cancels the query most recently started on this connection. */
+  async cancel(): Promise<void> {
+    await call(this.conn.cancel())
+  }
+}

@@ -1,0 +1,92 @@
+//! `NativeGrpcConnection`: reads over hyperd's gRPC interface, through the
+//! same stream classes as the PostgreSQL connection.
+
+use hyperdb_api::{AsyncGrpcConnection, GrpcConnectOptions, TransferMode};
+use napi_derive::napi;
+
+use crate::error::{invalid, js, Result};
+use crate::params::{values, Param};
+use crate::streams::{NativeBatchStream, NativeIpcStream};
+
+/// Options of `NativeGrpcConnection.connect` (see `lib/grpc.ts`).
+#[napi(object)]
+pub struct NativeGrpcOptions {
+    /// `HyperProcess.grpcEndpoint`, e.g. `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    pub database: Option<String>,
+    /// `sync`, `async` or `adaptive` (default).
+    pub transfer_mode: Option<String>,
+    /// Query settings, `[name, value]` pairs.
+    pub settings: Option<Vec<Vec<String>>>,
+}
+
+/// A gRPC connection (cloneable on the Rust side; calls may overlap).
+#[napi]
+pub struct NativeGrpcConnection {
+    conn: AsyncGrpcConnection,
+}
+
+#[napi]
+impl NativeGrpcConnection {
+    #[napi(factory)]
+    pub async fn connect(options: NativeGrpcOptions) -> Result<NativeGrpcConnection> {
+        let mut o = js(GrpcConnectOptions::from_endpoint(&options.endpoint))?;
+        if let Some(db) = options.database {
+            o = js(o.with_database(db))?;
+        }
+        o = o.with_transfer_mode(
+            match options.transfer_mode.as_deref().unwrap_or("adaptive") {
+                "sync" => TransferMode::Sync,
+                "async" => TransferMode::Async,
+                "adaptive" => TransferMode::Adaptive,
+                other => {
+                    return Err(invalid(
+                        "transferMode",
+                        &format!("{other:?} is none of sync, async, adaptive"),
+                    ))
+                }
+            },
+        );
+        for pair in options.settings.unwrap_or_default() {
+            match pair.as_slice() {
+                [name, value] => o = o.with_setting(name.clone(), value.clone()),
+                _ => return Err(invalid("settings", "each setting is a [name, value] pair")),
+            }
+        }
+        Ok(NativeGrpcConnection {
+            conn: js(AsyncGrpcConnection::connect_with(&o).await)?,
+        })
+    }
+
+    /// Runs a query; its result as batches of columns.
+    #[napi]
+    pub async fn query_batches(
+        &self,
+        sql: String,
+        params: Vec<Param>,
+    ) -> Result<NativeBatchStream> {
+        let params = values(params)?;
+        NativeBatchStream::new(js(self.conn.query_arrow_stream(&sql, params).await)?)
+    }
+
+    /// Runs a query; its result as one Arrow IPC stream.
+    #[napi]
+    pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
+        let params = values(params)?;
+        Ok(NativeIpcStream::new(js(self
+            .conn
+            .query_arrow_ipc_stream(&sql, params)
+            .await)?))
+    }
+
+    /// Cancels the query most recently started on this connection.
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        js(self
+            .conn
+            .cancel_handle()
+            .cancel()
+            .await
+            .map_err(hyperdb_api::Error::from))
+    }
+}
