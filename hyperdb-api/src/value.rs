@@ -163,6 +163,8 @@ mod tests {
         }
         let numeric: Numeric = "-12.345".parse().unwrap();
         let ts = Timestamp::from_unix_micros(1_700_000_000_123_456).unwrap();
+        let bytes: &[u8] = &[0, 255];
+        let interval = Interval::new(1, 2, 3);
         let cases: Vec<(Value, &dyn ToPgBinary)> = vec![
             (Value::Bool(true), &true),
             (Value::SmallInt(-3), &-3i16),
@@ -172,13 +174,10 @@ mod tests {
             (Value::Real(1.5), &1.5f32),
             (Value::Double(-0.0), &-0.0f64),
             (Value::Text("grüße".into()), &"grüße"),
-            (Value::Bytes(vec![0, 255]), &[0u8, 255].as_slice()),
+            (Value::Bytes(vec![0, 255]), &bytes),
             (Value::Numeric(numeric), &numeric),
             (Value::Timestamp(ts), &ts),
-            (
-                Value::Interval(Interval::new(1, 2, 3)),
-                &Interval::new(1, 2, 3),
-            ),
+            (Value::Interval(interval), &interval),
         ];
         for (value, rust) in &cases {
             assert_eq!(pg(value), pg(*rust), "{value:?}");
