@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 
 use crate::client::config::{Config, Endpoint, SocketOptions};
-use crate::client::socket::Socket;
+use crate::client::socket::{Socket, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::frontend;
 
@@ -42,19 +42,28 @@ impl CancelHandle {
         buf
     }
 
-    /// Asks the server to cancel the running statement. Returns once the
-    /// request is sent; the statement then fails with SQLSTATE 57014. Harmless
-    /// when nothing runs.
+    /// Asks the server to cancel the running statement, and returns once
+    /// the server has taken the request (it closes the socket then, or
+    /// after [`CANCEL_ACK_WAIT`]). Waiting matters: a request still in
+    /// flight when the statement ends could otherwise land on the next
+    /// one. The statement then fails with SQLSTATE 57014; harmless when
+    /// nothing runs.
     pub fn cancel(&self) -> Result<()> {
         let mut s = Socket::connect(&self.endpoint, &self.socket, self.connect_timeout)?;
         s.write_all(&self.request())
-            .map_err(|e| Error::io("sending cancel request", e))
+            .map_err(|e| Error::io("sending cancel request", e))?;
+        // EOF (or a reset, or the wait running out) is the answer; nothing
+        // else is ever sent on a cancel socket.
+        if s.set_read_timeout(Some(CANCEL_ACK_WAIT)).is_ok() {
+            let _ = s.read_into(&mut BytesMut::with_capacity(16), 16);
+        }
+        Ok(())
     }
 
     /// [`CancelHandle::cancel`] for async code.
     #[cfg(feature = "tokio")]
     pub async fn cancel_async(&self) -> Result<()> {
-        use tokio::io::AsyncWriteExt;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut s = crate::client::tokio_socket::AsyncSocket::connect(
             &self.endpoint,
             &self.socket,
@@ -63,6 +72,11 @@ impl CancelHandle {
         .await?;
         s.write_all(&self.request())
             .await
-            .map_err(|e| Error::io("sending cancel request", e))
+            .map_err(|e| Error::io("sending cancel request", e))?;
+        let _ = tokio::time::timeout(CANCEL_ACK_WAIT, s.read(&mut [0u8; 1])).await;
+        Ok(())
     }
 }
+
+/// How long a cancel request waits for the server to close its socket.
+pub const CANCEL_ACK_WAIT: Duration = Duration::from_secs(2);

@@ -27,7 +27,8 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 /// Gathers the rows of one result into record batches.
 #[derive(Debug)]
 pub(crate) struct RowBatcher {
-    sink: ArrowRows,
+    /// `None` for a result without columns.
+    sink: Option<ArrowRows>,
     columns: Vec<ColumnType>,
     schema: SchemaRef,
     /// Unused: `ArrowRows` writes no frames when batches are taken directly.
@@ -35,8 +36,18 @@ pub(crate) struct RowBatcher {
 }
 
 impl RowBatcher {
-    /// Fails when a column has a type that has no Arrow form.
+    /// Fails when a column has a type that has no Arrow form. A result
+    /// without columns (a statement that returns no rows) has an empty
+    /// schema and never yields a batch.
     pub(crate) fn new(result: &Schema) -> Result<RowBatcher> {
+        if result.is_empty() {
+            return Ok(RowBatcher {
+                sink: None,
+                columns: Vec::new(),
+                schema: Arc::new(arrow_schema::Schema::empty()),
+                frames: BytesMut::new(),
+            });
+        }
         let mut table = TableDefinition::new("result");
         for c in result.columns() {
             let ty = c.sql_type().ok_or_else(|| Error::UnsupportedType {
@@ -47,7 +58,7 @@ impl RowBatcher {
             table.add_column(ColumnDefinition::nullable(c.name(), *ty));
         }
         Ok(RowBatcher {
-            sink: ArrowRows::new(&table)?,
+            sink: Some(ArrowRows::new(&table)?),
             columns: table.column_types(),
             schema: Arc::new(arrow_schema(&table)?),
             frames: BytesMut::new(),
@@ -61,20 +72,23 @@ impl RowBatcher {
 
     /// Adds a row; returns a batch when one is full.
     pub(crate) fn push(&mut self, row: &Row) -> Result<Option<RecordBatch>> {
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(None);
+        };
         for (i, column) in self.columns.iter().enumerate() {
             let value = Raw {
                 bytes: row.raw(i)?,
                 width: column.sql_type.fixed_width(),
             };
-            if let Err(e) = self.sink.put(&mut self.frames, i, column, &value) {
-                self.sink.discard_row(&mut self.frames, i);
+            if let Err(e) = sink.put(&mut self.frames, i, column, &value) {
+                sink.discard_row(&mut self.frames, i);
                 return Err(Error::Conversion {
                     column: row.schema().columns()[i].name().to_owned(),
                     source: e,
                 });
             }
         }
-        if self.sink.row_done() {
+        if sink.row_done() {
             return self.take();
         }
         Ok(None)
@@ -86,7 +100,13 @@ impl RowBatcher {
     }
 
     fn take(&mut self) -> Result<Option<RecordBatch>> {
-        let Some(batch) = self.sink.take_batch()? else {
+        let Some(batch) = self
+            .sink
+            .as_mut()
+            .map(ArrowRows::take_batch)
+            .transpose()?
+            .flatten()
+        else {
             return Ok(None);
         };
         let columns = batch

@@ -156,7 +156,9 @@ impl SharedConnection {
 
     /// Runs a query and streams its result as record batches: hyperd's Arrow
     /// stream for a plain query without parameters, its rows gathered into
-    /// batches otherwise (same schema either way).
+    /// batches otherwise. The schema is the same either way, except that
+    /// rows carry no nullability: on the row route every field is nullable.
+    /// A statement without a result gives an empty schema and no batch.
     pub async fn query_arrow(
         &self,
         sql: &str,
@@ -171,7 +173,9 @@ impl SharedConnection {
     }
 
     /// [`SharedConnection::query_arrow`] as raw Arrow IPC stream bytes: one
-    /// stream, schema first, ending with the end-of-stream marker.
+    /// stream, schema first, ending with the end-of-stream marker. On the
+    /// Arrow route they are hyperd's bytes as they came, TIMESTAMPTZ spelled
+    /// with hyperd's time zone `"Utc"` (`schema()` says `"+00:00"`).
     pub async fn query_arrow_ipc(
         &self,
         sql: &str,
@@ -185,8 +189,12 @@ impl SharedConnection {
         ResultStream::spawn(guard, query, sources::start_ipc).await
     }
 
-    /// Cancels the statement running on the connection now, if any.
+    /// Cancels the statement running on the connection now, if any. With
+    /// nothing running (nobody holds the connection) nothing is sent.
     pub async fn cancel(&self) -> Result<()> {
+        if self.inner.conn.try_lock().is_ok() {
+            return Ok(());
+        }
         Ok(self.inner.cancel.cancel_async().await?)
     }
 
@@ -199,7 +207,10 @@ impl SharedConnection {
     /// done; later calls fail with a closed-connection error. Closing twice
     /// is fine.
     pub async fn close(&self) -> Result<()> {
-        let mut guard = self.inner.conn.clone().lock_owned().await;
+        let mut guard = {
+            let _waiting = Waiting::new(&self.inner);
+            self.inner.conn.clone().lock_owned().await
+        };
         match guard.take() {
             Some(conn) => conn.close().await,
             None => Ok(()),

@@ -217,7 +217,10 @@ impl<T: Send + 'static> ResultStream<T> {
 
 /// Reads `source` into `tx`, one credit an item, until the end, an error,
 /// or the consumer goes away. With `inner` (a connection's), it spills
-/// when another call waits for that connection.
+/// when another call waits for that connection, and an abandoned result is
+/// cancelled and drained here, while the connection is still held: the
+/// next call then neither waits for the rest of a long result to be
+/// produced nor meets a cancel meant for this one.
 async fn pump<T>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Result<T>>,
@@ -236,10 +239,10 @@ async fn pump<T>(
         if !spilled {
             tokio::select! {
                 biased;
-                () = tx.closed() => return,
+                () = tx.closed() => break,
                 permit = credits.acquire() => match permit {
                     Ok(p) => p.forget(),
-                    Err(_) => return,
+                    Err(_) => break,
                 },
                 () = &mut someone_waits => spilled = true,
             }
@@ -248,8 +251,22 @@ async fn pump<T>(
             None => return,
             Some(item) => {
                 let failed = item.is_err();
-                if tx.send(item).is_err() || failed {
+                if failed {
+                    let _ = tx.send(item);
                     return;
+                }
+                if tx.send(item).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    // Abandoned before its end.
+    if let Some(inner) = inner {
+        if inner.cancel.cancel_async().await.is_ok() {
+            while let Some(item) = source.next_item().await {
+                if item.is_err() {
+                    break;
                 }
             }
         }
