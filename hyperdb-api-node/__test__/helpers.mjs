@@ -64,9 +64,13 @@ export function setupHyper(processOptions = {}) {
     if (ctx.starting !== undefined) await ctx.starting.catch(() => {})
     for (const c of ctx.connections) {
       try {
-        await c.close()
+        // A failed test may leave a long statement running, and close()
+        // waits for it: cancel it first, and do not wait forever.
+        if (!c.isClosed) await withTimeout(c.cancel(), 5000, 'cancel').catch(() => {})
+        await withTimeout(c.close(), 10_000, 'close')
       } catch {
-        // Already broken connections (e.g. a killed hyperd) may refuse to close.
+        // Already broken connections (e.g. a killed hyperd) may refuse to
+        // close; hyper.close() below ends them anyway.
       }
     }
     if (ctx.hyper !== undefined) await ctx.hyper.close()
@@ -81,10 +85,14 @@ export function setupHyper(processOptions = {}) {
  */
 export async function rejectsHyper(promiseOrFn, code, message) {
   let error
-  await assert.rejects(promiseOrFn, (err) => {
-    error = err
-    return true
-  }, message)
+  await assert.rejects(
+    promiseOrFn,
+    (err) => {
+      error = err
+      return true
+    },
+    message,
+  )
   try {
     assertHyperError(error, code)
   } catch (e) {
@@ -96,10 +104,7 @@ export async function rejectsHyper(promiseOrFn, code, message) {
 
 /** Asserts `err` is a HyperError with the given code (string, RegExp or array). */
 export function assertHyperError(err, code) {
-  assert.ok(
-    err instanceof HyperError,
-    `expected a HyperError, got ${err?.constructor?.name}: ${err?.stack ?? err}`,
-  )
+  assert.ok(err instanceof HyperError, `expected a HyperError, got ${err?.constructor?.name}: ${err?.stack ?? err}`)
   assert.ok(err instanceof Error, 'a HyperError is an Error')
   assert.equal(typeof err.code, 'string')
   if (code instanceof RegExp) {
@@ -128,6 +133,34 @@ export function withTimeout(promise, ms, label = 'operation') {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Calls `conn.cancel()` every 250 ms until `promise` settles (a single
+ * cancel can miss a statement hyperd has not started yet), at most
+ * `limitMs`. Resolves to [error or undefined, time it settled].
+ */
+export async function cancelUntilSettled(conn, promise, limitMs = 30_000) {
+  let settled = false
+  const outcome = promise.then(
+    () => [undefined, performance.now()],
+    (e) => [e, performance.now()],
+  )
+  outcome.finally(() => {
+    settled = true
+  })
+  const deadline = performance.now() + limitMs
+  let cancels = 0
+  while (!settled && performance.now() < deadline) {
+    cancels++
+    await conn.cancel().catch(() => {})
+    await Promise.race([outcome, sleep(250)])
+  }
+  if (!settled) throw new Error(`statement still running ${limitMs} ms after cancelling`)
+  // A cancel that reaches hyperd after its statement ended can hit the next
+  // one: let any extra cancel land before the caller goes on.
+  if (cancels > 1) await sleep(500)
+  return outcome
+}
 
 /**
  * A statement that runs for a long time (minutes) on hyperd, for cancel and

@@ -128,7 +128,7 @@ const CASES = [
       [lit(''), ''], // the empty string is not NULL
       [lit('日本語テキスト'), '日本語テキスト'],
       [lit('family 👨‍👩‍👧 flags 🇫🇷 𝄞'), 'family 👨‍👩‍👧 flags 🇫🇷 𝄞'],
-      [lit("it's a \"quote\"\nnew line\ttab"), "it's a \"quote\"\nnew line\ttab"],
+      [lit('it\'s a "quote"\nnew line\ttab'), 'it\'s a "quote"\nnew line\ttab'],
       [lit('😀'.repeat(5000)), '😀'.repeat(5000)],
     ],
   },
@@ -398,11 +398,17 @@ async function checkColumns(sql, params, c, expected, label) {
     assert.ok(vec, 'column v exists')
     assert.equal(vec.name, 'v')
     assert.equal(vec.kind, c.kind)
-    assert.match(vec.sqlType, c.sqlType instanceof RegExp ? c.sqlType : new RegExp(`^${c.sqlType.replace(/[()]/g, '\\$&')}$`))
+    assert.match(
+      vec.sqlType,
+      c.sqlType instanceof RegExp ? c.sqlType : new RegExp(`^${c.sqlType.replace(/[()]/g, '\\$&')}$`),
+    )
     assert.equal(vec.length, chunk.numRows)
     const Typed = TYPED_VALUES[c.kind]
     if (Typed !== undefined) {
-      assert.ok(vec.values instanceof Typed, `${label}: values is a ${Typed.name}, got ${vec.values?.constructor?.name}`)
+      assert.ok(
+        vec.values instanceof Typed,
+        `${label}: values is a ${Typed.name}, got ${vec.values?.constructor?.name}`,
+      )
     } else {
       assert.ok(Array.isArray(vec.values), `${label}: values is an Array`)
     }
@@ -569,7 +575,9 @@ describe('TIMESTAMP / TIME helpers', () => {
   })
 
   test('HyperTime and HyperInterval', async () => {
-    const row = await conn.queryOne("SELECT TIME '12:34:56.789012' t, INTERVAL '1 year 2 months 3 days 04:05:06.789012' i")
+    const row = await conn.queryOne(
+      "SELECT TIME '12:34:56.789012' t, INTERVAL '1 year 2 months 3 days 04:05:06.789012' i",
+    )
     assert.ok(row.t instanceof HyperTime)
     assert.equal(row.t.micros, 45296789012n)
     assert.equal(row.t.toString(), '12:34:56.789012')
@@ -634,7 +642,10 @@ describe('every type in one table', () => {
       const chunks = await drain(conn.queryColumns(sql, params))
       const table = await conn.queryArrowTable(sql, params)
       assert.equal(table.numRows, 2)
-      assert.equal(chunks.reduce((n, ch) => n + ch.numRows, 0), 2)
+      assert.equal(
+        chunks.reduce((n, ch) => n + ch.numRows, 0),
+        2,
+      )
       const vectorsOf = (name) => {
         const out = []
         for (const ch of chunks) for (let i = 0; i < ch.numRows; i++) out.push(ch.column(name).get(i))

@@ -76,10 +76,11 @@ function fromDef(t: TableDef): TableDefinition {
 }
 
 export class Catalog {
-  constructor(private readonly conn: NativeConnection) {}
+  /** `conn` gives the connection, or throws once it is closed. */
+  constructor(private readonly conn: () => NativeConnection) {}
 
   private op(op: string, target?: TableName, name?: string) {
-    return call(this.conn.catalog(op, target === undefined ? undefined : tableRef(target), name))
+    return call(() => this.conn().catalog(op, target === undefined ? undefined : tableRef(target), name))
   }
 
   async createSchema(schema: TableName, options: { ifNotExists?: boolean } = {}): Promise<void> {
@@ -98,7 +99,7 @@ export class Catalog {
   }
 
   async createTable(table: TableDefinition, options: { ifNotExists?: boolean } = {}): Promise<void> {
-    await call(this.conn.createTable(toDef(table), options.ifNotExists === true))
+    await call(() => this.conn().createTable(toDef(table), options.ifNotExists === true))
   }
 
   async hasTable(table: TableName): Promise<boolean> {

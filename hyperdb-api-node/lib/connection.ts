@@ -5,7 +5,7 @@
  * open on the same connection reads the rest of that result into memory so
  * both go on (one connection per concurrent stream keeps memory constant).
  */
-import type { NativeBatchStream, NativeConnection, NativeIpcStream, Param } from './native'
+import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, closedError, ErrorCode } from './errors'
 import { toParams, type ParamValue } from './params'
@@ -17,7 +17,7 @@ export type { QueryOptions, RowQueryOptions } from './queries'
 export type CreateMode = 'doNotCreate' | 'create' | 'createIfNotExists' | 'createAndReplace'
 
 export interface ConnectOptions {
-  /** Where hyperd listens: `HyperProcess.endpoint`, `tab.tcp://host:port`, `tab.domain://dir/domain/name`. */
+  /** Where hyperd listens: `HyperProcess.endpoint`, or `tab.tcp://host:port`, `unix:/dir/socket`, `tab.domain://dir/domain/name`. */
   endpoint: string
   /** The `.hyper` file to open. */
   database?: string
@@ -39,12 +39,12 @@ export class Connection extends Queries {
     super()
   }
 
-  protected openBatches(sql: string, params: Param[]): Promise<NativeBatchStream> {
-    return this.native().queryBatches(sql, params)
+  protected openBatches(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeBatchStream> {
+    return this.native().queryBatches(sql, params, token)
   }
 
-  protected openIpc(sql: string, params: Param[]): Promise<NativeIpcStream> {
-    return this.native().queryIpc(sql, params)
+  protected openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream> {
+    return this.native().queryIpc(sql, params, token)
   }
 
   /** Connects, and creates or opens `database` according to `createMode`. */
@@ -71,11 +71,11 @@ export class Connection extends Queries {
   }
 
   /**
-   * Runs SQL (several statements if it has no parameters) and returns the
-   * affected row count of the last one: a `number`, or a `bigint` past 2^53.
+   * Runs one SQL statement (hyperd takes one per call) and returns the
+   * affected row count: a `number`, or a `bigint` past 2^53.
    */
   async executeCommand(sql: string, params?: readonly ParamValue[]): Promise<number | bigint> {
-    return call(this.native().executeCommand(sql, toParams(params)))
+    return call(() => this.native().executeCommand(sql, toParams(params)))
   }
 
   /**
@@ -103,7 +103,8 @@ export class Connection extends Queries {
 
   /** Schemas, tables and databases. */
   get catalog(): Catalog {
-    return new Catalog(this.native())
+    this.native()
+    return new Catalog(() => this.native())
   }
 
   /** Cancels the statement running on this connection now, if any (it fails with 57014). */
@@ -115,7 +116,7 @@ export class Connection extends Queries {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await call(this.conn.close())
+    await call(() => this.conn.close())
   }
 
   get isClosed(): boolean {

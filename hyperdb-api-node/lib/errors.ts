@@ -70,12 +70,14 @@ interface Payload {
 
 /** The native layer's error (its message is a JSON payload) as a `HyperError`. */
 export function toHyperError(e: unknown): unknown {
-  if (e instanceof HyperError || !(e instanceof Error) || !e.message.startsWith('{"')) {
+  // Thrown before a Promise existed, napi prefixes the payload with "Error: ".
+  const at = e instanceof Error && !(e instanceof HyperError) ? e.message.indexOf('{"') : -1
+  if (at < 0 || at > 16) {
     return e
   }
   let p: Payload
   try {
-    p = JSON.parse(e.message) as Payload
+    p = JSON.parse((e as Error).message.slice(at)) as Payload
   } catch {
     return e
   }
@@ -90,10 +92,13 @@ export function toHyperError(e: unknown): unknown {
   return new HyperError({ ...p, cause })
 }
 
-/** Awaits `promise`, turning a native error into a `HyperError`. */
-export async function call<T>(promise: Promise<T>): Promise<T> {
+/**
+ * Awaits `native` (a Promise, or a function that makes one and may throw
+ * first), turning a native error into a `HyperError`.
+ */
+export async function call<T>(native: Promise<T> | (() => Promise<T>)): Promise<T> {
   try {
-    return await promise
+    return await (typeof native === 'function' ? native() : native)
   } catch (e) {
     throw toHyperError(e)
   }

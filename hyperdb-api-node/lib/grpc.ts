@@ -42,6 +42,9 @@ export class GrpcConnection extends Queries {
     return new GrpcConnection(conn)
   }
 
+  // gRPC queries do not queue (each is its own stream), so a token is not
+  // needed to cancel one that waits: an abort closes the stream, and
+  // `cancel()` sends CancelQuery.
   protected openBatches(sql: string, params: Param[]): Promise<NativeBatchStream> {
     return this.conn.queryBatches(sql, params)
   }

@@ -4,8 +4,9 @@
  * written once, over the two native stream kinds a connection opens.
  */
 import type { RecordBatch, Table } from 'apache-arrow'
-import type { ColumnBatch, NativeBatchStream, NativeIpcStream, Param } from './native'
-import { call, HyperError } from './errors'
+import type { ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import { native } from './native'
+import { call, canceledError, HyperError } from './errors'
 import { toParams, type ParamValue } from './params'
 import {
   columnChunk,
@@ -48,20 +49,61 @@ function loadArrow(): Promise<Arrow> {
 }
 
 export abstract class Queries {
-  /** Starts a query whose result comes as column batches. */
-  protected abstract openBatches(sql: string, params: Param[]): Promise<NativeBatchStream>
+  /**
+   * Starts a query whose result comes as column batches. Its place among
+   * the connection's calls is taken when this is called; `token` cancels
+   * it, waiting or running.
+   */
+  protected abstract openBatches(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeBatchStream>
 
-  /** Starts a query whose result comes as Arrow IPC bytes. */
-  protected abstract openIpc(sql: string, params: Param[]): Promise<NativeIpcStream>
+  /** Starts a query whose result comes as Arrow IPC bytes (see `openBatches`). */
+  protected abstract openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream>
+
+  /**
+   * Opens a stream with `open`, watching `signal` meanwhile: an abort
+   * cancels the query (still waiting for its turn, or already running on
+   * the server) and rejects at once; a stream that opens after that is
+   * abandoned.
+   */
+  private async opened<S extends { close(): void }>(
+    open: (token?: NativeCancelToken) => Promise<S>,
+    signal: AbortSignal | undefined,
+  ): Promise<S> {
+    throwIfAborted(signal)
+    if (signal === undefined) {
+      return call(() => open())
+    }
+    const token = new native.NativeCancelToken()
+    const opening = call(() => open(token))
+    return new Promise<S>((resolve, reject) => {
+      const onAbort = () => {
+        token.cancel().catch(() => {})
+        opening.then((s) => s.close()).catch(() => {})
+        reject(canceledError(signal.reason))
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      opening.then(
+        (s) => {
+          signal.removeEventListener('abort', onAbort)
+          if (signal.aborted) {
+            s.close()
+            reject(canceledError(signal.reason))
+          } else {
+            resolve(s)
+          }
+        },
+        (e) => {
+          signal.removeEventListener('abort', onAbort)
+          reject(signal.aborted ? canceledError(signal.reason) : e)
+        },
+      )
+    })
+  }
 
   /** Starts a query; resolves once its columns are known. */
   private async start(sql: string, params: readonly ParamValue[] | undefined, signal: AbortSignal | undefined) {
-    throwIfAborted(signal)
-    const stream: NativeBatchStream = await call(this.openBatches(sql, toParams(params)))
-    if (signal?.aborted) {
-      stream.close()
-      throwIfAborted(signal)
-    }
+    const args = toParams(params)
+    const stream = await this.opened((token) => this.openBatches(sql, args, token), signal)
     return { stream, reader: new NativeReader<ColumnBatch>(stream, signal) }
   }
 
@@ -194,8 +236,8 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<Uint8Array> {
-    throwIfAborted(options.signal)
-    const stream = await call(this.openIpc(sql, toParams(params)))
+    const args = toParams(params)
+    const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
     const reader = new NativeReader<Uint8Array>(stream, options.signal)
     try {
       for (let chunks = await reader.next(); chunks !== null; chunks = await reader.next()) {

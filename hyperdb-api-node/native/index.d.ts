@@ -19,22 +19,34 @@ export declare class NativeBatchStream {
   close(): void
 }
 
+/**
+ * Cancels one query, whether it still waits for its turn on the
+ * connection (it then never runs) or already runs.
+ */
+export declare class NativeCancelToken {
+  constructor()
+  cancel(): Promise<void>
+}
+
 /** One connection to hyperd. */
 export declare class NativeConnection {
   /** Connects (and creates or attaches the database, per `createMode`). */
   static connect(options: NativeConnectOptions): Promise<NativeConnection>
   /**
-   * Runs SQL; the affected row count of the last statement, as a number
-   * up to 2^53 and a bigint past it.
+   * Runs one statement; the affected row count, as a number up to 2^53
+   * and a bigint past it. Its place in line is taken now.
    */
   executeCommand(sql: string, params: Array<Param>): Promise<number | bigint>
-  /** Runs a query; its result as batches of columns. */
-  queryBatches(sql: string, params: Array<Param>): Promise<NativeBatchStream>
-  /** Runs a query; its result as one Arrow IPC stream. */
-  queryIpc(sql: string, params: Array<Param>): Promise<NativeIpcStream>
+  /**
+   * Runs a query; its result as batches of columns. `token` cancels it
+   * while it waits for its turn or runs.
+   */
+  queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeBatchStream>
+  /** Runs a query; its result as one Arrow IPC stream (see `queryBatches`). */
+  queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
   /** Cancels the statement running now, if any. */
   cancel(): Promise<void>
-  /** Closes once the calls queued before are done; later calls fail. */
+  /** Closes after the calls made before; later calls fail. */
   close(): Promise<void>
   get isClosed(): boolean
   /** Runs one catalog operation (see `lib/catalog.ts`). */
@@ -74,7 +86,7 @@ export declare class NativeIpcStream {
 export declare class NativeProcess {
   /** Starts hyperd and waits until it accepts connections. */
   static start(options?: NativeProcessOptions | undefined | null): Promise<NativeProcess>
-  /** Where to connect (`tab.tcp://127.0.0.1:PORT` or `tab.domain://...`). */
+  /** Where to connect: `tab.tcp://127.0.0.1:PORT`, or `unix:/DIR/SOCKET` for `ipc`. */
   get endpoint(): string
   /** The gRPC endpoint, when started with `grpc: true`. */
   get grpcEndpoint(): string | null

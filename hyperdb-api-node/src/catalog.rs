@@ -2,7 +2,7 @@
 //! `Catalog` does the work.
 
 use hyperdb_api::types::SqlType;
-use hyperdb_api::{ColumnDefinition, SchemaName, SharedConnection, TableDefinition, TableName};
+use hyperdb_api::{ColumnDefinition, Place, SchemaName, TableDefinition, TableName};
 use napi_derive::napi;
 
 use crate::connection::CatalogAnswer;
@@ -124,7 +124,7 @@ fn answer() -> CatalogAnswer {
 /// Runs catalog operation `op` on `target` (a table, schema or database)
 /// or `name` (a path or alias).
 pub(crate) async fn run(
-    conn: &SharedConnection,
+    place: Place,
     op: &str,
     target: Option<TableRef>,
     name: Option<String>,
@@ -134,7 +134,7 @@ pub(crate) async fn run(
         name.clone()
             .ok_or_else(|| invalid(op, "needs a path or alias"))
     };
-    let mut guard = js(conn.lock().await)?;
+    let mut guard = js(place.lock().await)?;
     let mut catalog = guard.conn().catalog();
     let mut out = answer();
     match op {

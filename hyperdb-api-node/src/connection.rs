@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use hyperdb_api::{ConnectOptions, CreateMode, Endpoint, SharedConnection};
-use napi::bindgen_prelude::{BigInt, Either};
+use hyperdb_api::{CancelToken, ConnectOptions, CreateMode, Endpoint, SharedConnection};
+use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, BigInt, Either};
+use napi::Env;
 use napi_derive::napi;
 
 use crate::catalog::{TableDef, TableRef};
@@ -45,42 +46,65 @@ impl NativeConnection {
         })
     }
 
-    /// Runs SQL; the affected row count of the last statement, as a number
-    /// up to 2^53 and a bigint past it.
-    #[napi]
-    pub async fn execute_command(
+    /// Runs one statement; the affected row count, as a number up to 2^53
+    /// and a bigint past it. Its place in line is taken now.
+    #[napi(ts_return_type = "Promise<number | bigint>")]
+    pub fn execute_command(
         &self,
+        env: &Env,
         sql: String,
         params: Vec<Param>,
-    ) -> Result<Either<f64, BigInt>> {
+    ) -> Result<AsyncBlock<Either<f64, BigInt>>> {
+        let place = self.conn.place();
         let params = values(params)?;
-        let n = js(self.conn.execute_command(&sql, &params).await)?;
-        Ok(if n as f64 <= MAX_SAFE_INTEGER {
-            Either::A(n as f64)
-        } else {
-            Either::B(BigInt::from(n))
+        AsyncBlockBuilder::new(async move {
+            let n = js(place.execute_command(&sql, &params).await)?;
+            Ok(if n as f64 <= MAX_SAFE_INTEGER {
+                Either::A(n as f64)
+            } else {
+                Either::B(BigInt::from(n))
+            })
         })
+        .build(env)
     }
 
-    /// Runs a query; its result as batches of columns.
-    #[napi]
-    pub async fn query_batches(
+    /// Runs a query; its result as batches of columns. `token` cancels it
+    /// while it waits for its turn or runs.
+    #[napi(ts_return_type = "Promise<NativeBatchStream>")]
+    pub fn query_batches(
         &self,
+        env: &Env,
         sql: String,
         params: Vec<Param>,
-    ) -> Result<NativeBatchStream> {
+        token: Option<&NativeCancelToken>,
+    ) -> Result<AsyncBlock<NativeBatchStream>> {
+        let place = self.conn.place();
         let params = values(params)?;
-        NativeBatchStream::new(js(self.conn.query_arrow(&sql, params).await)?)
+        let token = token.map(|t| t.token.clone());
+        AsyncBlockBuilder::new(async move {
+            let stream = place.query_arrow(&sql, params, token.as_ref()).await;
+            NativeBatchStream::new(js(stream)?)
+        })
+        .build(env)
     }
 
-    /// Runs a query; its result as one Arrow IPC stream.
-    #[napi]
-    pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
+    /// Runs a query; its result as one Arrow IPC stream (see `queryBatches`).
+    #[napi(ts_return_type = "Promise<NativeIpcStream>")]
+    pub fn query_ipc(
+        &self,
+        env: &Env,
+        sql: String,
+        params: Vec<Param>,
+        token: Option<&NativeCancelToken>,
+    ) -> Result<AsyncBlock<NativeIpcStream>> {
+        let place = self.conn.place();
         let params = values(params)?;
-        Ok(NativeIpcStream::new(js(self
-            .conn
-            .query_arrow_ipc(&sql, params)
-            .await)?))
+        let token = token.map(|t| t.token.clone());
+        AsyncBlockBuilder::new(async move {
+            let stream = place.query_arrow_ipc(&sql, params, token.as_ref()).await;
+            Ok(NativeIpcStream::new(js(stream)?))
+        })
+        .build(env)
     }
 
     /// Cancels the statement running now, if any.
@@ -89,10 +113,11 @@ impl NativeConnection {
         js(self.conn.cancel().await)
     }
 
-    /// Closes once the calls queued before are done; later calls fail.
-    #[napi]
-    pub async fn close(&self) -> Result<()> {
-        js(self.conn.close().await)
+    /// Closes after the calls made before; later calls fail.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self, env: &Env) -> Result<AsyncBlock<()>> {
+        let place = self.conn.place();
+        AsyncBlockBuilder::new(async move { js(place.close().await) }).build(env)
     }
 
     #[napi(getter)]
@@ -101,27 +126,62 @@ impl NativeConnection {
     }
 
     /// Runs one catalog operation (see `lib/catalog.ts`).
-    #[napi]
-    pub async fn catalog(
+    #[napi(ts_return_type = "Promise<CatalogAnswer>")]
+    pub fn catalog(
         &self,
+        env: &Env,
         op: String,
         table: Option<TableRef>,
         name: Option<String>,
-    ) -> Result<CatalogAnswer> {
-        crate::catalog::run(&self.conn, &op, table, name).await
+    ) -> Result<AsyncBlock<CatalogAnswer>> {
+        let place = self.conn.place();
+        AsyncBlockBuilder::new(async move { crate::catalog::run(place, &op, table, name).await })
+            .build(env)
     }
 
     /// Creates a table from its definition.
-    #[napi]
-    pub async fn create_table(&self, table: TableDef, if_not_exists: bool) -> Result<()> {
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn create_table(
+        &self,
+        env: &Env,
+        table: TableDef,
+        if_not_exists: bool,
+    ) -> Result<AsyncBlock<()>> {
+        let place = self.conn.place();
         let def = table.to_rust()?;
-        let mut guard = js(self.conn.lock().await)?;
-        let mut catalog = guard.conn().catalog();
-        js(if if_not_exists {
-            catalog.create_table_if_not_exists(&def).await
-        } else {
-            catalog.create_table(&def).await
+        AsyncBlockBuilder::new(async move {
+            let mut guard = js(place.lock().await)?;
+            let mut catalog = guard.conn().catalog();
+            js(if if_not_exists {
+                catalog.create_table_if_not_exists(&def).await
+            } else {
+                catalog.create_table(&def).await
+            })
         })
+        .build(env)
+    }
+}
+
+/// Cancels one query, whether it still waits for its turn on the
+/// connection (it then never runs) or already runs.
+#[napi]
+pub struct NativeCancelToken {
+    token: CancelToken,
+}
+
+#[napi]
+impl NativeCancelToken {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> NativeCancelToken {
+        NativeCancelToken {
+            token: CancelToken::new(),
+        }
+    }
+
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        js(self.token.cancel().await)
     }
 }
 

@@ -95,7 +95,7 @@ fn value(p: Param) -> std::result::Result<Value, String> {
 /// and -0, which an integer would turn into 0).
 fn number(n: f64) -> Value {
     let integral = n.fract() == 0.0 && !(n == 0.0 && n.is_sign_negative());
-    if integral && n.abs() <= f64::from(i32::MAX) {
+    if integral && n >= f64::from(i32::MIN) && n <= f64::from(i32::MAX) {
         Value::Int(n as i32)
     } else if integral && n.abs() <= MAX_SAFE_INTEGER {
         Value::BigInt(n as i64)

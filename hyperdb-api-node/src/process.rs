@@ -56,7 +56,7 @@ impl NativeProcess {
         })
     }
 
-    /// Where to connect (`tab.tcp://127.0.0.1:PORT` or `tab.domain://...`).
+    /// Where to connect: `tab.tcp://127.0.0.1:PORT`, or `unix:/DIR/SOCKET` for `ipc`.
     #[napi(getter)]
     pub fn endpoint(&self) -> String {
         self.endpoint.clone()

@@ -15,12 +15,14 @@ use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
 use crate::error::{js, Result};
 
 /// Items handed over in one `next()` at most.
-const MAX_ITEMS_PER_CALL: usize = 64;
+const MAX_ITEMS_PER_CALL: usize = 8;
 
 /// Items one `next()` waits for (unless the result ends first): each call
 /// is a round trip between the JS thread and a tokio worker, so fewer,
-/// larger handovers leave both more time for their own work.
-const MIN_ITEMS_PER_CALL: usize = 8;
+/// larger handovers leave both more time for their own work. Bounded above
+/// so that turning one handover into rows (synchronous work: the event loop
+/// waits) stays within a few milliseconds.
+const MIN_ITEMS_PER_CALL: usize = 4;
 
 /// Takes `MIN_ITEMS_PER_CALL` items (waiting for them), then whatever else
 /// has arrived.

@@ -91,6 +91,11 @@ pub enum Error {
     #[error("Arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
 
+    /// The call was cancelled (by a `shared::CancelToken`) before it was
+    /// sent; nothing ran.
+    #[error("the query was cancelled before it started")]
+    Cancelled,
+
     /// A query that must return a row returned none.
     #[error("the query returned no rows")]
     NoRows,
@@ -175,7 +180,7 @@ impl Error {
 
     /// The statement was cancelled (SQLSTATE 57014).
     pub fn is_cancelled(&self) -> bool {
-        matches!(self, Error::Client(e) if e.is_cancelled())
+        matches!(self, Error::Cancelled) || matches!(self, Error::Client(e) if e.is_cancelled())
     }
 
     /// A connect or query timeout expired.
@@ -237,6 +242,7 @@ impl Error {
             #[cfg(feature = "arrow")]
             Error::Arrow(_) => "22000",
             Error::NoRows => "02000",
+            Error::Cancelled => "57014",
             Error::HyperdNotFound(_) | Error::ProcessStart { .. } | Error::Io { .. } => "58000",
         }
     }

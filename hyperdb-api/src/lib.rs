@@ -62,7 +62,9 @@ pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 #[cfg(all(feature = "async", feature = "arrow"))]
-pub use shared::{ConnectionGuard, ResultStream, SharedConnection, StreamCanceller};
+pub use shared::{
+    CancelToken, ConnectionGuard, Place, ResultStream, SharedConnection, StreamCanceller,
+};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
 pub use value::Value;

@@ -8,7 +8,7 @@
 use bytes::BytesMut;
 use hyperdb_api_core::types::pg_binary::ToPgBinary;
 use hyperdb_api_core::types::{
-    Date, Interval, IsNull, Numeric, SqlType, Time, Timestamp, TimestampTz, ToHyperBinary,
+    oid, Date, Interval, IsNull, Numeric, SqlType, Time, Timestamp, TimestampTz, ToHyperBinary,
 };
 
 /// An owned SQL value: a bound parameter or a value for an inserter.
@@ -121,11 +121,28 @@ impl ToPgBinary for Value {
     }
 
     fn param_type_oid(&self) -> u32 {
-        with_inner!(self, ToPgBinary, |v| v.param_type_oid(), null => 0)
+        match self {
+            Value::Numeric(_) => oid::TEXT,
+            _ => with_inner!(self, ToPgBinary, |v| v.param_type_oid(), null => 0),
+        }
     }
 
+    /// A `Numeric` travels as its exact decimal text: hyperd converts text
+    /// to the NUMERIC of the column or cast it meets whatever the value's
+    /// scale, where a binary NUMERIC parameter must have exactly the
+    /// column's scale ("cannot handle truncation") and, untyped, is read as
+    /// TEXT bytes. Arithmetic on an uncast parameter (`n + $1`) then needs a
+    /// cast: `n + $1::NUMERIC(18,3)`.
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> hyperdb_api_core::Result<IsNull> {
-        with_inner!(self, ToPgBinary, |v| v.encode_pg_binary(buf), null => Ok(IsNull::Yes))
+        match self {
+            Value::Numeric(n) => {
+                buf.extend_from_slice(n.to_string().as_bytes());
+                Ok(IsNull::No)
+            }
+            _ => {
+                with_inner!(self, ToPgBinary, |v| v.encode_pg_binary(buf), null => Ok(IsNull::Yes))
+            }
+        }
     }
 }
 
@@ -175,7 +192,6 @@ mod tests {
             (Value::Double(-0.0), &-0.0f64),
             (Value::Text("grüße".into()), &"grüße"),
             (Value::Bytes(vec![0, 255]), &bytes),
-            (Value::Numeric(numeric), &numeric),
             (Value::Timestamp(ts), &ts),
             (Value::Interval(interval), &interval),
         ];
@@ -183,6 +199,11 @@ mod tests {
             assert_eq!(pg(value), pg(*rust), "{value:?}");
         }
         assert_eq!(pg(&Value::Null), (0, None));
+        assert_eq!(
+            pg(&Value::Numeric(numeric)),
+            pg(&"-12.345"),
+            "NUMERIC goes as its exact text"
+        );
     }
 
     #[test]

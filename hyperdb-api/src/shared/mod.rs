@@ -9,8 +9,10 @@
 //! connection until it ends or is dropped (see [`ResultStream`] for what
 //! happens when another call comes while a stream is open).
 
+mod cancel;
 #[cfg(feature = "grpc")]
 mod grpc;
+mod line;
 mod sources;
 mod stream;
 
@@ -22,7 +24,11 @@ use bytes::Bytes;
 use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
+pub use cancel::CancelToken;
+pub use line::Place;
 pub use stream::{ResultStream, StreamCanceller};
+
+use line::Line;
 
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
@@ -43,9 +49,18 @@ pub(crate) struct Inner {
     /// Calls waiting for the connection; an open stream spills when > 0.
     waiting: AtomicUsize,
     waiting_changed: Notify,
+    /// The order calls were made in.
+    line: std::sync::Mutex<Line>,
+    /// Wakes places when the place served changes.
+    turn: Notify,
 }
 
 impl Inner {
+    pub(crate) fn line(&self) -> std::sync::MutexGuard<'_, Line> {
+        // The line's state is valid after any panic (plain counters).
+        self.line.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Resolves once some call waits for the connection.
     pub(crate) async fn someone_waits(&self) {
         loop {
@@ -119,39 +134,34 @@ impl SharedConnection {
                 conn: Arc::new(Mutex::new(Some(conn))),
                 waiting: AtomicUsize::new(0),
                 waiting_changed: Notify::new(),
+                line: std::sync::Mutex::new(Line::default()),
+                turn: Notify::new(),
             }),
         }
     }
 
-    /// Waits for exclusive use of the connection, after every call made
-    /// before this one (the mutex is fair). An open [`ResultStream`] on it
-    /// reads the rest of its result into memory so that this call runs.
-    pub async fn lock(&self) -> Result<ConnectionGuard> {
-        let guard = {
-            let _waiting = Waiting::new(&self.inner);
-            self.inner.conn.clone().lock_owned().await
-        };
-        if guard.is_none() {
-            return Err(closed());
-        }
-        Ok(ConnectionGuard {
-            guard,
+    /// Takes the next place in line for the connection, now. Calls made
+    /// through places run in the order the places were taken.
+    pub fn place(&self) -> Place {
+        let id = self.inner.line().take();
+        Place {
             inner: self.inner.clone(),
-        })
+            id,
+            used: false,
+        }
     }
 
-    /// Runs SQL (several statements without parameters, one with); returns
-    /// the affected row count of the last statement.
+    /// Waits for exclusive use of the connection, after every call made
+    /// before this one. An open [`ResultStream`] on it reads the rest of its
+    /// result into memory so that this call runs.
+    pub async fn lock(&self) -> Result<ConnectionGuard> {
+        self.place().lock().await
+    }
+
+    /// Runs SQL (one statement; hyperd refuses several in one call);
+    /// returns the affected row count.
     pub async fn execute_command(&self, sql: &str, params: &[Value]) -> Result<u64> {
-        let mut guard = self.lock().await?;
-        let conn = guard.conn();
-        if params.is_empty() {
-            conn.execute_command(sql).await
-        } else {
-            // Encoded before the future runs: no `&dyn` is held across an await.
-            let command = conn.execute_command_params(sql, &Value::as_params(params));
-            command.await
-        }
+        self.place().execute_command(sql, params).await
     }
 
     /// Runs a query and streams its result as record batches: hyperd's Arrow
@@ -164,12 +174,7 @@ impl SharedConnection {
         sql: &str,
         params: Vec<Value>,
     ) -> Result<ResultStream<RecordBatch>> {
-        let guard = self.lock().await?;
-        let query = Query {
-            sql: sql.to_owned(),
-            params,
-        };
-        ResultStream::spawn(guard, query, sources::start_batches).await
+        self.place().query_arrow(sql, params, None).await
     }
 
     /// [`SharedConnection::query_arrow`] as raw Arrow IPC stream bytes: one
@@ -181,12 +186,7 @@ impl SharedConnection {
         sql: &str,
         params: Vec<Value>,
     ) -> Result<ResultStream<Bytes>> {
-        let guard = self.lock().await?;
-        let query = Query {
-            sql: sql.to_owned(),
-            params,
-        };
-        ResultStream::spawn(guard, query, sources::start_ipc).await
+        self.place().query_arrow_ipc(sql, params, None).await
     }
 
     /// Cancels the statement running on the connection now, if any. With
@@ -203,18 +203,11 @@ impl SharedConnection {
         self.inner.cancel.clone()
     }
 
-    /// Closes the connection once the calls queued before this one are
+    /// Closes the connection once the calls made before this one are
     /// done; later calls fail with a closed-connection error. Closing twice
     /// is fine.
     pub async fn close(&self) -> Result<()> {
-        let mut guard = {
-            let _waiting = Waiting::new(&self.inner);
-            self.inner.conn.clone().lock_owned().await
-        };
-        match guard.take() {
-            Some(conn) => conn.close().await,
-            None => Ok(()),
-        }
+        self.place().close().await
     }
 
     /// Whether [`SharedConnection::close`] has run.
@@ -222,6 +215,91 @@ impl SharedConnection {
         match self.inner.conn.try_lock() {
             Ok(guard) => guard.is_none(),
             Err(_) => false,
+        }
+    }
+}
+
+impl Place {
+    /// Waits for this place's turn, then for exclusive use of the
+    /// connection. While it waits, an open [`ResultStream`] spills.
+    pub async fn lock(self) -> Result<ConnectionGuard> {
+        let inner = self.inner.clone();
+        let guard = self.wait().await;
+        if guard.is_none() {
+            return Err(closed());
+        }
+        Ok(ConnectionGuard { guard, inner })
+    }
+
+    async fn wait(mut self) -> OwnedMutexGuard<Option<AsyncConnection>> {
+        let _waiting = Waiting::new(&self.inner);
+        loop {
+            let turn = self.inner.turn.notified();
+            tokio::pin!(turn);
+            turn.as_mut().enable();
+            if self.inner.line().is_turn_of(self.id) {
+                break;
+            }
+            turn.await;
+        }
+        let guard = self.inner.conn.clone().lock_owned().await;
+        self.used = true;
+        self.inner.line().advance_past(self.id);
+        self.inner.turn.notify_waiters();
+        guard
+    }
+
+    /// [`SharedConnection::execute_command`] in this place.
+    pub async fn execute_command(self, sql: &str, params: &[Value]) -> Result<u64> {
+        let mut guard = self.lock().await?;
+        let conn = guard.conn();
+        if params.is_empty() {
+            conn.execute_command(sql).await
+        } else {
+            // Encoded before the future runs: no `&dyn` is held across an await.
+            let command = conn.execute_command_params(sql, &Value::as_params(params));
+            command.await
+        }
+    }
+
+    /// [`SharedConnection::query_arrow`] in this place; `token` cancels it
+    /// whether it still waits for its turn or already runs.
+    pub async fn query_arrow(
+        self,
+        sql: &str,
+        params: Vec<Value>,
+        token: Option<&CancelToken>,
+    ) -> Result<ResultStream<RecordBatch>> {
+        let guard = self.lock().await?;
+        let query = Query {
+            sql: sql.to_owned(),
+            params,
+        };
+        ResultStream::spawn(guard, query, sources::start_batches, token).await
+    }
+
+    /// [`SharedConnection::query_arrow_ipc`] in this place; see
+    /// [`Place::query_arrow`] for `token`.
+    pub async fn query_arrow_ipc(
+        self,
+        sql: &str,
+        params: Vec<Value>,
+        token: Option<&CancelToken>,
+    ) -> Result<ResultStream<Bytes>> {
+        let guard = self.lock().await?;
+        let query = Query {
+            sql: sql.to_owned(),
+            params,
+        };
+        ResultStream::spawn(guard, query, sources::start_ipc, token).await
+    }
+
+    /// [`SharedConnection::close`] in this place.
+    pub async fn close(self) -> Result<()> {
+        let mut guard = self.wait().await;
+        match guard.take() {
+            Some(conn) => conn.close().await,
+            None => Ok(()),
         }
     }
 }

@@ -24,7 +24,7 @@ use arrow_schema::SchemaRef;
 use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use super::{ConnectionGuard, Inner};
+use super::{CancelToken, ConnectionGuard, Inner};
 use crate::error::{Error, Result};
 use crate::AsyncConnection;
 
@@ -97,6 +97,7 @@ impl<T: Send + 'static> ResultStream<T> {
         guard: ConnectionGuard,
         query: Q,
         start: Start<Q, T>,
+        token: Option<&CancelToken>,
     ) -> Result<ResultStream<T>> {
         let (first_tx, first_rx) = oneshot::channel();
         let (tx, items) = mpsc::unbounded_channel();
@@ -105,6 +106,12 @@ impl<T: Send + 'static> ResultStream<T> {
         let reading = Arc::new(AtomicBool::new(true));
         let still_reading = reading.clone();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
+        if let Some(token) = token {
+            token.start(StreamCanceller {
+                reading: reading.clone(),
+                how: cancel.clone(),
+            })?;
+        }
         tokio::spawn(async move {
             let mut guard = guard;
             let inner = guard.inner.clone();

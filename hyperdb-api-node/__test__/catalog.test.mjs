@@ -1,0 +1,327 @@
+// Catalog (schemas, tables, databases), transactions and disposal.
+import { test, describe, before } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { setupHyper, rejectsHyper, assertHyperError } from './helpers.mjs'
+import { Connection, HyperProcess, HyperError, SqlType } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+let conn
+let catalog
+
+before(async () => {
+  conn = await ctx.connect()
+  catalog = conn.catalog
+})
+
+/** Every type, through the SqlType helpers and as strings, with the name hyperd reports. */
+const COLUMNS = [
+  { name: 'id', type: SqlType.int(), nullable: false, reported: 'INTEGER' },
+  { name: 'flag', type: SqlType.bool(), reported: 'BOOLEAN' },
+  { name: 'small', type: SqlType.smallInt(), reported: 'SMALLINT' },
+  { name: 'big', type: SqlType.bigInt(), nullable: false, reported: 'BIGINT' },
+  { name: 'r', type: SqlType.real(), reported: 'REAL' },
+  { name: 'd', type: SqlType.double(), reported: 'DOUBLE PRECISION' },
+  { name: 'o', type: SqlType.oid(), reported: 'OID' },
+  { name: 't', type: SqlType.text(), nullable: false, reported: 'TEXT' },
+  { name: 'v', type: SqlType.varchar(10), reported: 'VARCHAR(10)' },
+  { name: 'c', type: SqlType.char(3), reported: 'CHAR(3)' },
+  { name: 'j', type: SqlType.json(), reported: 'JSON' },
+  { name: 'b', type: SqlType.bytes(), reported: 'BYTEA' },
+  { name: 'g', type: SqlType.geography(), reported: 'GEOGRAPHY' },
+  { name: 'n18', type: SqlType.numeric(18, 3), reported: 'NUMERIC(18,3)' },
+  { name: 'n38', type: SqlType.numeric(38, 5), nullable: false, reported: 'NUMERIC(38,5)' },
+  { name: 'dt', type: SqlType.date(), reported: 'DATE' },
+  { name: 'tm', type: SqlType.time(), reported: 'TIME' },
+  { name: 'ts', type: SqlType.timestamp(), reported: 'TIMESTAMP' },
+  { name: 'tz', type: SqlType.timestampTz(), reported: /^TIMESTAMP( WITH TIME ZONE|TZ)$/ },
+  { name: 'iv', type: SqlType.interval(), reported: 'INTERVAL' },
+  // Plain strings work too.
+  { name: 's_int', type: 'INT', nullable: false, reported: 'INTEGER' },
+  { name: 's_varchar', type: 'varchar(20)', reported: 'VARCHAR(20)' },
+  { name: 's_numeric', type: 'NUMERIC(10,2)', reported: 'NUMERIC(10,2)' },
+  { name: 's_tz', type: 'TIMESTAMPTZ', reported: /^TIMESTAMP( WITH TIME ZONE|TZ)$/ },
+]
+
+function checkDefinition(def, schema, name) {
+  assert.equal(def.name.name, name)
+  assert.equal(def.name.schema, schema)
+  assert.equal(def.columns.length, COLUMNS.length)
+  def.columns.forEach((col, i) => {
+    const want = COLUMNS[i]
+    assert.equal(col.name, want.name)
+    if (want.reported instanceof RegExp) assert.match(col.type, want.reported, want.name)
+    else assert.equal(col.type, want.reported, want.name)
+    assert.equal(col.nullable, want.nullable ?? true, `${want.name} nullability`)
+  })
+}
+
+describe('schemas and tables', () => {
+  test('SqlType helpers spell SQL types', () => {
+    assert.equal(SqlType.varchar(10), 'VARCHAR(10)')
+    assert.equal(SqlType.numeric(38, 5), 'NUMERIC(38,5)')
+    assert.equal(SqlType.numeric(18), 'NUMERIC(18,0)')
+    assert.equal(SqlType.double(), 'DOUBLE PRECISION')
+    assert.throws(
+      () => SqlType.varchar(-1),
+      (e) => e instanceof HyperError && e.code === '22023',
+    )
+    assert.throws(
+      () => SqlType.char(1.5),
+      (e) => e instanceof HyperError && e.code === '22023',
+    )
+  })
+
+  test('createSchema / hasSchema / getSchemaNames', async () => {
+    assert.equal(await catalog.hasSchema('sales'), false)
+    await catalog.createSchema('sales')
+    assert.equal(await catalog.hasSchema('sales'), true)
+    assert.equal(await catalog.hasSchema({ name: 'sales' }), true)
+    const names = (await catalog.getSchemaNames()).map((s) => s.name)
+    assert.ok(names.includes('sales'))
+    assert.ok(names.includes('public'))
+    // An existing schema: an error, unless ifNotExists.
+    await rejectsHyper(() => catalog.createSchema('sales'), '42710')
+    await catalog.createSchema('sales', { ifNotExists: true })
+  })
+
+  test('createTable with every type, NOT NULL columns; hasTable; getTableDefinition round-trips', async () => {
+    const name = { schema: 'sales', name: 'everything' }
+    assert.equal(await catalog.hasTable(name), false)
+    await catalog.createTable({
+      name,
+      columns: COLUMNS.map(({ name: n, type, nullable }) => ({
+        name: n,
+        type,
+        ...(nullable === undefined ? {} : { nullable }),
+      })),
+    })
+    assert.equal(await catalog.hasTable(name), true)
+    assert.equal(await catalog.hasTable('everything'), false) // not in public
+    const def = await catalog.getTableDefinition(name)
+    checkDefinition(def, 'sales', 'everything')
+    // The definition read back creates the same table again.
+    await catalog.createTable({ ...def, name: { schema: 'sales', name: 'copy' } })
+    checkDefinition(await catalog.getTableDefinition({ schema: 'sales', name: 'copy' }), 'sales', 'copy')
+    // NOT NULL is enforced.
+    await rejectsHyper(
+      () => conn.executeCommand("INSERT INTO sales.everything (id, big, t, n38, s_int) VALUES (NULL, 1, 'x', 1, 1)"),
+      '23502',
+    )
+    assert.equal(
+      await conn.executeCommand("INSERT INTO sales.everything (id, big, t, n38, s_int) VALUES (1, 1, 'x', 1, 1)"),
+      1,
+    )
+    assert.deepStrictEqual(await conn.queryOne('SELECT id, big, t, n38, v FROM sales.everything'), {
+      id: 1,
+      big: 1n,
+      t: 'x',
+      n38: '1.00000',
+      v: null,
+    })
+  })
+
+  test('getTableNames', async () => {
+    await catalog.createTable({ name: 'p1', columns: [{ name: 'a', type: 'INT' }] })
+    await catalog.createTable({
+      name: { schema: 'public', name: 'p2' },
+      columns: [{ name: 'a', type: SqlType.text() }],
+    })
+    const publicNames = (await catalog.getTableNames()).map((t) => t.name).sort()
+    assert.deepStrictEqual(publicNames, ['p1', 'p2'])
+    const sales = await catalog.getTableNames('sales')
+    assert.deepStrictEqual(sales.map((t) => t.name).sort(), ['copy', 'everything'])
+    assert.ok(sales.every((t) => t.schema === 'sales'))
+  })
+
+  test('createTable of an existing table rejects with 42P07; ifNotExists does not', async () => {
+    await catalog.createTable({ name: 'dup', columns: [{ name: 'a', type: 'INT' }] })
+    await rejectsHyper(() => catalog.createTable({ name: 'dup', columns: [{ name: 'a', type: 'INT' }] }), '42P07')
+    await catalog.createTable({ name: 'dup', columns: [{ name: 'other', type: 'TEXT' }] }, { ifNotExists: true })
+    // Unchanged.
+    const def = await catalog.getTableDefinition('dup')
+    assert.deepStrictEqual(
+      def.columns.map((c) => c.name),
+      ['a'],
+    )
+  })
+
+  test('an unknown type rejects with 22023', async () => {
+    await rejectsHyper(
+      () => catalog.createTable({ name: 'bad', columns: [{ name: 'a', type: 'NOT_A_TYPE' }] }),
+      '22023',
+    )
+    assert.equal(await catalog.hasTable('bad'), false)
+  })
+
+  test('dropTable (+ ifExists); getTableDefinition of a missing table', async () => {
+    await catalog.createTable({ name: 'gone', columns: [{ name: 'a', type: 'INT' }] })
+    assert.equal(await catalog.hasTable('gone'), true)
+    await catalog.dropTable('gone')
+    assert.equal(await catalog.hasTable('gone'), false)
+    await rejectsHyper(() => catalog.dropTable('gone'), '42P01')
+    await catalog.dropTable('gone', { ifExists: true })
+    await rejectsHyper(() => catalog.getTableDefinition('gone'), '42P01')
+    await rejectsHyper(() => conn.queryAll('SELECT * FROM gone'), '42P01')
+  })
+})
+
+describe('transactions', () => {
+  before(async () => {
+    await conn.executeCommand('CREATE TABLE ledger (id INTEGER NOT NULL, amount INTEGER)')
+  })
+
+  const count = async () => Number(await conn.queryScalar('SELECT count(*) FROM ledger'))
+
+  test('commits when the function resolves, and returns its value', async () => {
+    const before = await count()
+    const result = await conn.transaction(async (tx) => {
+      assert.equal(tx, conn)
+      await tx.executeCommand('INSERT INTO ledger VALUES (1, 10)')
+      await tx.executeCommand('INSERT INTO ledger VALUES ($1, $2)', [2, 20])
+      // Visible inside the transaction.
+      assert.equal(Number(await tx.queryScalar('SELECT count(*) FROM ledger')), before + 2)
+      return 'done'
+    })
+    assert.equal(result, 'done')
+    assert.equal(await count(), before + 2)
+    // Committed: another connection to the same database sees the rows.
+    const other = await ctx.connect({ database: ctx.dbPath('db0.hyper') })
+    assert.equal(Number(await other.queryScalar('SELECT sum(amount) FROM ledger')), 30)
+    await other.close()
+  })
+
+  test('rolls back when the function throws; the error is rethrown; the connection works', async () => {
+    const before = await count()
+    const boom = new Error('boom in the transaction')
+    await assert.rejects(
+      conn.transaction(async (tx) => {
+        await tx.executeCommand('INSERT INTO ledger VALUES (3, 30)')
+        assert.equal(await count(), before + 1)
+        throw boom
+      }),
+      (e) => e === boom,
+    )
+    assert.equal(await count(), before)
+    assert.equal(await conn.queryScalar('SELECT 1 + 1'), 2)
+  })
+
+  test('rolls back when a statement inside fails (a HyperError)', async () => {
+    const before = await count()
+    const err = await rejectsHyper(
+      () =>
+        conn.transaction(async (tx) => {
+          await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
+          await tx.executeCommand('INSERT INTO ledger VALUES (NULL, 1)')
+        }),
+      '23502',
+    )
+    assert.ok(err instanceof HyperError)
+    assert.equal(await count(), before)
+    // A new transaction after it works.
+    await conn.transaction(async (tx) => {
+      await tx.executeCommand('INSERT INTO ledger VALUES (5, 50)')
+    })
+    assert.equal(await count(), before + 1)
+  })
+})
+
+describe('databases', () => {
+  test('createDatabase, attach with an alias, CREATE TABLE in it via SQL, query, detach', async () => {
+    const second = ctx.dbPath('second.hyper')
+    await catalog.createDatabase(second)
+    assert.ok(fs.existsSync(second), 'the .hyper file exists')
+    await catalog.createDatabase(second, { ifNotExists: true })
+    await catalog.attachDatabase(second, 'other')
+    const schemas = await catalog.getSchemaNames('other')
+    assert.deepStrictEqual(
+      schemas.map((s) => [s.database, s.name]),
+      [['other', 'public']],
+    )
+    await conn.executeCommand('CREATE TABLE other.public.x (id INTEGER NOT NULL, label TEXT)')
+    assert.equal(await conn.executeCommand("INSERT INTO other.public.x VALUES (1, 'one'), (2, 'two')"), 2)
+    assert.deepStrictEqual(await conn.queryAll('SELECT id, label FROM other.public.x ORDER BY id'), [
+      { id: 1, label: 'one' },
+      { id: 2, label: 'two' },
+    ])
+    assert.equal(await catalog.hasTable({ database: 'other', schema: 'public', name: 'x' }), true)
+    const tables = await catalog.getTableNames({ database: 'other', name: 'public' })
+    assert.deepStrictEqual(
+      tables.map((t) => [t.database, t.schema, t.name]),
+      [['other', 'public', 'x']],
+    )
+    await catalog.detachDatabase('other')
+    const err = await rejectsHyper(() => conn.queryAll('SELECT * FROM other.public.x'))
+    assert.match(err.code, /^(3F000|42P01|3D000)$/)
+    // The rows are in the file: open it directly.
+    const direct = await ctx.connect({ database: second, createMode: 'doNotCreate' })
+    assert.equal(await direct.queryScalar('SELECT count(*) FROM x'), 2n)
+    await direct.close()
+  })
+
+  test('dropDatabase (+ ifExists)', async () => {
+    const third = ctx.dbPath('third.hyper')
+    await catalog.createDatabase(third)
+    assert.ok(fs.existsSync(third))
+    await catalog.dropDatabase(third)
+    assert.equal(fs.existsSync(third), false)
+    await catalog.dropDatabase(third, { ifExists: true })
+    await rejectsHyper(() => catalog.dropDatabase(third))
+  })
+})
+
+describe('disposal (Symbol.asyncDispose)', () => {
+  const AsyncFunction = (async () => {}).constructor
+  let awaitUsing = true
+  try {
+    new AsyncFunction('await using x = null')
+  } catch {
+    awaitUsing = false // Node 20 does not parse `await using`
+  }
+
+  test('Connection', async () => {
+    let c
+    if (awaitUsing) {
+      const body =
+        'let seen; { await using c = await connect(); seen = c; await c.queryScalar("SELECT 1") } return seen'
+      c = await new AsyncFunction('connect', body)(() => Connection.connect({ endpoint: ctx.hyper.endpoint }))
+    } else {
+      c = await Connection.connect({ endpoint: ctx.hyper.endpoint })
+      assert.equal(await c.queryScalar('SELECT 1'), 1)
+      assert.equal(typeof c[Symbol.asyncDispose], 'function')
+      await c[Symbol.asyncDispose]()
+    }
+    assert.equal(c.isClosed, true)
+    await rejectsHyper(() => c.queryScalar('SELECT 1'), '08003')
+    // Disposing twice is fine.
+    await c[Symbol.asyncDispose]()
+  })
+
+  test('HyperProcess', async () => {
+    let hyper
+    if (awaitUsing) {
+      const body = 'let seen; { await using h = await start(); seen = h } return seen'
+      hyper = await new AsyncFunction('start', body)(() => HyperProcess.start())
+    } else {
+      hyper = await HyperProcess.start()
+      const c = await Connection.connect({ endpoint: hyper.endpoint })
+      assert.equal(await c.queryScalar('SELECT 2'), 2)
+      await c.close()
+      assert.equal(typeof hyper[Symbol.asyncDispose], 'function')
+      await hyper[Symbol.asyncDispose]()
+    }
+    // hyperd is gone.
+    assert.throws(
+      () => process.kill(hyper.pid, 0),
+      (e) => e.code === 'ESRCH',
+    )
+    await hyper[Symbol.asyncDispose]()
+    let err
+    try {
+      await Connection.connect({ endpoint: hyper.endpoint, connectTimeoutMs: 5000 })
+    } catch (e) {
+      err = e
+    }
+    assertHyperError(err, /^08/)
+  })
+})

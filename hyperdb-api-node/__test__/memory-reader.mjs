@@ -1,0 +1,66 @@
+// Child process of memory.test.mjs: reads table m of an existing database
+// and prints one JSON line with the count, sums, peak RSS and event-loop
+// delay. Usage: node memory-reader.mjs <endpoint> <database> <query|columns>
+//
+// Why a child process: inside a node:test test, Node 20 tracks async
+// context with promise hooks, which makes every Promise (a `for await` step
+// per row) ~5x slower and inflates the event-loop delay; a plain process
+// measures the package, not the test harness.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { Connection } from '../dist/index.mjs'
+
+const [endpoint, database, mode] = process.argv.slice(2)
+
+let peak = process.memoryUsage().rss
+const sampler = setInterval(() => {
+  peak = Math.max(peak, process.memoryUsage().rss)
+}, 50)
+const delay = monitorEventLoopDelay({ resolution: 10 })
+
+const conn = await Connection.connect({ endpoint, database })
+const t0 = performance.now()
+delay.enable()
+const out = { mode, count: 0, idSum: 0, sensorSum: 0, checked: 0, errors: [] }
+if (mode === 'query') {
+  for await (const row of conn.query('SELECT id, sensor_id, value, ts FROM m')) {
+    out.count++
+    out.idSum += row.id
+    out.sensorSum += row.sensor_id
+    // Spot-check whole rows (every 100003rd id).
+    if (row.id % 100_003 === 0) {
+      if (row.sensor_id !== row.id % 100 || row.value !== row.id * 0.5 || row.ts !== BigInt(row.id) * 1000n) {
+        out.errors.push(`row ${row.id}: ${row.sensor_id} ${row.value} ${row.ts}`)
+      }
+      out.checked++
+    }
+  }
+} else if (mode === 'columns') {
+  for await (const chunk of conn.queryColumns('SELECT id, sensor_id, ts FROM m')) {
+    const ids = chunk.column('id').values
+    const sensors = chunk.column('sensor_id').values
+    const ts = chunk.column('ts').values
+    if (!(ids instanceof Int32Array) || !(ts instanceof BigInt64Array)) out.errors.push('unexpected column arrays')
+    for (let i = 0; i < chunk.numRows; i++) {
+      out.idSum += ids[i]
+      out.sensorSum += sensors[i]
+    }
+    if (chunk.numRows > 0) {
+      if (ts[0] !== BigInt(ids[0]) * 1000n) out.errors.push(`ts of id ${ids[0]} is ${ts[0]}`)
+      out.checked++
+    }
+    out.count += chunk.numRows
+  }
+} else {
+  throw new Error(`unknown mode ${mode}`)
+}
+delay.disable()
+out.ms = performance.now() - t0
+peak = Math.max(peak, process.memoryUsage().rss)
+clearInterval(sampler)
+await conn.close()
+out.peakRss = peak
+out.delayP50Ms = delay.percentile(50) / 1e6
+out.delayP99Ms = delay.percentile(99) / 1e6
+out.delayMaxMs = delay.max / 1e6
+out.delaySamples = delay.count
+process.stdout.write(`${JSON.stringify(out)}\n`)

@@ -1,0 +1,136 @@
+// HyperProcess: starting hyperd over TCP and IPC, failures, closing, and
+// not blocking the event loop.
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { setupHyper, rejectsHyper, makeTempDir, removeDir } from './helpers.mjs'
+import { HyperProcess, Connection, HyperError } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    if (e.code === 'ESRCH') return false
+    throw e
+  }
+}
+
+describe('the shared hyperd (TCP, the default)', () => {
+  before(() => ctx.ready())
+
+  test('endpoint, pid, grpcEndpoint', async () => {
+    assert.match(ctx.hyper.endpoint, /^tab\.tcp:\/\/127\.0\.0\.1:\d+$/)
+    assert.equal(typeof ctx.hyper.pid, 'number')
+    assert.ok(isAlive(ctx.hyper.pid))
+    assert.equal(ctx.hyper.grpcEndpoint, null)
+    const conn = await ctx.connect()
+    assert.equal(await conn.queryScalar('SELECT $1::INTEGER + 1', [1]), 2)
+  })
+})
+
+describe('transport ipc', () => {
+  let hyper
+  let dir
+
+  before(async () => {
+    dir = makeTempDir()
+    hyper = await HyperProcess.start({ transport: 'ipc' })
+  })
+
+  after(async () => {
+    await hyper?.close()
+    removeDir(dir)
+  })
+
+  test('connect and query over it', async () => {
+    const conn = await Connection.connect({
+      endpoint: hyper.endpoint,
+      database: path.join(dir, 'ipc.hyper'),
+      createMode: 'create',
+    })
+    await conn.executeCommand('CREATE TABLE t (a INTEGER)')
+    assert.equal(await conn.executeCommand('INSERT INTO t SELECT g FROM generate_series(1, 1000) s(g)'), 1000)
+    assert.equal(await conn.queryScalar('SELECT sum(a) FROM t'), 500500n)
+    const table = await conn.queryArrowTable('SELECT a FROM t')
+    assert.equal(table.numRows, 1000)
+    await conn.close()
+  })
+
+  test('the endpoint is a Unix socket endpoint', async () => {
+    assert.ok(hyper.endpoint.startsWith('unix:/'), `endpoint ${hyper.endpoint}`)
+  })
+
+  test('close() stops hyperd; close() twice is fine', async () => {
+    const pid = hyper.pid
+    assert.ok(isAlive(pid))
+    await hyper.close()
+    assert.equal(isAlive(pid), false)
+    await hyper.close()
+  })
+})
+
+describe('failures', () => {
+  test('a bad hyperdPath rejects with a HyperError (58000)', async () => {
+    const dir = makeTempDir()
+    try {
+      const notExecutable = path.join(dir, 'hyperd')
+      fs.writeFileSync(notExecutable, 'not a program')
+      for (const hyperdPath of ['/nonexistent/dir/hyperd', dir, notExecutable]) {
+        const err = await rejectsHyper(() => HyperProcess.start({ hyperdPath }), '58000', hyperdPath)
+        assert.ok(err instanceof HyperError)
+        assert.match(err.message, /hyperd/)
+      }
+      // An executable that exits at once.
+      await rejectsHyper(() => HyperProcess.start({ hyperdPath: '/bin/false', startTimeoutMs: 10_000 }), '58000')
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  test('a bad transport rejects with 22023', async () => {
+    await rejectsHyper(() => HyperProcess.start({ transport: 'udp' }), '22023')
+  })
+})
+
+describe('lifecycle', () => {
+  test('close() twice is fine; hyperd is gone after close()', async () => {
+    const hyper = await HyperProcess.start()
+    const pid = hyper.pid
+    assert.ok(isAlive(pid))
+    const conn = await Connection.connect({ endpoint: hyper.endpoint })
+    assert.equal(await conn.queryScalar('SELECT 3'), 3)
+    await conn.close()
+    await hyper.close()
+    assert.equal(isAlive(pid), false)
+    await hyper.close()
+    await Promise.all([hyper.close(), hyper.close()])
+  })
+
+  test('the event loop keeps turning while hyperd starts and stops', async () => {
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 10)
+    try {
+      const t0 = performance.now()
+      const hyper = await HyperProcess.start()
+      const startMs = performance.now() - t0
+      const startTicks = ticks
+      console.log(`# HyperProcess.start(): ${startMs.toFixed(0)} ms, ${startTicks} ticks of a 10 ms interval`)
+      // A few ticks (hyperd starts in ~40-80 ms here; a blocked loop would give 0).
+      const wanted = startMs >= 40 ? 2 : 1
+      assert.ok(startTicks >= wanted, `only ${startTicks} ticks during a ${startMs.toFixed(0)} ms start`)
+      const conn = await Connection.connect({ endpoint: hyper.endpoint })
+      assert.equal(await conn.queryScalar('SELECT 4'), 4)
+      await conn.close()
+      ticks = 0
+      const t1 = performance.now()
+      await hyper.close()
+      console.log(`# HyperProcess.close(): ${(performance.now() - t1).toFixed(0)} ms, ${ticks} ticks`)
+    } finally {
+      clearInterval(timer)
+    }
+  })
+})

@@ -1,0 +1,393 @@
+// Streaming reads: abandoning a result, interleaved and concurrent calls,
+// and every read style.
+import { test, describe, before } from 'node:test'
+import assert from 'node:assert/strict'
+import { tableFromIPC } from 'apache-arrow'
+import { setupHyper, rejectsHyper, drain, withTimeout } from './helpers.mjs'
+import { Connection } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+let conn
+
+const TEN_MILLION = 'SELECT * FROM generate_series(1, 10000000)'
+
+before(async () => {
+  conn = await ctx.connect()
+  await conn.executeCommand('CREATE TABLE items (id INTEGER NOT NULL, name TEXT, price DOUBLE PRECISION)')
+  await conn.executeCommand("INSERT INTO items SELECT g, 'item ' || g, g * 0.25 FROM generate_series(1, 50000) s(g)")
+})
+
+/** Sum 1..n as a BigInt. */
+const gauss = (n) => (BigInt(n) * BigInt(n + 1)) / 2n
+
+/** The next query on `c` answers correctly; prints and returns how long it took. */
+async function nextQueryTime(c, label) {
+  const t0 = performance.now()
+  const v = await withTimeout(c.queryScalar('SELECT $1::INTEGER + 1', [41]), 30_000, `${label}: next query`)
+  const ms = performance.now() - t0
+  assert.equal(v, 42)
+  console.log(`# ${label}: next query answered in ${ms.toFixed(1)} ms`)
+  assert.ok(ms < 30_000)
+  return ms
+}
+
+describe('abandoning a 10M-row result', () => {
+  test('break after 10 rows: the next query answers right away', async () => {
+    let n = 0
+    const seen = []
+    for await (const row of conn.query(TEN_MILLION)) {
+      seen.push(row.generate_series)
+      if (++n === 10) break
+    }
+    assert.equal(n, 10)
+    // hyperd produces generate_series in parallel: no order without ORDER BY.
+    assert.equal(new Set(seen).size, 10)
+    for (const v of seen) assert.ok(Number.isInteger(v) && v >= 1 && v <= 10_000_000, `${v}`)
+    await nextQueryTime(conn, 'query + break')
+    // And a full, exact read after it.
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM generate_series(1, 1000)'), 1000n)
+  })
+
+  test('an error thrown in the loop body: rethrown, and the next query answers right away', async () => {
+    let n = 0
+    await assert.rejects(
+      async () => {
+        for await (const _ of conn.query(TEN_MILLION, undefined, { rowMode: 'array' })) {
+          if (++n === 10) throw new Error('boom in the loop')
+        }
+      },
+      { message: 'boom in the loop' },
+    )
+    assert.equal(n, 10)
+    await nextQueryTime(conn, 'query + throw')
+  })
+
+  test('queryChunks, queryColumns, queryArrow, queryArrowIpc: break after the first item', async () => {
+    for (const [name, iterable] of [
+      ['queryChunks', () => conn.queryChunks(TEN_MILLION)],
+      ['queryColumns', () => conn.queryColumns(TEN_MILLION)],
+      ['queryArrow', () => conn.queryArrow(TEN_MILLION)],
+      ['queryArrowIpc', () => conn.queryArrowIpc(TEN_MILLION)],
+    ]) {
+      let items = 0
+      for await (const _ of iterable()) {
+        items++
+        break
+      }
+      assert.equal(items, 1)
+      await nextQueryTime(conn, `${name} + break`)
+    }
+  })
+
+  test('iterator.return() after the first row releases the connection', async () => {
+    const it = conn.query(TEN_MILLION)[Symbol.asyncIterator]()
+    const first = await it.next()
+    assert.equal(first.done, false)
+    assert.deepStrictEqual(Object.keys(first.value), ['generate_series'])
+    const done = await it.return()
+    assert.equal(done.done, true)
+    assert.deepStrictEqual(await it.next(), { value: undefined, done: true })
+    await nextQueryTime(conn, 'return()')
+  })
+})
+
+describe('concurrency', () => {
+  test('two interleaved iterations on one connection both complete', async () => {
+    const A = 300_000
+    const B = 200_000
+    const run = async () => {
+      const a = conn.query(`SELECT g AS id FROM generate_series(1, ${A}) s(g)`)[Symbol.asyncIterator]()
+      const b = conn
+        .query('SELECT g AS id, g * 2 AS twice FROM generate_series(1, $1) s(g)', [B])
+        [Symbol.asyncIterator]()
+      let countA = 0
+      let sumA = 0n
+      let countB = 0
+      let sumB = 0n
+      let doneA = false
+      let doneB = false
+      while (!doneA || !doneB) {
+        if (!doneA) {
+          const r = await a.next()
+          if (r.done) doneA = true
+          else {
+            countA++
+            sumA += BigInt(r.value.id)
+          }
+        }
+        if (!doneB) {
+          const r = await b.next()
+          if (r.done) doneB = true
+          else {
+            countB++
+            sumB += BigInt(r.value.id)
+            assert.equal(r.value.twice, r.value.id * 2)
+          }
+        }
+      }
+      return { countA, sumA, countB, sumB }
+    }
+    const r = await withTimeout(run(), 60_000, 'interleaved iteration')
+    assert.deepStrictEqual(r, { countA: A, sumA: gauss(A), countB: B, sumB: gauss(B) })
+    await nextQueryTime(conn, 'after interleaving')
+  })
+
+  test('a call made while a result is open on the same connection', async () => {
+    // An open stream, then a scalar query before the stream is read on.
+    const it = conn.query('SELECT id FROM items ORDER BY id')[Symbol.asyncIterator]()
+    assert.deepStrictEqual((await it.next()).value, { id: 1 })
+    assert.equal(await withTimeout(conn.queryScalar('SELECT count(*) FROM items'), 30_000, 'scalar'), 50000n)
+    let n = 1
+    let last = 1
+    for (let r = await it.next(); !r.done; r = await it.next()) {
+      n++
+      assert.equal(r.value.id, last + 1)
+      last = r.value.id
+    }
+    assert.equal(n, 50000)
+  })
+
+  test('four connections in parallel give correct results', async () => {
+    const conns = await Promise.all([1, 2, 3, 4].map(() => ctx.connect()))
+    const t0 = performance.now()
+    const results = await withTimeout(
+      Promise.all(
+        conns.map(async (c, k) => {
+          const n = 1_000_000 * (k + 1)
+          const [sum, count, rows] = await Promise.all([
+            c.queryScalar(`SELECT sum(g) FROM generate_series(1, ${n}) s(g)`),
+            c.queryScalar('SELECT count(*) FROM generate_series(1, $1) s(g)', [n]),
+            (async () => {
+              let rowCount = 0
+              let s = 0
+              for await (const row of c.query(
+                `SELECT g FROM generate_series(1, ${100_000 * (k + 1)}) s(g)`,
+                undefined,
+                {
+                  rowMode: 'array',
+                },
+              )) {
+                rowCount++
+                s += row[0]
+              }
+              return { rowCount, s }
+            })(),
+          ])
+          return { k, n, sum, count, rows }
+        }),
+      ),
+      60_000,
+      'parallel connections',
+    )
+    console.log(`# 4 connections in parallel: ${(performance.now() - t0).toFixed(0)} ms`)
+    for (const { k, n, sum, count, rows } of results) {
+      assert.equal(BigInt(sum), gauss(n), `connection ${k} sum`)
+      assert.equal(count, BigInt(n), `connection ${k} count`)
+      const m = 100_000 * (k + 1)
+      assert.deepStrictEqual(rows, { rowCount: m, s: Number(gauss(m)) })
+    }
+    await Promise.all(conns.map((c) => c.close()))
+  })
+
+  test('concurrent calls on one connection each get their own answer', async () => {
+    const results = await withTimeout(
+      Promise.all(
+        Array.from({ length: 10 }, (_, i) => conn.queryScalar('SELECT $1::INTEGER * 10 + $2::INTEGER', [i, i])),
+      ),
+      30_000,
+      'concurrent calls',
+    )
+    assert.deepStrictEqual(
+      results,
+      Array.from({ length: 10 }, (_, i) => i * 11),
+    )
+    // Mixed kinds of calls, concurrently.
+    const [count, one, all, cmd, arrow] = await withTimeout(
+      Promise.all([
+        conn.queryScalar('SELECT count(*) FROM items WHERE id <= $1', [100]),
+        conn.queryOne('SELECT id, name FROM items WHERE id = $1', [7]),
+        conn.queryAll('SELECT id FROM items WHERE id < 4 ORDER BY id'),
+        conn.executeCommand('SELECT 1'),
+        conn.queryArrowTable('SELECT id FROM items WHERE id <= 10'),
+      ]),
+      30_000,
+      'mixed concurrent calls',
+    )
+    assert.equal(count, 100n)
+    assert.deepStrictEqual(one, { id: 7, name: 'item 7' })
+    assert.deepStrictEqual(all, [{ id: 1 }, { id: 2 }, { id: 3 }])
+    assert.equal(typeof cmd, 'number')
+    assert.equal(arrow.numRows, 10)
+  })
+})
+
+describe('read styles', () => {
+  test('queryAll', async () => {
+    const rows = await conn.queryAll('SELECT id, name, price FROM items WHERE id <= 3 ORDER BY id')
+    assert.deepStrictEqual(rows, [
+      { id: 1, name: 'item 1', price: 0.25 },
+      { id: 2, name: 'item 2', price: 0.5 },
+      { id: 3, name: 'item 3', price: 0.75 },
+    ])
+    const arrays = await conn.queryAll('SELECT id, name FROM items WHERE id <= 2 ORDER BY id', undefined, {
+      rowMode: 'array',
+    })
+    assert.deepStrictEqual(arrays, [
+      [1, 'item 1'],
+      [2, 'item 2'],
+    ])
+    assert.deepStrictEqual(await conn.queryAll('SELECT id FROM items WHERE id < 0'), [])
+    const big = await conn.queryAll('SELECT id FROM items ORDER BY id')
+    assert.equal(big.length, 50000)
+    assert.equal(big[49999].id, 50000)
+  })
+
+  test('queryOne: the first row, null on empty', async () => {
+    assert.deepStrictEqual(await conn.queryOne('SELECT id, name FROM items ORDER BY id'), { id: 1, name: 'item 1' })
+    assert.deepStrictEqual(
+      await conn.queryOne('SELECT id, name FROM items WHERE id = $1', [42], { rowMode: 'array' }),
+      [42, 'item 42'],
+    )
+    assert.equal(await conn.queryOne('SELECT id FROM items WHERE id < 0'), null)
+    assert.equal(await conn.queryOne('SELECT id FROM items WHERE id = $1', [-1]), null)
+    // The rest of a large result is discarded at once.
+    const firstOfMany = await conn.queryOne(TEN_MILLION)
+    assert.equal(typeof firstOfMany.generate_series, 'number')
+    await nextQueryTime(conn, 'queryOne on 10M rows')
+  })
+
+  test('queryScalar: the first value, 02000 on empty', async () => {
+    assert.equal(await conn.queryScalar('SELECT max(id) FROM items'), 50000)
+    assert.equal(await conn.queryScalar('SELECT name FROM items WHERE id = $1', [5]), 'item 5')
+    assert.equal(await conn.queryScalar('SELECT NULL::INTEGER'), null)
+    await rejectsHyper(() => conn.queryScalar('SELECT id FROM items WHERE id < 0'), '02000')
+    await rejectsHyper(() => conn.queryScalar('SELECT id FROM items WHERE id = $1', [-1]), '02000')
+    assert.equal(await conn.queryScalar('SELECT 1'), 1)
+  })
+
+  test('queryChunks: arrays of rows that add up to the result', async () => {
+    let rows = 0
+    let chunks = 0
+    let sum = 0
+    let expectId = 1
+    for await (const chunk of conn.queryChunks('SELECT id FROM items ORDER BY id')) {
+      assert.ok(Array.isArray(chunk))
+      assert.ok(chunk.length > 0)
+      chunks++
+      for (const r of chunk) {
+        assert.equal(r.id, expectId++)
+        sum += r.id
+      }
+      rows += chunk.length
+    }
+    assert.equal(rows, 50000)
+    assert.equal(sum, Number(gauss(50000)))
+    assert.ok(chunks >= 1)
+    for await (const chunk of conn.queryChunks('SELECT id, name FROM items WHERE id <= 2 ORDER BY id', undefined, {
+      rowMode: 'array',
+    })) {
+      assert.deepStrictEqual(chunk, [
+        [1, 'item 1'],
+        [2, 'item 2'],
+      ])
+    }
+  })
+
+  test('queryColumns over a larger result', async () => {
+    let rows = 0
+    let sum = 0
+    for await (const chunk of conn.queryColumns('SELECT id, price FROM items ORDER BY id')) {
+      const ids = chunk.column('id')
+      const prices = chunk.column('price')
+      assert.ok(ids.values instanceof Int32Array)
+      assert.ok(prices.values instanceof Float64Array)
+      assert.equal(ids.validity, null)
+      for (let i = 0; i < chunk.numRows; i++) {
+        sum += ids.values[i]
+        assert.equal(prices.values[i], ids.values[i] * 0.25)
+      }
+      rows += chunk.numRows
+    }
+    assert.equal(rows, 50000)
+    assert.equal(sum, Number(gauss(50000)))
+  })
+
+  test('queryArrowTable: row count and values', async () => {
+    const table = await conn.queryArrowTable('SELECT id, name FROM items ORDER BY id')
+    assert.equal(table.numRows, 50000)
+    assert.equal(table.numCols, 2)
+    assert.deepStrictEqual(
+      table.schema.fields.map((f) => f.name),
+      ['id', 'name'],
+    )
+    assert.equal(table.getChild('id').get(49999), 50000)
+    assert.equal(table.getChild('name').get(0), 'item 1')
+    const empty = await conn.queryArrowTable('SELECT id FROM items WHERE id < 0')
+    assert.equal(empty.numRows, 0)
+    const withParam = await conn.queryArrowTable('SELECT id FROM items WHERE id <= $1', [25])
+    assert.equal(withParam.numRows, 25)
+  })
+
+  test('queryArrowIpc: the chunks decode (tableFromIPC) to what queryArrow gives', async () => {
+    const sql = 'SELECT id, name, price FROM items ORDER BY id'
+    const chunks = []
+    for await (const c of conn.queryArrowIpc(sql)) {
+      assert.ok(c instanceof Uint8Array)
+      chunks.push(c)
+    }
+    assert.ok(chunks.length >= 1)
+    const bytes = Buffer.concat(chunks)
+    const fromIpc = tableFromIPC(bytes)
+    assert.equal(fromIpc.numRows, 50000)
+    const batches = await drain(conn.queryArrow(sql))
+    const viaArrow = { ids: [], names: [], prices: [] }
+    for (const b of batches) {
+      viaArrow.ids.push(...b.getChild('id').toArray())
+      viaArrow.names.push(...b.getChild('name').toArray())
+      viaArrow.prices.push(...b.getChild('price').toArray())
+    }
+    assert.deepStrictEqual([...fromIpc.getChild('id').toArray()], viaArrow.ids)
+    assert.deepStrictEqual([...fromIpc.getChild('name').toArray()], viaArrow.names)
+    assert.deepStrictEqual([...fromIpc.getChild('price').toArray()], viaArrow.prices)
+    assert.equal(viaArrow.ids.length, 50000)
+    assert.equal(viaArrow.names[9], 'item 10')
+    // With a parameter (the row route) it is one IPC stream too.
+    const small = tableFromIPC(
+      Buffer.concat(await drain(conn.queryArrowIpc('SELECT id FROM items WHERE id <= $1', [3]))),
+    )
+    assert.deepStrictEqual([...small.getChild('id').toArray()], [1, 2, 3])
+  })
+
+  test('describe: names, SQL types, kinds, nullability, without reading rows', async () => {
+    const cols = await conn.describe('SELECT id, name, price, id::BIGINT AS big FROM items')
+    assert.deepStrictEqual(cols, [
+      { name: 'id', sqlType: 'INTEGER', kind: 'int32', nullable: false },
+      { name: 'name', sqlType: 'TEXT', kind: 'text', nullable: true },
+      { name: 'price', sqlType: 'DOUBLE PRECISION', kind: 'float64', nullable: true },
+      { name: 'big', sqlType: 'BIGINT', kind: 'int64', nullable: false },
+    ])
+    const withParam = await conn.describe('SELECT $1::VARCHAR(10) AS v, $2::NUMERIC(18,3) AS n', ['x', null])
+    assert.deepStrictEqual(
+      withParam.map((c) => [c.name, c.sqlType, c.kind]),
+      [
+        ['v', 'VARCHAR(10)', 'text'],
+        ['n', 'NUMERIC(18,3)', 'numeric'],
+      ],
+    )
+    // describe on a huge result does not read it.
+    const t0 = performance.now()
+    assert.equal((await conn.describe(TEN_MILLION)).length, 1)
+    await nextQueryTime(conn, 'describe on 10M rows')
+    console.log(`# describe + next query on 10M rows: ${(performance.now() - t0).toFixed(1)} ms`)
+  })
+})
+
+describe('CommonJS and ESM share one implementation', () => {
+  test('Connection from the ESM entry is the CommonJS class', async () => {
+    const { createRequire } = await import('node:module')
+    const require = createRequire(import.meta.url)
+    const cjs = require('../dist/index.js')
+    assert.equal(cjs.Connection, Connection)
+    assert.ok(conn instanceof cjs.Connection)
+  })
+})
