@@ -10,7 +10,7 @@ CARGO ?= cargo
 NPM ?= npm
 NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench fmt clean-data
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data
 
 all: test
 
@@ -63,14 +63,21 @@ example: hyperd
 
 ## The benchmark suite at the scale the speed targets are set at: 10M rows
 ## per workload (as `shared/tools/ceilings`), 2 workers, a warm-up then 5 runs
-## each (~3 minutes on a 2-core machine). Writes
-## test_results/benchmark_suite.{md,json}; BENCH_TRANSPORT=ipc make bench
-## writes benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
+## each (~3 minutes on a 2-core machine), then the Node benchmark (~2 more).
+## Writes test_results/benchmark_suite.{md,json} and
+## benchmark_suite_node.{md,json}; BENCH_TRANSPORT=ipc make bench writes
+## benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
 BENCH_ROWS ?= 10000000
 BENCH_WORKERS ?= 2
 BENCH_REPEAT ?= 5
-bench: hyperd
+bench: hyperd node
 	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
+	$(MAKE) --no-print-directory bench-node
+
+## The Node benchmark alone (read paths vs the Rust suite's artifact);
+## writes test_results/benchmark_suite_node.{md,json}.
+bench-node: hyperd node
+	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node __test__/benchmark.mjs $(BENCH_ROWS)
 
 fmt: node-deps
 	$(CARGO) fmt --all

@@ -19,7 +19,8 @@ enum State {
     #[default]
     Waiting,
     Requested,
-    Running(StreamCanceller),
+    /// Boxed: a canceller holds a whole cancel handle.
+    Running(Box<StreamCanceller>),
 }
 
 impl CancelToken {
@@ -43,7 +44,7 @@ impl CancelToken {
                     None
                 }
                 State::Requested => None,
-                State::Running(c) => Some(c.clone()),
+                State::Running(c) => Some(StreamCanceller::clone(c)),
             }
         };
         match running {
@@ -58,7 +59,7 @@ impl CancelToken {
         if matches!(*state, State::Requested) {
             return Err(Error::Cancelled);
         }
-        *state = State::Running(canceller);
+        *state = State::Running(Box::new(canceller));
         Ok(())
     }
 }
