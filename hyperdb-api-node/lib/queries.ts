@@ -3,7 +3,7 @@
  * PostgreSQL protocol, `GrpcConnection` over gRPC): each read style is
  * written once, over the two native stream kinds a connection opens.
  */
-import type { RecordBatch, Table } from 'apache-arrow'
+import type { RecordBatch, Schema, Table } from 'apache-arrow'
 import type { ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, canceledError, HyperError } from './errors'
@@ -46,6 +46,19 @@ function loadArrow(): Promise<Arrow> {
     })
   })
   return arrowModule
+}
+
+/**
+ * The schema message at the head of an IPC stream's first chunk, and the
+ * rest of the chunk. A message is a 0xFFFFFFFF continuation marker (absent
+ * in the pre-1.0 format), the metadata length and the metadata; a schema
+ * has no body.
+ */
+function splitSchemaMessage(first: Uint8Array): [Uint8Array, Uint8Array] {
+  const view = new DataView(first.buffer, first.byteOffset, first.byteLength)
+  const marker = view.getInt32(0, true) === -1 ? 4 : 0
+  const end = marker + 4 + view.getInt32(marker, true)
+  return [first.subarray(0, end), first.subarray(end)]
 }
 
 export abstract class Queries {
@@ -258,14 +271,31 @@ export abstract class Queries {
     options: QueryOptions = {},
   ): AsyncIterableIterator<RecordBatch> {
     const arrow = await loadArrow()
-    const chunks = this.queryArrowIpc(sql, params, options)
+    const args = toParams(params)
+    const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
+    const reader = new NativeReader<Uint8Array>(stream, options.signal)
+    // apache-arrow's async reader costs ~150 us of promise machinery per
+    // message (measured: 155-200 ms of JS for a 10M-row scan, against
+    // 21-30 ms for its sync reader over the same bytes). So each handover
+    // is read by a sync reader over the schema message plus the handover's
+    // messages, and the batches are re-wrapped to share the first schema.
+    let schemaMessage: Uint8Array | null = null
+    let schema: Schema | null = null
     try {
-      const reader = await arrow.RecordBatchReader.from(chunks)
-      for await (const batch of reader) {
-        yield batch
+      for (let chunks = await reader.next(); chunks !== null; chunks = await reader.next()) {
+        let messages = chunks
+        if (schemaMessage === null) {
+          const [head, rest] = splitSchemaMessage(chunks[0])
+          schemaMessage = head
+          messages = [rest, ...chunks.slice(1)]
+        }
+        for (const batch of arrow.RecordBatchReader.from([schemaMessage, ...messages.filter((m) => m.length > 0)])) {
+          schema ??= batch.schema
+          yield batch.schema === schema ? batch : new arrow.RecordBatch(schema, batch.data)
+        }
       }
     } finally {
-      await chunks.return?.(undefined)
+      reader.close()
     }
   }
 

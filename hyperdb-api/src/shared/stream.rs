@@ -17,12 +17,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 use hyperdb_api_core::client::CancelHandle;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot, RwLock, Semaphore};
 
 use super::{CancelToken, ConnectionGuard, Inner};
 use crate::error::{Error, Result};
@@ -62,8 +61,11 @@ pub struct ResultStream<T> {
 /// [`ResultStream::cancel`].
 #[derive(Debug, Clone)]
 pub struct StreamCanceller {
-    /// True while the task still reads the result.
-    reading: Arc<AtomicBool>,
+    /// True while the task still reads the result. A cancel holds the read
+    /// lock until the server has taken it, and the task takes the write
+    /// lock to clear it before it lets go of the connection: so a cancel
+    /// that saw `true` has landed before anyone else's statement can run.
+    reading: Arc<RwLock<bool>>,
     how: CancelBy,
 }
 
@@ -79,7 +81,8 @@ enum CancelBy {
 impl StreamCanceller {
     /// See [`ResultStream::cancel`].
     pub async fn cancel(&self) -> Result<()> {
-        if self.reading.load(Ordering::Acquire) {
+        let reading = self.reading.read().await;
+        if *reading {
             match &self.how {
                 CancelBy::Wire(handle) => handle.cancel_async().await?,
                 #[cfg(feature = "grpc")]
@@ -103,7 +106,7 @@ impl<T: Send + 'static> ResultStream<T> {
         let (tx, items) = mpsc::unbounded_channel();
         let credits = Arc::new(Semaphore::new(CREDITS));
         let pump_credits = credits.clone();
-        let reading = Arc::new(AtomicBool::new(true));
+        let reading = Arc::new(RwLock::new(true));
         let still_reading = reading.clone();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
         if let Some(token) = token {
@@ -125,7 +128,7 @@ impl<T: Send + 'static> ResultStream<T> {
                     }
                 }
             };
-            still_reading.store(false, Ordering::Release);
+            *still_reading.write().await = false;
         });
         let schema = first_rx.await.map_err(|_| task_gone())??;
         Ok(ResultStream {
@@ -151,11 +154,11 @@ impl<T: Send + 'static> ResultStream<T> {
         let (tx, items) = mpsc::unbounded_channel();
         let credits = Arc::new(Semaphore::new(CREDITS));
         let pump_credits = credits.clone();
-        let reading = Arc::new(AtomicBool::new(true));
+        let reading = Arc::new(RwLock::new(true));
         let still_reading = reading.clone();
         tokio::spawn(async move {
             pump(Box::new(source), &tx, &pump_credits, None).await;
-            still_reading.store(false, Ordering::Release);
+            *still_reading.write().await = false;
         });
         ResultStream {
             schema,
