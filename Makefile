@@ -77,7 +77,7 @@ bench: hyperd node
 ## The Node benchmark alone (read paths vs the Rust suite's artifact);
 ## writes test_results/benchmark_suite_node.{md,json}.
 bench-node: hyperd node
-	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node __test__/benchmark.mjs $(BENCH_ROWS)
+	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
 
 fmt: node-deps
 	$(CARGO) fmt --all

@@ -19,7 +19,7 @@ import {
   type RowObject,
   type ValueOptions,
 } from './columns'
-import { NativeReader, throwIfAborted } from './streams'
+import { LoopTurns, NativeReader, throwIfAborted } from './streams'
 
 export interface QueryOptions extends ValueOptions {
   /** Cancels the statement on the server; the iteration rejects with code 57014. */
@@ -158,11 +158,16 @@ export abstract class Queries {
     const { stream, reader } = await this.start(sql, params, options.signal)
     const assembler = new RowAssembler(stream.columns, options.rowMode ?? 'object', options)
     try {
+      const turns = new LoopTurns()
       for (let batches = await reader.next(); batches !== null; batches = await reader.next()) {
+        turns.turned()
         // One batch's rows at a time: they die young, in V8's cheapest
         // collection (a handover's worth at once was promoted, and the
         // collector took half the time of a 10M-row read).
-        for (const b of batches) yield assembler.rows([b])
+        for (const b of batches) {
+          await turns.maybeYield()
+          yield assembler.rows([b])
+        }
       }
     } finally {
       reader.close()
@@ -227,8 +232,13 @@ export abstract class Queries {
     const { stream, reader } = await this.start(sql, params, options.signal)
     const infos = stream.columns
     try {
+      const turns = new LoopTurns()
       for (let batches = await reader.next(); batches !== null; batches = await reader.next()) {
-        for (const b of batches) yield columnChunk(infos, b, options)
+        turns.turned()
+        for (const b of batches) {
+          await turns.maybeYield()
+          yield columnChunk(infos, b, options)
+        }
       }
     } finally {
       reader.close()
@@ -282,7 +292,9 @@ export abstract class Queries {
     let schemaMessage: Uint8Array | null = null
     let schema: Schema | null = null
     try {
+      const turns = new LoopTurns()
       for (let chunks = await reader.next(); chunks !== null; chunks = await reader.next()) {
+        turns.turned()
         let messages = chunks
         if (schemaMessage === null) {
           const [head, rest] = splitSchemaMessage(chunks[0])
@@ -291,6 +303,7 @@ export abstract class Queries {
         }
         for (const batch of arrow.RecordBatchReader.from([schemaMessage, ...messages.filter((m) => m.length > 0)])) {
           schema ??= batch.schema
+          await turns.maybeYield()
           yield batch.schema === schema ? batch : new arrow.RecordBatch(schema, batch.data)
         }
       }

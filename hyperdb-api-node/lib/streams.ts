@@ -90,6 +90,31 @@ export class NativeReader<T> {
   }
 }
 
+/**
+ * How long a read may keep the event loop busy between turns. A read's
+ * items are handed out in microtasks (`for await` over items already
+ * received never lets the loop run), so a reader that is faster than the
+ * server would otherwise hold the loop for a whole handover and more.
+ */
+const LOOP_BUDGET_MS = 8
+
+/** Gives the event loop a turn once `LOOP_BUDGET_MS` have passed since the last. */
+export class LoopTurns {
+  private last = performance.now()
+
+  /** The loop just had a turn (an awaited native call returned). */
+  turned(): void {
+    this.last = performance.now()
+  }
+
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.last > LOOP_BUDGET_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      this.last = performance.now()
+    }
+  }
+}
+
 /** Rejects at once when `signal` is already aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) {
