@@ -58,15 +58,8 @@ export class HyperError extends Error {
   }
 }
 
-interface Payload {
-  code: string
-  message: string
-  detail?: string
-  hint?: string
-  position?: number
-  severity?: string
-  cause?: string[]
-}
+/** The native layer's JSON: the fields, with the cause chain as messages. */
+type Payload = Omit<HyperErrorFields, 'cause'> & { cause?: string[] }
 
 /** The native layer's error (its message is a JSON payload) as a `HyperError`. */
 export function toHyperError(e: unknown): unknown {

@@ -115,6 +115,25 @@ export class LoopTurns {
   }
 }
 
+/**
+ * The items of `reader` one at a time, giving the event loop a turn every
+ * `LOOP_BUDGET_MS`; closes the reader when the consumer stops.
+ */
+export async function* eachItem<T>(reader: NativeReader<T>): AsyncIterableIterator<T> {
+  const turns = new LoopTurns()
+  try {
+    for (let items = await reader.next(); items !== null; items = await reader.next()) {
+      turns.turned()
+      for (const item of items) {
+        await turns.maybeYield()
+        yield item
+      }
+    }
+  } finally {
+    reader.close()
+  }
+}
+
 /** Rejects at once when `signal` is already aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) {
