@@ -10,7 +10,8 @@ import { native } from './native'
 import { call, closedError, ErrorCode } from './errors'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
-import { Catalog } from './catalog'
+import { Catalog, tableRef, type TableName } from './catalog'
+import { ipcChunks, type ArrowInsertData } from './arrow-input'
 
 export type { QueryOptions, RowQueryOptions } from './queries'
 
@@ -76,6 +77,19 @@ export class Connection extends Queries {
    */
   async executeCommand(sql: string, params?: readonly ParamValue[]): Promise<number | bigint> {
     return call(() => this.native().executeCommand(sql, toParams(params)))
+  }
+
+  /**
+   * Inserts Arrow data into the existing table `table` in one COPY and
+   * returns the rows stored: an `apache-arrow` `Table`, a `RecordBatch` or
+   * an array of them, or the bytes of one Arrow IPC stream (a `Uint8Array`,
+   * or its chunks in order). The data's schema is checked against the
+   * table as hyperd defines it (field names, types, nullability) before
+   * anything is sent; on any error nothing is stored.
+   */
+  async insertArrow(table: TableName, data: ArrowInsertData): Promise<number> {
+    const chunks = await ipcChunks(data)
+    return call(() => this.native().insertArrowIpc(tableRef(table), chunks))
   }
 
   /**

@@ -9,6 +9,7 @@ export { Catalog, SqlType, type ColumnDefinition, type TableDefinition, type Tab
 export { HyperError, ErrorCode, type HyperErrorFields } from './errors'
 export { HyperTimestamp, HyperTime, HyperInterval, HyperNumeric, HyperDate, numeric, dateOnly } from './values'
 export type { ParamValue } from './params'
+export type { ArrowInsertData } from './arrow-input'
 export type {
   ColumnChunk,
   ColumnKind,

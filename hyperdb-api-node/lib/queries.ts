@@ -31,12 +31,12 @@ export interface RowQueryOptions extends QueryOptions {
   rowMode?: 'object' | 'array'
 }
 
-type Arrow = typeof import('apache-arrow')
+export type Arrow = typeof import('apache-arrow')
 
 let arrowModule: Promise<Arrow> | undefined
 
 /** `apache-arrow`, the peer dependency, loaded on first use. */
-function loadArrow(): Promise<Arrow> {
+export function loadArrow(): Promise<Arrow> {
   arrowModule ??= import('apache-arrow').catch((e: unknown) => {
     arrowModule = undefined
     throw new HyperError({

@@ -44,6 +44,11 @@ export declare class NativeConnection {
   queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeBatchStream>
   /** Runs a query; its result as one Arrow IPC stream (see `queryBatches`). */
   queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
+  /**
+   * Inserts one Arrow IPC stream (its chunks in order) into an existing
+   * table; the rows stored. Nothing is stored on any error.
+   */
+  insertArrowIpc(table: TableRef, chunks: Array<Uint8Array>): Promise<number>
   /** Cancels the statement running now, if any. */
   cancel(): Promise<void>
   /** Closes after the calls made before; later calls fail. */

@@ -33,7 +33,7 @@ use line::Line;
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
 use crate::value::Value;
-use crate::AsyncConnection;
+use crate::{AsyncConnection, TableName};
 
 /// A cloneable, `'static` handle to one async connection.
 #[derive(Debug, Clone)]
@@ -189,6 +189,15 @@ impl SharedConnection {
         self.place().query_arrow_ipc(sql, params, None).await
     }
 
+    /// See [`Place::insert_arrow_ipc`].
+    pub async fn insert_arrow_ipc(
+        &self,
+        table: impl Into<TableName>,
+        chunks: Vec<Bytes>,
+    ) -> Result<u64> {
+        self.place().insert_arrow_ipc(table.into(), chunks).await
+    }
+
     /// Cancels the statement running on the connection now, if any. With
     /// nothing running (nobody holds the connection) nothing is sent.
     pub async fn cancel(&self) -> Result<()> {
@@ -292,6 +301,21 @@ impl Place {
             params,
         };
         ResultStream::spawn(guard, query, sources::start_ipc, token).await
+    }
+
+    /// Inserts one Arrow IPC stream (`chunks`, split anywhere) into the
+    /// existing table `table` and returns the rows stored. The stream's
+    /// schema is checked against the table as the server defines it before
+    /// anything is sent; on any error nothing is stored.
+    pub async fn insert_arrow_ipc(self, table: TableName, chunks: Vec<Bytes>) -> Result<u64> {
+        let mut guard = self.lock().await?;
+        let conn = guard.conn();
+        let definition = conn.catalog().get_table_definition(table).await?;
+        let mut inserter = crate::AsyncArrowInserter::new(conn, &definition).await?;
+        for chunk in &chunks {
+            inserter.insert_ipc(chunk).await?;
+        }
+        inserter.finish().await
     }
 
     /// [`SharedConnection::close`] in this place.

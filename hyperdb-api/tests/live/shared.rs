@@ -1504,3 +1504,62 @@ async fn ten_million_rows_in_bounded_memory() {
         tally.check(N, &format!("Arrow route: {arrow_route}"));
     }
 }
+
+/// `insert_arrow_ipc`: an IPC stream split anywhere goes in whole, checked
+/// against the server's own table definition first; a stream that does not
+/// fit stores nothing and leaves the connection usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_arrow_ipc_checks_the_table_and_stores_all_or_nothing() {
+    let dir = temp_dir();
+    let conn = connect_db(&dir, "insert_ipc.hyper").await;
+    conn.execute_command("CREATE TABLE t (id INT NOT NULL, v DOUBLE PRECISION)", &[])
+        .await
+        .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let ipc = |rows: i32, schema: &SchemaRef, v: ArrayRef| {
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int32Array::from_iter_values(0..rows)), v],
+        )
+        .unwrap();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    };
+    let values: ArrayRef = Arc::new(Float64Array::from_iter(
+        (0..1000).map(|i| (i % 3 != 0).then_some(f64::from(i) / 4.0)),
+    ));
+    let bytes = ipc(1000, &schema, values);
+    let (a, b) = bytes.split_at(bytes.len() / 3);
+    let chunks = vec![
+        bytes::Bytes::copy_from_slice(a),
+        bytes::Bytes::copy_from_slice(b),
+    ];
+    assert_eq!(conn.insert_arrow_ipc("t", chunks).await.unwrap(), 1000);
+    assert_eq!(
+        scalar(&conn, "SELECT count(*) FROM t WHERE v IS NULL").await,
+        334
+    );
+
+    // BIGINT where the table has DOUBLE PRECISION: refused before sending.
+    let wrong = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("v", DataType::Int64, true),
+    ]));
+    let bytes = ipc(5, &wrong, Arc::new(Int64Array::from_iter_values(0..5)));
+    let e = conn
+        .insert_arrow_ipc("t", vec![bytes::Bytes::from(bytes)])
+        .await
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42804", "{e:?}");
+    let e = conn
+        .insert_arrow_ipc("missing", vec![bytes::Bytes::from_static(b"x")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42P01", "{e:?}");
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM t").await, 1000);
+}
