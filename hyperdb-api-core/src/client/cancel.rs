@@ -10,6 +10,7 @@ use crate::client::config::{Config, Endpoint, SocketOptions};
 use crate::client::socket::{Socket, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::frontend;
+use crate::protocol::BackendKey;
 
 /// Cancels whatever the connection it came from is running. `Send + Sync`
 /// and cheap to clone: hand it to another thread or task.
@@ -18,8 +19,8 @@ pub struct CancelHandle {
     endpoint: Endpoint,
     socket: SocketOptions,
     connect_timeout: Option<Duration>,
-    process_id: i32,
-    secret_key: i32,
+    /// Redacted by `Debug`.
+    key: BackendKey,
 }
 
 impl CancelHandle {
@@ -31,14 +32,16 @@ impl CancelHandle {
             endpoint: config.endpoint.clone(),
             socket: config.socket.clone(),
             connect_timeout: config.connect_timeout,
-            process_id,
-            secret_key,
+            key: BackendKey {
+                process_id,
+                secret_key,
+            },
         }
     }
 
     fn request(&self) -> BytesMut {
         let mut buf = BytesMut::with_capacity(16);
-        frontend::cancel_request(&mut buf, self.process_id, self.secret_key);
+        frontend::cancel_request(&mut buf, self.key.process_id, self.key.secret_key);
         buf
     }
 
@@ -80,3 +83,19 @@ impl CancelHandle {
 
 /// How long a cancel request waits for the server to close its socket.
 pub const CANCEL_ACK_WAIT: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_cancel_secret() {
+        let config = Config::new(Endpoint::tcp("localhost", 1));
+        let handle = CancelHandle::for_config(&config, Some((7, 123_456_789)));
+        let shown = format!("{handle:?}");
+        assert!(!shown.contains("123456789"), "{shown}");
+        let mut expected = BytesMut::new();
+        frontend::cancel_request(&mut expected, 7, 123_456_789);
+        assert_eq!(handle.request(), expected, "the request still carries it");
+    }
+}

@@ -15,6 +15,7 @@ pub mod frontend;
 pub mod ops;
 mod session;
 
+pub(crate) use session::BackendKey;
 pub use session::{NoticeHandler, Session};
 
 /// Caps on what the server may make us buffer.

@@ -66,7 +66,7 @@ pub struct Session {
     outstanding: u32,
     tx_status: TransactionStatus,
     parameters: HashMap<String, String>,
-    backend_key: Option<(i32, i32)>,
+    backend_key: Option<BackendKey>,
     notices: NoticeHandler,
     /// A COPY OUT is being read: large `CopyData` payloads are received
     /// aligned (see [`Session::prepare_read`]).
@@ -216,11 +216,14 @@ impl Session {
 
     /// Process id and secret for cancel requests.
     pub fn backend_key(&self) -> Option<(i32, i32)> {
-        self.backend_key
+        self.backend_key.map(|k| (k.process_id, k.secret_key))
     }
 
     pub(crate) fn set_backend_key(&mut self, process_id: i32, secret_key: i32) {
-        self.backend_key = Some((process_id, secret_key));
+        self.backend_key = Some(BackendKey {
+            process_id,
+            secret_key,
+        });
     }
 
     pub fn limits(&self) -> &Limits {
@@ -277,8 +280,37 @@ impl Session {
     }
 }
 
+/// The key hyperd hands a session for cancel requests. Anyone who has it
+/// can cancel the session's statements, so `Debug` (and with it every
+/// `Debug` of a connection or cancel handle) never shows the secret.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BackendKey {
+    pub(crate) process_id: i32,
+    pub(crate) secret_key: i32,
+}
+
+impl fmt::Debug for BackendKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendKey")
+            .field("process_id", &self.process_id)
+            .field("secret_key", &"<redacted>")
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn debug_never_shows_the_cancel_secret() {
+        let mut session = Session::new(Limits::default(), None);
+        session.set_backend_key(4242, 987_654_321);
+        let shown = format!("{session:?}");
+        assert!(!shown.contains("987654321"), "{shown}");
+        let key = format!("{:?}", session.backend_key.unwrap());
+        assert!(key.contains("4242") && !key.contains("987654321"), "{key}");
+        assert_eq!(session.backend_key(), Some((4242, 987_654_321)));
+    }
+
     use super::*;
     use bytes::BufMut;
 
