@@ -108,15 +108,19 @@ function isValid(validity: Uint8Array, i: number): boolean {
   return ((validity[i >>> 3] >>> (i & 7)) & 1) === 1
 }
 
-/** The values of a varying-width column as a JS array (`null` for NULL). */
-function varying(c: ColumnData, n: number, read: (start: number, end: number) => string | Buffer) {
-  const out: Array<string | Buffer | null> = new Array(n)
-  const o = c.offsets as Int32Array
-  const v = c.validity ?? null
+/** `read(i)` for each row `i` valid in `validity` (all when `null`), else `null`. */
+function mapValid<T>(n: number, validity: Uint8Array | null, read: (i: number) => T): Array<T | null> {
+  const out: Array<T | null> = new Array(n)
   for (let i = 0; i < n; i++) {
-    out[i] = v === null || isValid(v, i) ? read(o[i], o[i + 1]) : null
+    out[i] = validity === null || isValid(validity, i) ? read(i) : null
   }
   return out
+}
+
+/** The values of a varying-width column as a JS array (`null` for NULL). */
+function varying<T>(c: ColumnData, n: number, read: (start: number, end: number) => T): Array<T | null> {
+  const o = c.offsets as Int32Array
+  return mapValid(n, c.validity ?? null, (i) => read(o[i], o[i + 1]))
 }
 
 function rawValues(c: ColumnData, n: number): ColumnVector['values'] {
@@ -143,23 +147,18 @@ function rawValues(c: ColumnData, n: number): ColumnVector['values'] {
     case 'json':
     case 'numeric': {
       const text = c.text as string
-      return varying(c, n, (a, b) => text.slice(a, b)) as string[]
+      return varying(c, n, (a, b) => text.slice(a, b))
     }
     case 'bytes': {
       const bytes = c.bytes as Uint8Array
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-      return varying(c, n, (a, b) => buf.subarray(a, b)) as Buffer[]
+      return varying(c, n, (a, b) => buf.subarray(a, b))
     }
     case 'interval': {
       const months = c.int32 as Int32Array
       const days = c.days as Int32Array
       const micros = c.int64 as BigInt64Array
-      const out: Array<HyperInterval | null> = new Array(n)
-      const v = c.validity ?? null
-      for (let i = 0; i < n; i++) {
-        out[i] = v === null || isValid(v, i) ? new HyperInterval(months[i], days[i], micros[i]) : null
-      }
-      return out
+      return mapValid(n, c.validity ?? null, (i) => new HyperInterval(months[i], days[i], micros[i]))
     }
     default:
       throw new HyperError({ code: ErrorCode.DATATYPE_MISMATCH, message: `unknown column kind ${c.kind}` })
@@ -199,13 +198,7 @@ function cells(
 ): { cells: ArrayLike<HyperValue>; validity: Uint8Array | null } {
   const raw = rawValues(c, n)
   const validity = c.validity ?? null
-  const convert = (f: (i: number) => HyperValue) => {
-    const out: HyperValue[] = new Array(n)
-    for (let i = 0; i < n; i++) {
-      out[i] = validity === null || isValid(validity, i) ? f(i) : null
-    }
-    return { cells: out, validity: null }
-  }
+  const convert = (f: (i: number) => HyperValue) => ({ cells: mapValid(n, validity, f), validity: null })
   switch (c.kind) {
     case 'int64': {
       if (options.bigint === 'number') {
