@@ -305,16 +305,10 @@ export type RowObject = Record<string, HyperValue>
 export type RowArray = HyperValue[]
 export type RowMode = 'object' | 'array'
 
-type RowBuilder = (
-  cells: ArrayLike<HyperValue>[],
-  validity: (Uint8Array | null)[],
-  n: number,
-  out: unknown[],
-  at: number,
-) => void
+type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[], n: number, out: unknown[]) => void
 
 /**
- * A function that writes a batch's rows into `out` from index `at`: one object literal (or
+ * A function that writes a batch's rows into `out`: one object literal (or
  * array literal) per row with the columns in order, generated per shape
  * so that every row has the same hidden class.
  */
@@ -326,18 +320,11 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
   // (integers, doubles, bigints) measured ~10 % slower to build and read.
   const row =
     mode === 'array'
-      ? `{ const r = new Array(${names.length}); ${values.map((v, j) => `r[${j}] = ${v};`).join(' ')} out[at + i] = r; }`
-      : `out[at + i] = { ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} };`
+      ? `{ const r = new Array(${names.length}); ${values.map((v, j) => `r[${j}] = ${v};`).join(' ')} out[i] = r; }`
+      : `out[i] = { ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} };`
   const locals = names.map((_, j) => `const c${j} = cells[${j}], v${j} = validity[${j}];`).join('\n')
   // Property keys are JSON string literals of the column names, never code.
-  return new Function(
-    'cells',
-    'validity',
-    'n',
-    'out',
-    'at',
-    `${locals}\nfor (let i = 0; i < n; i++) ${row}`,
-  ) as RowBuilder
+  return new Function('cells', 'validity', 'n', 'out', `${locals}\nfor (let i = 0; i < n; i++) ${row}`) as RowBuilder
 }
 
 /** Turns batches of one result into rows. */
@@ -367,21 +354,10 @@ export class RowAssembler {
     return b
   }
 
-  /** The rows of `batches`, in order, as one array. */
-  rows(batches: readonly ColumnBatch[]): unknown[] {
-    let total = 0
-    for (const b of batches) total += b.numRows
-    const out: unknown[] = new Array(total)
-    let at = 0
-    for (const b of batches) {
-      this.write(b, out, at)
-      at += b.numRows
-    }
-    return out
-  }
-
-  private write(batch: ColumnBatch, out: unknown[], at: number): void {
+  /** The batch's rows, as one array. */
+  rows(batch: ColumnBatch): unknown[] {
     const n = batch.numRows
+    const out: unknown[] = new Array(n)
     const cellsOf: ArrayLike<HyperValue>[] = []
     const validity: (Uint8Array | null)[] = []
     for (let j = 0; j < batch.columns.length; j++) {
@@ -391,6 +367,7 @@ export class RowAssembler {
     }
     // Columns without NULLs in this batch skip the validity check.
     const build = validity.every((v) => v !== null) ? this.build : this.builderFor(validity.map((v) => v !== null))
-    build(cellsOf, validity, n, out, at)
+    build(cellsOf, validity, n, out)
+    return out
   }
 }

@@ -161,7 +161,7 @@ export abstract class Queries {
     // collection (a handover's worth at once was promoted, and the
     // collector took half the time of a 10M-row read).
     for await (const batch of eachItem(reader)) {
-      yield assembler.rows([batch])
+      yield assembler.rows(batch)
     }
   }
 

@@ -46,6 +46,7 @@ const MILLIS_PER_DAY: f64 = 86_400_000.0;
 
 /// A result column's name and type.
 #[napi(object)]
+#[derive(Clone)]
 pub struct ColumnInfo {
     pub name: String,
     /// The SQL type as hyperd spells it (`INTEGER`, `VARCHAR(10)`, ...).

@@ -24,39 +24,69 @@ const MAX_ITEMS_PER_CALL: usize = 8;
 /// waits) stays within a few milliseconds.
 const MIN_ITEMS_PER_CALL: usize = 4;
 
-/// Takes `MIN_ITEMS_PER_CALL` items (waiting for them), then whatever else
-/// has arrived.
-async fn next_items<T: Send + 'static>(
-    stream: &Mutex<Option<ResultStream<T>>>,
-) -> hyperdb_api::Result<Vec<T>> {
-    let mut guard = stream.lock().await;
-    let Some(stream) = guard.as_mut() else {
-        return Ok(Vec::new());
-    };
-    let mut items = Vec::new();
-    while items.len() < MIN_ITEMS_PER_CALL {
-        match stream.next().await {
-            Some(item) => items.push(item?),
-            None => {
-                *guard = None;
-                return Ok(items);
+/// A result stream held by a JS object: `next()` calls take turns on it,
+/// `close()` drops it, `cancel()` reaches it while a `next()` waits.
+struct Slot<T> {
+    stream: Arc<Mutex<Option<ResultStream<T>>>>,
+    canceller: StreamCanceller,
+}
+
+impl<T: Send + 'static> Slot<T> {
+    fn new(stream: ResultStream<T>) -> Slot<T> {
+        Slot {
+            canceller: stream.canceller(),
+            stream: Arc::new(Mutex::new(Some(stream))),
+        }
+    }
+
+    /// Takes `MIN_ITEMS_PER_CALL` items (waiting for them), then whatever
+    /// else has arrived; empty at the end.
+    async fn next(&self) -> hyperdb_api::Result<Vec<T>> {
+        let mut guard = self.stream.lock().await;
+        let Some(stream) = guard.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let mut items = Vec::new();
+        while items.len() < MIN_ITEMS_PER_CALL {
+            match stream.next().await {
+                Some(item) => items.push(item?),
+                None => {
+                    *guard = None;
+                    return Ok(items);
+                }
+            }
+        }
+        while items.len() < MAX_ITEMS_PER_CALL {
+            match stream.try_next() {
+                Some(item) => items.push(item?),
+                None => break,
+            }
+        }
+        Ok(items)
+    }
+
+    async fn cancel(&self) -> Result<()> {
+        js(self.canceller.cancel().await)
+    }
+
+    /// Drops the stream now if no `next()` holds it, else as that call ends.
+    fn close(&self) {
+        match self.stream.try_lock() {
+            Ok(mut guard) => *guard = None,
+            Err(_) => {
+                let stream = self.stream.clone();
+                napi::bindgen_prelude::spawn(async move {
+                    *stream.lock().await = None;
+                });
             }
         }
     }
-    while items.len() < MAX_ITEMS_PER_CALL {
-        match stream.try_next() {
-            Some(item) => items.push(item?),
-            None => break,
-        }
-    }
-    Ok(items)
 }
 
 /// A result as batches of columns.
 #[napi]
 pub struct NativeBatchStream {
-    stream: Arc<Mutex<Option<ResultStream<RecordBatch>>>>,
-    canceller: StreamCanceller,
+    slot: Slot<RecordBatch>,
     columns: Vec<ColumnInfo>,
 }
 
@@ -64,8 +94,7 @@ impl NativeBatchStream {
     pub(crate) fn new(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
         Ok(NativeBatchStream {
             columns: column_infos(stream.schema())?,
-            canceller: stream.canceller(),
-            stream: Arc::new(Mutex::new(Some(stream))),
+            slot: Slot::new(stream),
         })
     }
 }
@@ -75,23 +104,14 @@ impl NativeBatchStream {
     /// The result's columns.
     #[napi(getter)]
     pub fn columns(&self) -> Vec<ColumnInfo> {
-        self.columns
-            .iter()
-            .map(|c| ColumnInfo {
-                name: c.name.clone(),
-                sql_type: c.sql_type.clone(),
-                kind: c.kind.clone(),
-                nullable: c.nullable,
-            })
-            .collect()
+        self.columns.clone()
     }
 
     /// The batches that have arrived (waiting for at least one); empty at
     /// the end of the result.
     #[napi]
     pub async fn next(&self) -> Result<Vec<ColumnBatch>> {
-        let stream = self.stream.clone();
-        let batches = js(next_items(&stream).await)?;
+        let batches = js(self.slot.next().await)?;
         batches.iter().map(column_batch).collect()
     }
 
@@ -99,28 +119,26 @@ impl NativeBatchStream {
     /// then ends with a 57014 error.
     #[napi]
     pub async fn cancel(&self) -> Result<()> {
-        js(self.canceller.cancel().await)
+        self.slot.cancel().await
     }
 
     /// Abandons the rest of the result; the connection is free at once.
     #[napi]
     pub fn close(&self) {
-        close(&self.stream);
+        self.slot.close();
     }
 }
 
 /// A result as raw Arrow IPC stream bytes.
 #[napi]
 pub struct NativeIpcStream {
-    stream: Arc<Mutex<Option<ResultStream<Bytes>>>>,
-    canceller: StreamCanceller,
+    slot: Slot<Bytes>,
 }
 
 impl NativeIpcStream {
     pub(crate) fn new(stream: ResultStream<Bytes>) -> NativeIpcStream {
         NativeIpcStream {
-            canceller: stream.canceller(),
-            stream: Arc::new(Mutex::new(Some(stream))),
+            slot: Slot::new(stream),
         }
     }
 }
@@ -131,8 +149,7 @@ impl NativeIpcStream {
     /// the received bytes without a copy; empty at the end.
     #[napi]
     pub async fn next(&self) -> Result<Vec<Uint8Array>> {
-        let stream = self.stream.clone();
-        let chunks = js(next_items(&stream).await)?;
+        let chunks = js(self.slot.next().await)?;
         Ok(chunks.into_iter().map(bytes_array).collect())
     }
 
@@ -140,26 +157,13 @@ impl NativeIpcStream {
     /// then ends with a 57014 error.
     #[napi]
     pub async fn cancel(&self) -> Result<()> {
-        js(self.canceller.cancel().await)
+        self.slot.cancel().await
     }
 
     /// Abandons the rest of the result; the connection is free at once.
     #[napi]
     pub fn close(&self) {
-        close(&self.stream);
-    }
-}
-
-/// Drops the stream now if no `next()` holds it, else as that call ends.
-fn close<T: Send + 'static>(stream: &Arc<Mutex<Option<ResultStream<T>>>>) {
-    match stream.try_lock() {
-        Ok(mut guard) => *guard = None,
-        Err(_) => {
-            let stream = stream.clone();
-            napi::bindgen_prelude::spawn(async move {
-                *stream.lock().await = None;
-            });
-        }
+        self.slot.close();
     }
 }
 

@@ -103,15 +103,11 @@ impl<T: Send + 'static> ResultStream<T> {
         token: Option<&CancelToken>,
     ) -> Result<ResultStream<T>> {
         let (first_tx, first_rx) = oneshot::channel();
-        let (tx, items) = mpsc::unbounded_channel();
-        let credits = Arc::new(Semaphore::new(CREDITS));
-        let pump_credits = credits.clone();
-        let reading = Arc::new(RwLock::new(true));
-        let still_reading = reading.clone();
+        let (ends, pump) = Ends::new();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
         if let Some(token) = token {
             token.start(StreamCanceller {
-                reading: reading.clone(),
+                reading: ends.reading.clone(),
                 how: cancel.clone(),
             })?;
         }
@@ -121,26 +117,19 @@ impl<T: Send + 'static> ResultStream<T> {
             match start(guard.conn(), query).await {
                 Err(e) => {
                     let _ = first_tx.send(Err(e));
+                    pump.done().await;
                 }
                 Ok((schema, source)) => {
                     if first_tx.send(Ok(schema)).is_ok() {
-                        pump(source, &tx, &pump_credits, Some(&inner)).await;
+                        pump.run(source, Some(&inner)).await;
+                    } else {
+                        pump.done().await;
                     }
                 }
             };
-            *still_reading.write().await = false;
         });
         let schema = first_rx.await.map_err(|_| task_gone())??;
-        Ok(ResultStream {
-            schema,
-            items,
-            credits,
-            done: false,
-            canceller: StreamCanceller {
-                reading,
-                how: cancel,
-            },
-        })
+        Ok(ends.stream(schema, cancel))
     }
 
     /// Reads a result that holds no connection lock (a gRPC result) ahead
@@ -151,25 +140,9 @@ impl<T: Send + 'static> ResultStream<T> {
         source: impl Source<T> + 'static,
         cancel: hyperdb_api_core::grpc::GrpcCancelHandle,
     ) -> ResultStream<T> {
-        let (tx, items) = mpsc::unbounded_channel();
-        let credits = Arc::new(Semaphore::new(CREDITS));
-        let pump_credits = credits.clone();
-        let reading = Arc::new(RwLock::new(true));
-        let still_reading = reading.clone();
-        tokio::spawn(async move {
-            pump(Box::new(source), &tx, &pump_credits, None).await;
-            *still_reading.write().await = false;
-        });
-        ResultStream {
-            schema,
-            items,
-            credits,
-            done: false,
-            canceller: StreamCanceller {
-                reading,
-                how: CancelBy::Grpc(cancel),
-            },
-        }
+        let (ends, pump) = Ends::new();
+        tokio::spawn(async move { pump.run(Box::new(source), None).await });
+        ends.stream(schema, CancelBy::Grpc(cancel))
     }
 
     /// The result's Arrow schema.
@@ -280,6 +253,68 @@ async fn pump<T>(
                 }
             }
         }
+    }
+}
+
+/// The consumer's end of a new stream, before its schema is known.
+struct Ends<T> {
+    items: mpsc::UnboundedReceiver<Result<T>>,
+    credits: Arc<Semaphore>,
+    reading: Arc<RwLock<bool>>,
+}
+
+/// The task's end: what `pump` reads into.
+struct PumpEnd<T> {
+    tx: mpsc::UnboundedSender<Result<T>>,
+    credits: Arc<Semaphore>,
+    reading: Arc<RwLock<bool>>,
+}
+
+impl<T> Ends<T> {
+    fn new() -> (Ends<T>, PumpEnd<T>) {
+        let (tx, items) = mpsc::unbounded_channel();
+        let credits = Arc::new(Semaphore::new(CREDITS));
+        let reading = Arc::new(RwLock::new(true));
+        let pump = PumpEnd {
+            tx,
+            credits: credits.clone(),
+            reading: reading.clone(),
+        };
+        (
+            Ends {
+                items,
+                credits,
+                reading,
+            },
+            pump,
+        )
+    }
+
+    fn stream(self, schema: SchemaRef, how: CancelBy) -> ResultStream<T> {
+        ResultStream {
+            schema,
+            items: self.items,
+            credits: self.credits,
+            done: false,
+            canceller: StreamCanceller {
+                reading: self.reading,
+                how,
+            },
+        }
+    }
+}
+
+impl<T> PumpEnd<T> {
+    /// Pumps `source`, then marks the result no longer read (after any
+    /// cancel of it in flight has landed; see `StreamCanceller`).
+    async fn run(self, source: Box<dyn Source<T> + '_>, inner: Option<&Inner>) {
+        pump(source, &self.tx, &self.credits, inner).await;
+        self.done().await;
+    }
+
+    /// Nothing more is read from the connection for this result.
+    async fn done(self) {
+        *self.reading.write().await = false;
     }
 }
 

@@ -61,6 +61,32 @@ pub fn rss() -> u64 {
     kb * 1024
 }
 
+/// The most this process's RSS grew by since `new`, over the samples taken:
+/// what the bounded-memory tests assert on.
+#[derive(Debug)]
+pub struct RssGrowth {
+    base: u64,
+    peak: u64,
+}
+
+impl RssGrowth {
+    pub fn new() -> RssGrowth {
+        RssGrowth {
+            base: rss(),
+            peak: 0,
+        }
+    }
+
+    pub fn sample(&mut self) {
+        self.peak = self.peak.max(rss().saturating_sub(self.base));
+    }
+
+    /// The largest growth sampled, in bytes.
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+}
+
 /// Runs `cancel` on another thread 300 ms from now (time for the statement
 /// to start); joining gives the instant it was sent.
 pub fn cancel_soon(

@@ -25,7 +25,7 @@ use hyperdb_api::{
 };
 use tokio::time::timeout;
 
-use crate::common::{rss, server, temp_dir};
+use crate::common::{server, temp_dir, RssGrowth};
 
 /// The end-of-stream marker every IPC stream ends with.
 const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
@@ -1399,21 +1399,22 @@ async fn query_timeout_ends_a_shared_stream() {
 
 /// Count, checksums and value checks over the `m` table's batches, with
 /// the peak RSS growth.
-#[derive(Default)]
 struct Tally {
     rows: i64,
     ids: i64,
     sensors: i64,
     bad: usize,
-    base: u64,
-    peak: u64,
+    rss: RssGrowth,
 }
 
 impl Tally {
     fn new() -> Tally {
         Tally {
-            base: rss(),
-            ..Tally::default()
+            rows: 0,
+            ids: 0,
+            sensors: 0,
+            bad: 0,
+            rss: RssGrowth::new(),
         }
     }
 
@@ -1433,7 +1434,7 @@ impl Tally {
                 self.bad += 1;
             }
         }
-        self.peak = self.peak.max(rss().saturating_sub(self.base));
+        self.rss.sample();
     }
 
     fn check(&self, n: i64, what: &str) {
@@ -1443,9 +1444,9 @@ impl Tally {
             "{what}"
         );
         assert!(
-            self.peak < 200 << 20,
+            self.rss.peak() < 200 << 20,
             "{what}: RSS grew by {} MiB",
-            self.peak >> 20
+            self.rss.peak() >> 20
         );
     }
 }
@@ -1499,7 +1500,7 @@ async fn ten_million_rows_in_bounded_memory() {
         eprintln!(
             "10M rows through query_arrow (Arrow route: {arrow_route}) in {:?}, RSS +{} MiB",
             started.elapsed(),
-            tally.peak >> 20
+            tally.rss.peak() >> 20
         );
         tally.check(N, &format!("Arrow route: {arrow_route}"));
     }

@@ -3,7 +3,7 @@
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
 
-use crate::common::{endpoints, rss};
+use crate::common::{endpoints, RssGrowth};
 
 const N: i64 = 10_000_000;
 const QUERY: &str = "SELECT i, i * 2 AS j FROM generate_series(1, 10000000) g(i)";
@@ -12,20 +12,20 @@ const QUERY: &str = "SELECT i, i * 2 AS j FROM generate_series(1, 10000000) g(i)
 const RSS_BUDGET: u64 = 64 << 20;
 
 /// Counts rows, sums both columns, and tracks the peak RSS growth.
-#[derive(Default)]
 struct Tally {
     n: i64,
     sum_i: i64,
     sum_j: i64,
-    base: u64,
-    peak: u64,
+    rss: RssGrowth,
 }
 
 impl Tally {
     fn new() -> Tally {
         Tally {
-            base: rss(),
-            ..Tally::default()
+            n: 0,
+            sum_i: 0,
+            sum_j: 0,
+            rss: RssGrowth::new(),
         }
     }
 
@@ -34,7 +34,7 @@ impl Tally {
         self.sum_i += i64::from(row.try_get::<i32>(0).unwrap());
         self.sum_j += i64::from(row.try_get::<i32>("j").unwrap());
         if self.n % 1_000_000 == 0 {
-            self.peak = self.peak.max(rss().saturating_sub(self.base));
+            self.rss.sample();
         }
     }
 
@@ -43,9 +43,9 @@ impl Tally {
         assert_eq!(self.sum_i, N * (N + 1) / 2);
         assert_eq!(self.sum_j, N * (N + 1));
         assert!(
-            self.peak < RSS_BUDGET,
+            self.rss.peak() < RSS_BUDGET,
             "RSS grew by {} MiB",
-            self.peak >> 20
+            self.rss.peak() >> 20
         );
     }
 }
