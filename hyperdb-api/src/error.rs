@@ -68,6 +68,19 @@ pub enum Error {
     #[error("the server stored {stored} rows but {sent} were sent")]
     RowCountMismatch { sent: u64, stored: u64 },
 
+    /// A table definition given for rows does not match the table as the
+    /// server defines it (a column missing, extra, renamed, or of another
+    /// type or nullability): the rows would land in the wrong columns.
+    #[error(
+        "table {table}: column {column}: the table has {actual}, the definition given has {given}"
+    )]
+    DefinitionMismatch {
+        table: String,
+        column: String,
+        actual: String,
+        given: String,
+    },
+
     /// Arrow data does not fit the table: a column is missing or extra, or
     /// its Arrow type cannot be stored in the column's SQL type.
     #[error("column `{column}`: the table needs {expected}, the Arrow data has {found}")]
@@ -229,7 +242,9 @@ impl Error {
             Error::InvalidArgument { .. } => "22023",
             Error::ColumnNotFound { .. } => "42703",
             Error::UnexpectedNull { .. } => "22004",
-            Error::TypeMismatch { .. } | Error::SchemaMismatch { .. } => "42804",
+            Error::TypeMismatch { .. }
+            | Error::SchemaMismatch { .. }
+            | Error::DefinitionMismatch { .. } => "42804",
             Error::Conversion { .. } => "22000",
             Error::InvalidRow { kind, .. } => match kind {
                 RowErrorKind::NullInNotNull => "23502",

@@ -63,7 +63,8 @@ pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VE
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub use shared::{
-    CancelToken, ConnectionGuard, Place, ResultStream, SharedConnection, StreamCanceller,
+    CancelToken, ConnectionGuard, InsertPiece, InsertSink, Place, ResultStream, SharedConnection,
+    StreamCanceller,
 };
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;

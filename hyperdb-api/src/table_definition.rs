@@ -123,6 +123,43 @@ impl TableDefinition {
         &self.columns
     }
 
+    /// Checks that `actual` (the table as the server defines it) has
+    /// exactly these columns, in this order, with the same types and
+    /// nullability. Rows built for this definition then land where they
+    /// were meant to; on a mismatch the first differing column is named.
+    pub fn check_columns_match(&self, actual: &TableDefinition) -> Result<()> {
+        let describe = |c: Option<&ColumnDefinition>| match c {
+            Some(c) => format!(
+                "`{}` {}{}",
+                c.name,
+                c.sql_type(),
+                if c.is_nullable() { "" } else { " NOT NULL" }
+            ),
+            None => "no such column".to_owned(),
+        };
+        let count = self.columns.len().max(actual.columns.len());
+        for i in 0..count {
+            let (given, found) = (self.columns.get(i), actual.columns.get(i));
+            let same = match (given, found) {
+                (Some(g), Some(f)) => {
+                    g.name == f.name
+                        && g.sql_type() == f.sql_type()
+                        && g.is_nullable() == f.is_nullable()
+                }
+                _ => false,
+            };
+            if !same {
+                return Err(Error::DefinitionMismatch {
+                    table: actual.name.to_string(),
+                    column: format!("{}", i + 1),
+                    actual: describe(found),
+                    given: describe(given),
+                });
+            }
+        }
+        Ok(())
+    }
+
     pub fn column_count(&self) -> usize {
         self.columns.len()
     }

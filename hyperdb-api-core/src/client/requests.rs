@@ -63,6 +63,16 @@ macro_rules! request_methods {
             Ok(())
         }
 
+        /// Sends what is queued and drains every reply still owed (an
+        /// aborted COPY's, an abandoned result's), so that the server is
+        /// idle now rather than at the next request. For writers that abort
+        /// and then hand the connection on.
+        pub $($async_kw)? fn settle(&mut self) -> Result<()> {
+            let settled = self.begin() $($aw)*;
+            self.state.deadline = None;
+            settled
+        }
+
         /// Feeds messages to `op` until it finishes, reading as needed.
         $($async_kw)? fn run<O: ops::Operation>(&mut self, op: &mut O) -> Result<O::Output> {
             loop {

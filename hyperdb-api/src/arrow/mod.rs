@@ -65,6 +65,7 @@
 //! so the inserter always sends exactly one.
 
 mod encoder;
+mod from_buffers;
 #[cfg(feature = "async")]
 pub(crate) mod from_rows;
 mod inserter;
@@ -82,6 +83,7 @@ mod schema;
 pub(crate) const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
+pub use from_buffers::{batch_from_buffers, ColumnBuffer, ColumnInput};
 pub use inserter::ArrowInserter;
 #[cfg(feature = "async")]
 pub use inserter::AsyncArrowInserter;

@@ -12,6 +12,7 @@
 mod cancel;
 #[cfg(feature = "grpc")]
 mod grpc;
+mod insert;
 mod line;
 mod sources;
 mod stream;
@@ -25,6 +26,7 @@ use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
 pub use cancel::CancelToken;
+pub use insert::{InsertPiece, InsertSink};
 pub use line::Place;
 pub use stream::{ResultStream, StreamCanceller};
 
@@ -33,7 +35,7 @@ use line::Line;
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
 use crate::value::Value;
-use crate::{AsyncConnection, TableName};
+use crate::{AsyncConnection, TableDefinition, TableName};
 
 /// A cloneable, `'static` handle to one async connection.
 #[derive(Debug, Clone)]
@@ -198,6 +200,15 @@ impl SharedConnection {
         self.place().insert_arrow_ipc(table.into(), chunks).await
     }
 
+    /// See [`Place::insert_sink`].
+    pub async fn insert_sink(
+        &self,
+        table: impl Into<TableName>,
+        expected: Option<&TableDefinition>,
+    ) -> Result<InsertSink> {
+        self.place().insert_sink(table.into(), expected).await
+    }
+
     /// Cancels the statement running on the connection now, if any. With
     /// nothing running (nobody holds the connection) nothing is sent.
     pub async fn cancel(&self) -> Result<()> {
@@ -308,14 +319,11 @@ impl Place {
     /// schema is checked against the table as the server defines it before
     /// anything is sent; on any error nothing is stored.
     pub async fn insert_arrow_ipc(self, table: TableName, chunks: Vec<Bytes>) -> Result<u64> {
-        let mut guard = self.lock().await?;
-        let conn = guard.conn();
-        let definition = conn.catalog().get_table_definition(table).await?;
-        let mut inserter = crate::AsyncArrowInserter::new(conn, &definition).await?;
-        for chunk in &chunks {
-            inserter.insert_ipc(chunk).await?;
+        let mut sink = self.insert_sink(table, None).await?;
+        for chunk in chunks {
+            sink.send(InsertPiece::Ipc(chunk)).await?;
         }
-        inserter.finish().await
+        sink.finish().await
     }
 
     /// [`SharedConnection::close`] in this place.

@@ -19,4 +19,6 @@ mod params;
 mod process;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
+#[cfg(all(feature = "async", feature = "arrow"))]
+mod shared_insert;
 mod streaming;

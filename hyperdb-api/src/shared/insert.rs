@@ -1,0 +1,204 @@
+//! [`InsertSink`]: an Arrow COPY into a table of a [`SharedConnection`]
+//! (one IPC stream, all or nothing), fed piece by piece from outside.
+//!
+//! Why: a binding's inserter receives its rows over many calls (a Node.js
+//! producer adds rows as they come). A task holds the connection and the
+//! [`AsyncArrowInserter`] for the whole COPY; pieces reach it through a
+//! short queue, so encoding and sending run beside the producer, and a
+//! producer faster than the server waits for room instead of growing the
+//! heap.
+//!
+//! [`SharedConnection`]: super::SharedConnection
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{ConnectionGuard, Place};
+use crate::error::{Error, Result};
+use crate::table_definition::TableDefinition;
+use crate::{AsyncArrowInserter, TableName};
+
+/// Pieces queued ahead of the COPY: with 64K-row batches, a few MB.
+const QUEUE_DEPTH: usize = 2;
+
+/// What an [`InsertSink`] takes.
+#[derive(Debug)]
+pub enum InsertPiece {
+    /// A batch with the table's Arrow schema (fields matched by name).
+    Batch(RecordBatch),
+    /// Bytes of one Arrow IPC stream, split anywhere. Not to be mixed with
+    /// batches in one insert.
+    Ipc(Bytes),
+}
+
+#[derive(Debug)]
+enum Message {
+    Piece(InsertPiece),
+    Finish,
+}
+
+/// An open Arrow COPY into one table; see the [module docs](self).
+///
+/// Nothing is stored until [`InsertSink::finish`] succeeds. Dropping the
+/// sink, [`InsertSink::abort`], or any error (a refused batch, a server
+/// error) ends the COPY with nothing stored and the connection usable. The
+/// connection is held until then: calls made on it meanwhile wait.
+#[derive(Debug)]
+pub struct InsertSink {
+    queue: mpsc::Sender<Message>,
+    outcome: Option<oneshot::Receiver<Result<u64>>>,
+    definition: TableDefinition,
+    schema: SchemaRef,
+}
+
+impl Place {
+    /// Starts an Arrow COPY into `table` in this place. The table's
+    /// definition is the server's; when `expected` is given (the definition
+    /// the caller built its rows for), its columns must match the server's
+    /// by name, type and nullability ([`Error::SchemaMismatch`] otherwise),
+    /// so rows are never written into columns they were not made for.
+    pub async fn insert_sink(
+        self,
+        table: TableName,
+        expected: Option<&TableDefinition>,
+    ) -> Result<InsertSink> {
+        let mut guard = self.lock().await?;
+        let definition = guard.conn().catalog().get_table_definition(table).await?;
+        if let Some(expected) = expected {
+            expected.check_columns_match(&definition)?;
+        }
+        let schema = SchemaRef::new(crate::arrow::arrow_schema(&definition)?);
+        let (queue, pieces) = mpsc::channel(QUEUE_DEPTH);
+        let (opened_tx, opened) = oneshot::channel();
+        let (outcome_tx, outcome) = oneshot::channel();
+        let copy_into = definition.clone();
+        tokio::spawn(async move {
+            let result = feed(guard, &copy_into, pieces, opened_tx).await;
+            // Nobody listens when the sink was dropped: nothing to report.
+            let _ = outcome_tx.send(result);
+        });
+        opened.await.map_err(|_| task_gone())??;
+        Ok(InsertSink {
+            queue,
+            outcome: Some(outcome),
+            definition,
+            schema,
+        })
+    }
+}
+
+impl InsertSink {
+    /// The table as the server defines it (what the COPY writes).
+    pub fn definition(&self) -> &TableDefinition {
+        &self.definition
+    }
+
+    /// The Arrow schema batches must have: [`crate::arrow::arrow_schema`]
+    /// of [`InsertSink::definition`].
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Queues `piece`, waiting while the queue is full. An error is the
+    /// insert's own (an earlier piece was refused, the server failed the
+    /// COPY): nothing is stored, and the sink is done.
+    pub async fn send(&mut self, piece: InsertPiece) -> Result<()> {
+        if self.queue.send(Message::Piece(piece)).await.is_err() {
+            return Err(self.failure().await);
+        }
+        Ok(())
+    }
+
+    /// [`InsertSink::send`] for a thread outside any async runtime (it
+    /// blocks while the queue is full). Panics inside a runtime.
+    pub fn blocking_send(&mut self, piece: InsertPiece) -> Result<()> {
+        if self.queue.blocking_send(Message::Piece(piece)).is_err() {
+            let outcome = self.outcome.take().ok_or_else(task_gone)?;
+            return Err(match outcome.blocking_recv() {
+                Ok(Err(e)) => e,
+                _ => task_gone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends the stream and commits; returns the rows stored (checked
+    /// against the rows sent).
+    pub async fn finish(&mut self) -> Result<u64> {
+        if self.queue.send(Message::Finish).await.is_err() {
+            return Err(self.failure().await);
+        }
+        let outcome = self.outcome.take().ok_or_else(task_gone)?;
+        outcome.await.map_err(|_| task_gone())?
+    }
+
+    /// Ends the COPY, storing nothing, and waits until the connection is
+    /// free for the next call. Errors only when the connection broke.
+    pub async fn abort(mut self) -> Result<()> {
+        let Some(outcome) = self.outcome.take() else {
+            return Ok(());
+        };
+        drop(self);
+        match outcome.await {
+            Ok(Err(e)) if !matches!(e, Error::Cancelled) && e.is_closed() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The error the task ended with, once its queue is closed.
+    async fn failure(&mut self) -> Error {
+        match self.outcome.take() {
+            Some(outcome) => match outcome.await {
+                Ok(Err(e)) => e,
+                _ => task_gone(),
+            },
+            None => task_gone(),
+        }
+    }
+}
+
+/// Runs the COPY: starts it (reported through `opened`), writes pieces as
+/// they come, commits on [`Message::Finish`]. Ends the COPY without storing
+/// anything on any error or when the queue closes without `Finish`.
+async fn feed(
+    mut guard: ConnectionGuard,
+    definition: &TableDefinition,
+    mut pieces: mpsc::Receiver<Message>,
+    opened: oneshot::Sender<Result<()>>,
+) -> Result<u64> {
+    let conn = guard.conn();
+    let mut inserter = match AsyncArrowInserter::new(conn, definition).await {
+        Ok(inserter) => inserter,
+        Err(e) => {
+            let _ = opened.send(Err(e));
+            return Err(Error::Cancelled);
+        }
+    };
+    let _ = opened.send(Ok(()));
+    let mut failed = Error::Cancelled;
+    while let Some(message) = pieces.recv().await {
+        let written = match message {
+            Message::Piece(InsertPiece::Batch(batch)) => inserter.insert_batch(&batch).await,
+            Message::Piece(InsertPiece::Ipc(bytes)) => inserter.insert_ipc(&bytes).await,
+            Message::Finish => return inserter.finish().await,
+        };
+        if let Err(e) = written {
+            failed = e;
+            break;
+        }
+    }
+    drop(inserter);
+    // Dropping the inserter queued CopyFail; settle it while the connection
+    // is still ours, so the next call finds the server idle.
+    pieces.close();
+    if let Err(e) = guard.conn().client().settle().await {
+        tracing::debug!("settling an aborted insert: {e}");
+    }
+    Err(failed)
+}
+
+fn task_gone() -> Error {
+    Error::Cancelled
+}

@@ -1,0 +1,195 @@
+//! `InsertSink`: an Arrow COPY fed piece by piece, all or nothing, with the
+//! connection usable after every failure.
+
+use std::sync::Arc;
+
+use arrow_array::{Int32Array, Int64Array, RecordBatch, StringArray};
+use hyperdb_api::arrow::{batch_from_buffers, ColumnBuffer, ColumnInput};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{
+    ConnectOptions, CreateMode, Error, InsertPiece, SharedConnection, TableDefinition,
+};
+
+use crate::common::{server, temp_dir};
+
+/// A connection to a fresh database (kept alive by the returned directory).
+async fn connect() -> (SharedConnection, tempfile::TempDir) {
+    let dir = temp_dir();
+    let options = ConnectOptions::new(server().endpoint().clone())
+        .with_database(dir.path().join("sink.hyper"), CreateMode::CreateIfNotExists);
+    (SharedConnection::connect_with(&options).await.unwrap(), dir)
+}
+
+async fn count(conn: &SharedConnection, table: &str) -> i64 {
+    let mut s = conn
+        .query_arrow(&format!("SELECT count(*)::BIGINT FROM {table}"), vec![])
+        .await
+        .unwrap();
+    let batch = s.next().await.unwrap().unwrap();
+    batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0)
+}
+
+/// A fresh table `name (id INT NOT NULL, label TEXT)`.
+async fn table(conn: &SharedConnection, name: &str) -> TableDefinition {
+    conn.execute_command(
+        &format!("CREATE TABLE {name} (id INT NOT NULL, label TEXT)"),
+        &[],
+    )
+    .await
+    .unwrap();
+    TableDefinition::new(name)
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("label", SqlType::Text)
+}
+
+fn batch(sink_schema: &arrow_schema::SchemaRef, ids: &[Option<i32>]) -> RecordBatch {
+    let labels: Vec<Option<String>> = ids.iter().map(|i| i.map(|i| format!("r{i}"))).collect();
+    RecordBatch::try_new(
+        sink_schema.clone(),
+        vec![
+            Arc::new(Int32Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(labels)),
+        ],
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_from_buffers_are_stored_on_finish() {
+    let (conn, _dir) = connect().await;
+    let def = table(&conn, "sink_ok").await;
+    let mut sink = conn.insert_sink("sink_ok", Some(&def)).await.unwrap();
+    let schema = sink.schema().clone();
+    let mut stored = 0u64;
+    for part in 0..3u32 {
+        let ids: Vec<i32> = (0..1000).map(|i| (part * 1000 + i) as i32).collect();
+        let bytes: Vec<u8> = ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let text: String = ids.iter().map(|i| format!("r{i}")).collect();
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let mut offsets = vec![0u32];
+        for i in &ids {
+            offsets.push(offsets.last().unwrap() + format!("r{i}").len() as u32);
+        }
+        let columns = [
+            ColumnInput {
+                values: ColumnBuffer::Fixed(&bytes),
+                validity: None,
+            },
+            ColumnInput {
+                values: ColumnBuffer::Utf16 {
+                    units: &units,
+                    offsets: &offsets,
+                },
+                validity: None,
+            },
+        ];
+        let b = batch_from_buffers(&schema, ids.len(), stored, &columns).unwrap();
+        stored += b.num_rows() as u64;
+        sink.send(InsertPiece::Batch(b)).await.unwrap();
+    }
+    assert_eq!(sink.finish().await.unwrap(), 3000);
+    assert_eq!(count(&conn, "sink_ok").await, 3000);
+    let mut s = conn
+        .query_arrow("SELECT label FROM sink_ok WHERE id = 2999", vec![])
+        .await
+        .unwrap();
+    let b = s.next().await.unwrap().unwrap();
+    let labels = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+    assert_eq!(labels.value(0), "r2999");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_or_aborted_sink_stores_nothing() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_drop").await;
+    let mut sink = conn.insert_sink("sink_drop", None).await.unwrap();
+    let b = batch(sink.schema(), &[Some(1), Some(2)]);
+    sink.send(InsertPiece::Batch(b)).await.unwrap();
+    drop(sink);
+    assert_eq!(count(&conn, "sink_drop").await, 0);
+
+    let mut sink = conn.insert_sink("sink_drop", None).await.unwrap();
+    let b = batch(sink.schema(), &[Some(3)]);
+    sink.send(InsertPiece::Batch(b)).await.unwrap();
+    sink.abort().await.unwrap();
+    assert_eq!(count(&conn, "sink_drop").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_batch_fails_the_whole_insert_and_frees_the_connection() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_null").await;
+    let mut sink = conn.insert_sink("sink_null", None).await.unwrap();
+    let good = batch(sink.schema(), &[Some(1), Some(2)]);
+    // BIGINT values for the INT column: refused by the inserter.
+    let bad = RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(vec![3i64])) as _),
+        ("label", Arc::new(StringArray::from(vec!["x"])) as _),
+    ])
+    .unwrap();
+    sink.send(InsertPiece::Batch(good)).await.unwrap();
+    // The refusal surfaces at the next send or at finish, whichever comes.
+    let err = match sink.send(InsertPiece::Batch(bad)).await {
+        Err(e) => e,
+        Ok(()) => sink.finish().await.unwrap_err(),
+    };
+    assert_eq!(err.sqlstate(), "42804", "{err}");
+    assert_eq!(count(&conn, "sink_null").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_definition_that_is_not_the_tables_is_refused_before_the_copy() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_def").await;
+    let swapped = TableDefinition::new("sink_def")
+        .with_column("label", SqlType::Text)
+        .with_not_null_column("id", SqlType::Int);
+    let err = conn
+        .insert_sink("sink_def", Some(&swapped))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::DefinitionMismatch { .. }), "{err}");
+    assert_eq!(err.sqlstate(), "42804");
+    let wider = TableDefinition::new("sink_def")
+        .with_not_null_column("id", SqlType::BigInt)
+        .with_column("label", SqlType::Text);
+    let err = conn
+        .insert_sink("sink_def", Some(&wider))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("BIGINT"), "{err}");
+    assert_eq!(count(&conn, "sink_def").await, 0);
+    let err = conn.insert_sink("sink_missing", None).await.unwrap_err();
+    assert_eq!(err.sqlstate(), "42P01", "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_sends_from_a_plain_thread_and_later_calls_wait_their_turn() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_thread").await;
+    let mut sink = conn.insert_sink("sink_thread", None).await.unwrap();
+    let schema = sink.schema().clone();
+    // Placed while the sink holds the connection: runs after finish.
+    let later = {
+        let conn = conn.clone();
+        tokio::spawn(async move { count(&conn, "sink_thread").await })
+    };
+    let sink = tokio::task::spawn_blocking(move || {
+        for part in 0..50 {
+            let ids: Vec<Option<i32>> = (0..1000).map(|i| Some(part * 1000 + i)).collect();
+            sink.blocking_send(InsertPiece::Batch(batch(&schema, &ids)))
+                .unwrap();
+        }
+        sink
+    })
+    .await
+    .unwrap();
+    let mut sink = sink;
+    assert_eq!(sink.finish().await.unwrap(), 50_000);
+    assert_eq!(later.await.unwrap(), 50_000);
+}
