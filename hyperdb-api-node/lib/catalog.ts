@@ -56,14 +56,14 @@ export function tableRef(name: TableName): TableRef {
   return typeof name === 'string' ? { name } : { database: name.database, schema: name.schema, name: name.name }
 }
 
-function toDef(t: TableDefinition): TableDef {
+export function toDef(t: TableDefinition): TableDef {
   return {
     table: tableRef(t.name),
     columns: t.columns.map((c) => ({ name: c.name, sqlType: c.type, nullable: c.nullable, collation: c.collation })),
   }
 }
 
-function fromDef(t: TableDef): TableDefinition {
+export function fromDef(t: TableDef): TableDefinition {
   return {
     name: { database: t.table.database ?? undefined, schema: t.table.schema ?? undefined, name: t.table.name },
     columns: t.columns.map((c) => ({

@@ -12,6 +12,9 @@ import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
 import { Catalog, tableRef, type TableName } from './catalog'
 import { ipcChunks, type ArrowInsertData } from './arrow-input'
+import { Inserter, nativeHandle, type InserterOptions, type InsertRow } from './inserter'
+import { insertColumns, type ColumnValues, type InsertColumnsOptions } from './column-input'
+import type { TableDefinition } from './catalog'
 
 export type { QueryOptions, RowQueryOptions } from './queries'
 
@@ -71,6 +74,11 @@ export class Connection extends Queries {
     return this.conn
   }
 
+  /** For `Inserter` and `insertColumns`. */
+  [nativeHandle](): NativeConnection {
+    return this.native()
+  }
+
   /**
    * Runs one SQL statement (hyperd takes one per call) and returns the
    * affected row count: a `number`, or a `bigint` past 2^53.
@@ -90,6 +98,54 @@ export class Connection extends Queries {
   async insertArrow(table: TableName, data: ArrowInsertData): Promise<number> {
     const chunks = await ipcChunks(data)
     return call(() => this.native().insertArrowIpc(tableRef(table), chunks))
+  }
+
+  /**
+   * An `Inserter` into `table`: a name (the server's definition is used)
+   * or a `TableDefinition` (checked against the server's). Until its
+   * `execute()` or `cancel()`, later calls on this connection wait.
+   */
+  async inserter(table: TableName | TableDefinition, options?: InserterOptions): Promise<Inserter> {
+    return Inserter.open(this, table, options)
+  }
+
+  /**
+   * Inserts every row of `rows` (arrays or objects, see
+   * `Inserter.addRow`), a sync or async iterable such as a generator or a
+   * Node stream in object mode, in one COPY; returns the rows stored. The
+   * source is read as the rows are sent, so memory stays constant. All or
+   * nothing: a refused value or any other error stores no row.
+   */
+  async insertRows(
+    table: TableName | TableDefinition,
+    rows: Iterable<InsertRow> | AsyncIterable<InsertRow>,
+    options?: InserterOptions,
+  ): Promise<number> {
+    const inserter = await this.inserter(table, options)
+    try {
+      await inserter.addRowsFrom(rows)
+      return await inserter.execute()
+    } catch (e) {
+      await inserter.cancel().catch(() => undefined)
+      throw e
+    }
+  }
+
+  /**
+   * Inserts whole columns, keyed by column name (every column of the
+   * table, all of one length): TypedArrays of the column's own element
+   * type cross as they are, with no per-value JS work (`Int32Array` for
+   * INTEGER, `Float64Array` for DOUBLE PRECISION, `BigInt64Array` for
+   * BIGINT and for TIMESTAMP/TIME in microseconds, ...); other arrays are
+   * checked value by value as `Inserter.addRow` does. `nulls` marks NULL
+   * rows per column. Returns the rows stored; all or nothing.
+   */
+  async insertColumns(
+    table: TableName | TableDefinition,
+    columns: Readonly<Record<string, ColumnValues>>,
+    options?: InsertColumnsOptions,
+  ): Promise<number> {
+    return insertColumns(this, table, columns, options)
   }
 
   /**

@@ -26,6 +26,10 @@ export const ErrorCode = {
   NUMERIC_VALUE_OUT_OF_RANGE: '22003',
   /** `42804`: a value of the wrong type. */
   DATATYPE_MISMATCH: '42804',
+  /** `22001`: a string longer than its VARCHAR(n) or CHAR(n) column. */
+  STRING_DATA_RIGHT_TRUNCATION: '22001',
+  /** `0A000`: something hyperd or this package does not support. */
+  FEATURE_NOT_SUPPORTED: '0A000',
 } as const
 
 export interface HyperErrorFields {
@@ -36,6 +40,10 @@ export interface HyperErrorFields {
   /** 1-based character position in the SQL text. */
   position?: number
   severity?: string
+  /** The inserted row a value was refused in (0-based, counted over the whole insert). */
+  row?: number
+  /** The column a value was refused for. */
+  column?: string
   cause?: unknown
 }
 
@@ -46,6 +54,10 @@ export class HyperError extends Error {
   readonly hint?: string
   readonly position?: number
   readonly severity?: string
+  /** For a refused insert value: its row (0-based, over the whole insert). */
+  readonly row?: number
+  /** For a refused insert value: its column. */
+  readonly column?: string
 
   constructor(fields: HyperErrorFields) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause })
@@ -55,6 +67,8 @@ export class HyperError extends Error {
     this.hint = fields.hint
     this.position = fields.position
     this.severity = fields.severity
+    if (fields.row !== undefined) this.row = fields.row
+    if (fields.column !== undefined) this.column = fields.column
   }
 }
 

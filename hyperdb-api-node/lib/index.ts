@@ -10,6 +10,8 @@ export { HyperError, ErrorCode, type HyperErrorFields } from './errors'
 export { HyperTimestamp, HyperTime, HyperInterval, HyperNumeric, HyperDate, numeric, dateOnly } from './values'
 export type { ParamValue } from './params'
 export type { ArrowInsertData } from './arrow-input'
+export { Inserter, DEFAULT_BATCH_ROWS, type InserterOptions, type InsertRow } from './inserter'
+export type { ColumnValues, InsertColumnsOptions } from './column-input'
 export type {
   ColumnChunk,
   ColumnKind,

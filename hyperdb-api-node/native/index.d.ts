@@ -49,6 +49,12 @@ export declare class NativeConnection {
    * table; the rows stored. Nothing is stored on any error.
    */
   insertArrowIpc(table: TableRef, chunks: Array<Uint8Array>): Promise<number>
+  /**
+   * Starts an insert into `table` (see `NativeInserter`); its place in
+   * line is taken now. `expected`, the definition the caller builds its
+   * rows for, must match the server's.
+   */
+  inserter(table: TableRef, expected?: TableDef | undefined | null): NativeInserter
   /** Cancels the statement running now, if any. */
   cancel(): Promise<void>
   /** Closes after the calls made before; later calls fail. */
@@ -69,6 +75,36 @@ export declare class NativeGrpcConnection {
   queryIpc(sql: string, params: Array<Param>): Promise<NativeIpcStream>
   /** Cancels the query most recently started on this connection. */
   cancel(): Promise<void>
+}
+
+/**
+ * An insert: rows go in batch by batch; nothing is stored before
+ * `finish`, and nothing at all after `abort` or any error.
+ */
+export declare class NativeInserter {
+  /**
+   * Waits until the COPY has started; the table as the server defines
+   * it (what values must fit).
+   */
+  opened(): Promise<TableDef>
+  /**
+   * Hands over `rows` rows and queues them, blocking while the COPY
+   * starts or the queue is full (a producer faster than the server
+   * waits here, about one batch's sending time).
+   */
+  push(rows: number, columns: Array<NativeColumn>): void
+  /**
+   * `push` without blocking: resolves once the batch is queued. The
+   * columns are copied before this returns, so JS may reuse its arrays.
+   */
+  send(rows: number, columns: Array<NativeColumn>): Promise<void>
+  /** Commits; the rows stored. */
+  finish(): Promise<number>
+  /**
+   * Ends the insert storing nothing; resolves when the connection is
+   * free again. Aborting twice, or after `finish`, does nothing.
+   */
+  abort(): Promise<void>
 }
 
 /** A result as raw Arrow IPC stream bytes. */
@@ -99,6 +135,12 @@ export declare class NativeProcess {
   /** Shuts hyperd down (killing it after 10 s); closing twice is fine. */
   close(): Promise<void>
 }
+
+/**
+ * `table` with every type spelled as hyperd spells it (`int4` becomes
+ * `INTEGER`, `varchar` `TEXT`, ...), or an error naming a type that is none.
+ */
+export declare function canonicalTable(table: TableDef): TableDef
 
 /** What a catalog operation answers. */
 export interface CatalogAnswer {
@@ -163,6 +205,23 @@ export interface ColumnInfo {
   /** How `ColumnData` carries this column's values (see `ColumnData::kind`). */
   kind: string
   nullable: boolean
+}
+
+/**
+ * One column of a batch (see `hyperdb_api::arrow::ColumnBuffer`): exactly
+ * one of `fixed`, `text` or `bytes`, with `offsets` for the last two.
+ */
+export interface NativeColumn {
+  /** Fixed-width values, little-endian (the bytes of a typed array). */
+  fixed?: Uint8Array
+  /** Text (or NUMERIC as decimal text), all values back to back. */
+  text?: string
+  /** Bytes, all values back to back. */
+  bytes?: Uint8Array
+  /** `rows + 1` offsets into `text` (UTF-16 units) or `bytes`. */
+  offsets?: Uint32Array
+  /** One byte a row, 0 for NULL; absent when no row is NULL. */
+  validity?: Uint8Array
 }
 
 /** Options of `NativeConnection.connect` (see `lib/connection.ts`). */

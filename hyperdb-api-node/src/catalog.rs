@@ -96,7 +96,7 @@ impl TableDef {
         Ok(table)
     }
 
-    fn from_rust(t: &TableDefinition) -> TableDef {
+    pub(crate) fn from_rust(t: &TableDefinition) -> TableDef {
         TableDef {
             table: TableRef::from_table(t.name()),
             columns: t
@@ -175,4 +175,11 @@ pub(crate) async fn run(
         }
     }
     Ok(out)
+}
+
+/// `table` with every type spelled as hyperd spells it (`int4` becomes
+/// `INTEGER`, `varchar` `TEXT`, ...), or an error naming a type that is none.
+#[napi]
+pub fn canonical_table(table: TableDef) -> Result<TableDef> {
+    Ok(TableDef::from_rust(&table.to_rust()?))
 }

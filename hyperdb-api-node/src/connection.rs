@@ -12,6 +12,7 @@ use napi_derive::napi;
 
 use crate::catalog::{TableDef, TableRef};
 use crate::error::{invalid, js, Result};
+use crate::inserter::NativeInserter;
 use crate::params::{values, Param, MAX_SAFE_INTEGER};
 use crate::streams::{NativeBatchStream, NativeIpcStream};
 
@@ -127,6 +128,19 @@ impl NativeConnection {
             Ok(rows as f64)
         })
         .build(env)
+    }
+
+    /// Starts an insert into `table` (see `NativeInserter`); its place in
+    /// line is taken now. `expected`, the definition the caller builds its
+    /// rows for, must match the server's.
+    #[napi]
+    pub fn inserter(&self, table: TableRef, expected: Option<TableDef>) -> Result<NativeInserter> {
+        let expected = expected.map(|d| d.to_rust()).transpose()?;
+        Ok(NativeInserter::start(
+            self.conn.place(),
+            table.table_name(),
+            expected,
+        ))
     }
 
     /// Cancels the statement running now, if any.

@@ -23,6 +23,10 @@ pub(crate) fn to_napi(e: hyperdb_api::Error) -> napi::Error {
             payload.insert("severity".into(), json!(format!("{s:?}").to_uppercase()));
         }
     }
+    if let hyperdb_api::Error::InvalidRow { row, column, .. } = &e {
+        payload.insert("row".into(), json!(row));
+        insert(&mut payload, "column", column.as_deref());
+    }
     let causes = causes(&e);
     if !causes.is_empty() {
         payload.insert("cause".into(), json!(causes));

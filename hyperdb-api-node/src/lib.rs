@@ -15,6 +15,7 @@ mod columns;
 mod connection;
 mod error;
 mod grpc;
+mod inserter;
 mod params;
 mod process;
 mod streams;

@@ -222,3 +222,22 @@ fn wrong_sizes_and_kinds_are_refused() {
     };
     assert!(batch_from_buffers(&schema(&table), 1, 0, &[bad]).is_err());
 }
+
+#[test]
+fn null_numeric_and_text_slots_are_not_parsed() {
+    let table = TableDefinition::new("t")
+        .with_column("n", SqlType::numeric(10, 2).unwrap())
+        .with_column("s", SqlType::Text);
+    let (units, offsets) = utf16(&["", "2"]);
+    let text = ColumnInput {
+        values: ColumnBuffer::Utf16 {
+            units: &units,
+            offsets: &offsets,
+        },
+        validity: Some(&[0, 1]),
+    };
+    let batch = batch_from_buffers(&schema(&table), 2, 0, &[text, text]).unwrap();
+    let n = batch.column(0).as_primitive::<Decimal128Type>();
+    assert!(n.is_null(0) && n.value(1) == 200);
+    assert!(batch.column(1).is_null(0));
+}

@@ -1,0 +1,165 @@
+/**
+ * `insertColumns`: whole columns into a table. A TypedArray whose element
+ * type is the column's own (Int32Array for INTEGER, Float64Array for
+ * DOUBLE PRECISION, BigInt64Array of microseconds for TIMESTAMP, ...)
+ * crosses to the native layer a batch at a time as the bytes it already
+ * is, with no per-value JS work; any other array goes value by value
+ * through the same checks as `Inserter.addRow`.
+ */
+import type { ColumnDef, NativeColumn, NativeInserter } from './native'
+import { native } from './native'
+import { call, callSync, ErrorCode, HyperError } from './errors'
+import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
+import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
+import { DEFAULT_BATCH_ROWS, nativeHandle, type HasNative } from './inserter'
+
+type TypedArray =
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array
+
+/** A column's values: a TypedArray, or any array of values `addRow` takes. */
+export type ColumnValues = TypedArray | readonly unknown[]
+
+export interface InsertColumnsOptions {
+  /** Per column, which rows are NULL (1 or `true` = NULL). */
+  nulls?: Record<string, Uint8Array | readonly boolean[]>
+  /** Rows sent a batch (default 65536). */
+  batchRows?: number
+}
+
+/** The TypedArray whose bytes are the column's Arrow values as they are. */
+const NATIVE_ARRAYS: Record<string, new (n: number) => TypedArray> = {
+  BOOLEAN: Uint8Array,
+  SMALLINT: Int16Array,
+  INTEGER: Int32Array,
+  OID: Uint32Array,
+  BIGINT: BigInt64Array,
+  REAL: Float32Array,
+  'DOUBLE PRECISION': Float64Array,
+  TIME: BigInt64Array,
+  TIMESTAMP: BigInt64Array,
+  'TIMESTAMP WITH TIME ZONE': BigInt64Array,
+}
+
+/** One column's source: its values, NULL rows, and how a batch is cut from them. */
+class ColumnSource {
+  private readonly direct: boolean
+  private readonly builder: ColumnBuilder
+  private readonly valid?: Uint8Array
+
+  constructor(
+    column: ColumnDef,
+    private readonly values: ColumnValues,
+    private readonly nulls: Uint8Array | readonly boolean[] | undefined,
+    start: BatchStart,
+    batchRows: number,
+  ) {
+    const own = NATIVE_ARRAYS[column.sqlType]
+    this.direct = own !== undefined && values instanceof own
+    this.builder = columnBuilder(column, start, batchRows)
+    this.valid = nulls === undefined ? undefined : new Uint8Array(batchRows)
+  }
+
+  /** Rows `from .. from + rows` as a native column. */
+  batch(from: number, rows: number): NativeColumn {
+    if (!this.direct) {
+      this.builder.reset()
+      const values = this.values
+      const nulls = this.nulls
+      for (let i = 0; i < rows; i++) {
+        this.builder.set(nulls?.[from + i] ? null : values[from + i], i)
+      }
+      return this.builder.column(rows)
+    }
+    const v = this.values as TypedArray
+    const width = v.BYTES_PER_ELEMENT
+    return {
+      fixed: new Uint8Array(v.buffer, v.byteOffset + from * width, rows * width),
+      validity: this.validity(from, rows),
+    }
+  }
+
+  private validity(from: number, rows: number): Uint8Array | undefined {
+    const { nulls, valid } = this
+    if (nulls === undefined || valid === undefined) return undefined
+    let any = false
+    for (let i = 0; i < rows; i++) {
+      const isNull = nulls[from + i] ? 1 : 0
+      valid[i] = 1 - isNull
+      any ||= isNull === 1
+    }
+    return any ? valid.subarray(0, rows) : undefined
+  }
+}
+
+/**
+ * Inserts `columns` (keyed by column name, one entry per column of the
+ * table, all of one length) into `table`; returns the rows stored. All
+ * or nothing.
+ */
+export async function insertColumns(
+  conn: HasNative & { readonly catalog: Catalog },
+  table: TableName | TableDefinition,
+  columns: Readonly<Record<string, ColumnValues>>,
+  options: InsertColumnsOptions = {},
+): Promise<number> {
+  const given = typeof table === 'object' && 'columns' in table ? table : await conn.catalog.getTableDefinition(table)
+  const def = callSync(() => native.canonicalTable(toDef(given)))
+  const rows = checkShape(def.columns, columns, options.nulls)
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
+  const start: BatchStart = { row: 0 }
+  const sources = def.columns.map(
+    (c) => new ColumnSource(c, columns[c.name], options.nulls?.[c.name], start, Math.min(batchRows, Math.max(rows, 1))),
+  )
+  const inserter: NativeInserter = callSync(() => conn[nativeHandle]().inserter(def.table, def))
+  try {
+    for (let from = 0; from < rows; from += batchRows) {
+      start.row = from
+      const n = Math.min(batchRows, rows - from)
+      const batch = sources.map((s) => s.batch(from, n))
+      await call(() => inserter.send(n, batch))
+    }
+    return await call(inserter.finish())
+  } catch (e) {
+    await inserter.abort().catch(() => undefined)
+    throw e
+  }
+}
+
+/** The common length of `columns`, which must be exactly the table's. */
+function checkShape(
+  defs: readonly ColumnDef[],
+  columns: Readonly<Record<string, ColumnValues>>,
+  nulls: InsertColumnsOptions['nulls'],
+): number {
+  const refuse = (message: string) => new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message })
+  const names = new Set(defs.map((c) => c.name))
+  for (const key of [...Object.keys(columns), ...Object.keys(nulls ?? {})]) {
+    if (!names.has(key)) throw refuse(`insertColumns: the table has no column \`${key}\``)
+  }
+  let rows: number | undefined
+  for (const c of defs) {
+    const values = columns[c.name]
+    if (values === undefined) throw refuse(`insertColumns: no values for column \`${c.name}\``)
+    if (!ArrayBuffer.isView(values) && !Array.isArray(values)) {
+      throw refuse(`insertColumns: column \`${c.name}\` takes a TypedArray or an array`)
+    }
+    rows ??= values.length
+    if (values.length !== rows) {
+      throw refuse(`insertColumns: column \`${c.name}\` has ${values.length} values, the first column ${rows}`)
+    }
+    const n = nulls?.[c.name]
+    if (n !== undefined && n.length !== rows) {
+      throw refuse(`insertColumns: nulls of \`${c.name}\` has ${n.length} entries for ${rows} rows`)
+    }
+  }
+  return rows ?? 0
+}

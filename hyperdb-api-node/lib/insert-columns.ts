@@ -1,0 +1,495 @@
+/**
+ * Column builders: where an inserter gathers one batch of a column's
+ * values, checked against the column's type as they come in, in the
+ * memory the native layer takes in one call a batch (typed arrays, one
+ * string a text column). A value that does not fit is refused with the
+ * row, column and value; nothing is truncated or converted silently.
+ *
+ * Each SQL type has its own builder class, so each `set` call site in a
+ * generated row function (see `inserter.ts`) sees one class and V8 can
+ * inline it.
+ */
+import type { ColumnDef, NativeColumn } from './native'
+import { ErrorCode, HyperError } from './errors'
+import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp } from './values'
+
+const TWO_32 = 4294967296
+const MS_PER_DAY = 86_400_000
+const I64_MIN = -(2n ** 63n)
+const I64_MAX = 2n ** 63n - 1n
+
+/** Where the batch being gathered starts within the whole insert. */
+export interface BatchStart {
+  row: number
+}
+
+/** One column's values for the batch being gathered. */
+export abstract class ColumnBuilder {
+  protected valid: Uint8Array
+  protected hasNull = false
+
+  constructor(
+    readonly name: string,
+    readonly sqlType: string,
+    readonly nullable: boolean,
+    protected readonly start: BatchStart,
+    capacity: number,
+  ) {
+    this.valid = new Uint8Array(capacity).fill(1)
+  }
+
+  /** Stores `v` as row `row` of the batch, or throws. */
+  abstract set(v: unknown, row: number): void
+
+  /** The batch's first `rows` values for the native layer. */
+  abstract column(rows: number): NativeColumn
+
+  /** Undoes a row that was refused halfway (its slot is written again). */
+  clear(row: number): void {
+    this.valid[row] = 1
+  }
+
+  /** Starts a new batch. */
+  reset(): void {
+    if (this.hasNull) {
+      this.valid.fill(1)
+      this.hasNull = false
+    }
+  }
+
+  protected validity(rows: number): Uint8Array | undefined {
+    return this.hasNull ? this.valid.subarray(0, rows) : undefined
+  }
+
+  /** NULL (`null`), or a refusal of `undefined` and every other value. */
+  protected setNull(v: unknown, row: number, expected: string): void {
+    if (v === null && this.nullable) {
+      this.valid[row] = 0
+      this.hasNull = true
+      return
+    }
+    if (v === null) {
+      throw this.refuse(ErrorCode.NOT_NULL_VIOLATION, row, v, 'NULL in a NOT NULL column')
+    }
+    if (v === undefined) {
+      throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'no value (use null for NULL)')
+    }
+    throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, `expected ${expected}`)
+  }
+
+  refuse(code: string, row: number, v: unknown, why: string): HyperError {
+    const at = this.start.row + row
+    return new HyperError({
+      code,
+      message: `row ${at}, column \`${this.name}\` (${this.sqlType}): ${describe(v)}: ${why}`,
+      row: at,
+      column: this.name,
+    })
+  }
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)
+  if (typeof v === 'bigint') return `${v}n`
+  if (v instanceof Date) return `Date ${Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString()}`
+  if (v === null || v === undefined || typeof v !== 'object') return String(v)
+  return Object.prototype.toString.call(v)
+}
+
+function bytesOf(a: ArrayBufferView, rows: number, width: number): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, rows * width)
+}
+
+type IntArray = Int16Array | Int32Array | Uint32Array
+
+/** SMALLINT, INTEGER, OID: a `number` that is an integer in range, or such a `bigint`. */
+class IntBuilder extends ColumnBuilder {
+  private readonly values: IntArray
+
+  constructor(
+    c: ColumnDef,
+    start: BatchStart,
+    capacity: number,
+    make: new (n: number) => IntArray,
+    private readonly min: number,
+    private readonly max: number,
+  ) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.values = new make(capacity)
+  }
+
+  set(v: unknown, row: number): void {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= this.min && v <= this.max) {
+      this.values[row] = v
+    } else {
+      this.slow(v, row)
+    }
+  }
+
+  private slow(v: unknown, row: number): void {
+    if (typeof v === 'bigint' && v >= BigInt(this.min) && v <= BigInt(this.max)) {
+      this.values[row] = Number(v)
+    } else if (typeof v === 'number' || typeof v === 'bigint') {
+      const integral = typeof v === 'bigint' || Number.isInteger(v)
+      throw this.refuse(
+        integral ? ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE : ErrorCode.DATATYPE_MISMATCH,
+        row,
+        v,
+        integral ? `out of range ${this.min}..${this.max}` : 'not an integer',
+      )
+    } else {
+      this.setNull(v, row, 'an integer number or bigint')
+    }
+  }
+
+  column(rows: number): NativeColumn {
+    return { fixed: bytesOf(this.values, rows, this.values.BYTES_PER_ELEMENT), validity: this.validity(rows) }
+  }
+}
+
+/**
+ * Eight bytes a value, written as two 32-bit halves so that a `number`
+ * needs no `BigInt` (x64 is little-endian).
+ */
+abstract class Int64Builder extends ColumnBuilder {
+  private readonly big: BigInt64Array
+  private readonly lo: Uint32Array
+  private readonly hi: Int32Array
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.big = new BigInt64Array(capacity)
+    this.lo = new Uint32Array(this.big.buffer)
+    this.hi = new Int32Array(this.big.buffer)
+  }
+
+  /** `n` must be a safe integer. */
+  protected setNumber(n: number, row: number): void {
+    const hi = Math.floor(n / TWO_32)
+    this.lo[2 * row] = n - hi * TWO_32
+    this.hi[2 * row + 1] = hi
+  }
+
+  protected setBigInt(b: bigint, row: number, v: unknown): void {
+    if (b < I64_MIN || b > I64_MAX) {
+      throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'out of the 64-bit range')
+    }
+    this.big[row] = b
+  }
+
+  column(rows: number): NativeColumn {
+    return { fixed: bytesOf(this.big, rows, 8), validity: this.validity(rows) }
+  }
+}
+
+/** BIGINT: a `bigint`, or a `number` that is a safe integer (past 2^53 a number is not exact). */
+class BigIntBuilder extends Int64Builder {
+  set(v: unknown, row: number): void {
+    if (typeof v === 'number' && Number.isSafeInteger(v)) {
+      this.setNumber(v, row)
+    } else if (typeof v === 'bigint') {
+      this.setBigInt(v, row, v)
+    } else if (typeof v === 'number') {
+      const integral = Number.isInteger(v)
+      throw this.refuse(
+        integral ? ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE : ErrorCode.DATATYPE_MISMATCH,
+        row,
+        v,
+        integral ? 'a number past 2^53 is not exact: pass a bigint' : 'not an integer',
+      )
+    } else {
+      this.setNull(v, row, 'a bigint or an integer number')
+    }
+  }
+}
+
+/** TIMESTAMP, TIMESTAMPTZ: a `HyperTimestamp` (microseconds) or a `Date` (milliseconds). */
+class TimestampBuilder extends Int64Builder {
+  set(v: unknown, row: number): void {
+    if (v instanceof Date) {
+      const ms = v.getTime()
+      if (!Number.isSafeInteger(ms * 1000)) {
+        throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'an invalid Date')
+      }
+      this.setNumber(ms * 1000, row)
+    } else if (v instanceof HyperTimestamp) {
+      this.setBigInt(v.micros, row, v)
+    } else {
+      this.setNull(v, row, 'a HyperTimestamp or a Date')
+    }
+  }
+}
+
+/** TIME: a `HyperTime` (microseconds since midnight, up to 24:00:00). */
+class TimeBuilder extends Int64Builder {
+  set(v: unknown, row: number): void {
+    if (v instanceof HyperTime) {
+      if (v.micros < 0n || v.micros > 86_400_000_000n) {
+        throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'not a time of day')
+      }
+      this.setBigInt(v.micros, row, v)
+    } else {
+      this.setNull(v, row, 'a HyperTime')
+    }
+  }
+}
+
+/** DATE: a `Date` at midnight UTC (as DATE reads), or `dateOnly('2024-02-29')`. */
+class DateBuilder extends Int64Builder {
+  set(v: unknown, row: number): void {
+    if (v instanceof Date) {
+      const ms = v.getTime()
+      if (Number.isNaN(ms) || ms % MS_PER_DAY !== 0) {
+        throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'a DATE takes a Date at midnight UTC')
+      }
+      this.setNumber(ms, row)
+    } else if (v instanceof HyperDate) {
+      this.setNumber(this.parse(v.value, row, v), row)
+    } else {
+      this.setNull(v, row, 'a Date at midnight UTC or dateOnly(...)')
+    }
+  }
+
+  private parse(text: string, row: number, v: unknown): number {
+    const m = /^(-?\d{4,6})-(\d{2})-(\d{2})$/.exec(text)
+    if (m !== null) {
+      const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+      const date = new Date(0)
+      date.setUTCFullYear(y, mo - 1, d)
+      if (date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d) {
+        return date.getTime()
+      }
+    }
+    throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'not a date YYYY-MM-DD')
+  }
+}
+
+/** DOUBLE PRECISION, REAL: a `number`. */
+class FloatBuilder extends ColumnBuilder {
+  private readonly values: Float64Array | Float32Array
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number, make: new (n: number) => Float64Array | Float32Array) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.values = new make(capacity)
+  }
+
+  set(v: unknown, row: number): void {
+    if (typeof v === 'number') {
+      this.values[row] = v
+    } else {
+      this.setNull(v, row, 'a number')
+    }
+  }
+
+  column(rows: number): NativeColumn {
+    return { fixed: bytesOf(this.values, rows, this.values.BYTES_PER_ELEMENT), validity: this.validity(rows) }
+  }
+}
+
+/** REAL: a `number` within float32's range (its precision is REAL's). */
+class RealBuilder extends FloatBuilder {
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c, start, capacity, Float32Array)
+  }
+
+  override set(v: unknown, row: number): void {
+    if (typeof v === 'number' && Number.isFinite(v) && !Number.isFinite(Math.fround(v))) {
+      throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'out of the REAL range')
+    }
+    super.set(v, row)
+  }
+}
+
+/** BOOLEAN: `true` or `false`. */
+class BoolBuilder extends ColumnBuilder {
+  private readonly values: Uint8Array
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.values = new Uint8Array(capacity)
+  }
+
+  set(v: unknown, row: number): void {
+    if (typeof v === 'boolean') {
+      this.values[row] = v ? 1 : 0
+    } else {
+      this.setNull(v, row, 'a boolean')
+    }
+  }
+
+  column(rows: number): NativeColumn {
+    return { fixed: this.values.subarray(0, rows), validity: this.validity(rows) }
+  }
+}
+
+/** INTERVAL: a `HyperInterval`. */
+class IntervalBuilder extends ColumnBuilder {
+  private readonly ints: Int32Array
+  private readonly big: BigInt64Array
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.big = new BigInt64Array(capacity * 2)
+    this.ints = new Int32Array(this.big.buffer)
+  }
+
+  set(v: unknown, row: number): void {
+    if (!(v instanceof HyperInterval)) {
+      this.setNull(v, row, 'a HyperInterval')
+      return
+    }
+    if (
+      (v.months | 0) !== v.months ||
+      (v.days | 0) !== v.days ||
+      v.micros < I64_MIN / 1000n ||
+      v.micros > I64_MAX / 1000n
+    ) {
+      throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'months and days must be 32-bit integers')
+    }
+    this.ints[4 * row] = v.months
+    this.ints[4 * row + 1] = v.days
+    this.big[2 * row + 1] = v.micros
+  }
+
+  column(rows: number): NativeColumn {
+    return { fixed: bytesOf(this.big, rows, 16), validity: this.validity(rows) }
+  }
+}
+
+/**
+ * Values carried as one string and UTF-16 offsets: TEXT, VARCHAR(n),
+ * CHAR(n), JSON (a `string`) and NUMERIC (exact decimal text, parsed by the
+ * native layer at the column's scale: rounding is an error).
+ */
+abstract class TextLikeBuilder extends ColumnBuilder {
+  /** Row `i`'s string (`''` for NULL), written by slot so a refused row leaves nothing behind. */
+  private readonly parts: string[] = []
+  private readonly offsets: Uint32Array
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.offsets = new Uint32Array(capacity + 1)
+  }
+
+  protected push(s: string, row: number): void {
+    this.parts[row] = s
+    this.offsets[row + 1] = this.offsets[row] + s.length
+  }
+
+  protected pushNull(v: unknown, row: number, expected: string): void {
+    this.setNull(v, row, expected)
+    this.push('', row)
+  }
+
+  column(rows: number): NativeColumn {
+    this.parts.length = rows
+    return { text: this.parts.join(''), offsets: this.offsets.subarray(0, rows + 1), validity: this.validity(rows) }
+  }
+}
+
+class TextBuilder extends TextLikeBuilder {
+  /** VARCHAR(n) / CHAR(n): at most n characters (code points). */
+  private readonly maxLength: number
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c, start, capacity)
+    const m = /^(?:VARCHAR|CHAR)\((\d+)\)$/.exec(c.sqlType)
+    this.maxLength = m === null ? Infinity : Number(m[1])
+  }
+
+  set(v: unknown, row: number): void {
+    if (typeof v === 'string') {
+      if (v.length > this.maxLength && [...v].length > this.maxLength) {
+        throw this.refuse(ErrorCode.STRING_DATA_RIGHT_TRUNCATION, row, v, `longer than ${this.maxLength} characters`)
+      }
+      this.push(v, row)
+    } else {
+      this.pushNull(v, row, 'a string')
+    }
+  }
+}
+
+class NumericBuilder extends TextLikeBuilder {
+  set(v: unknown, row: number): void {
+    if (typeof v === 'string') {
+      this.push(v, row)
+    } else if (v instanceof HyperNumeric) {
+      this.push(v.value, row)
+    } else if (typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v))) {
+      this.push(String(v), row)
+    } else {
+      this.pushNull(v, row, 'a decimal string, numeric(...), a bigint or a finite number')
+    }
+  }
+}
+
+/** BYTEA, GEOGRAPHY: a `Uint8Array` (or `Buffer`). */
+class BytesBuilder extends ColumnBuilder {
+  /** Row `i`'s bytes (empty for NULL), by slot as in `TextLikeBuilder`. */
+  private readonly parts: Uint8Array[] = []
+  private readonly offsets: Uint32Array
+  private static readonly EMPTY = new Uint8Array(0)
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c.name, c.sqlType, c.nullable !== false, start, capacity)
+    this.offsets = new Uint32Array(capacity + 1)
+  }
+
+  set(v: unknown, row: number): void {
+    if (v instanceof Uint8Array) {
+      this.parts[row] = v
+    } else {
+      this.setNull(v, row, 'a Uint8Array or Buffer')
+      this.parts[row] = BytesBuilder.EMPTY
+    }
+    this.offsets[row + 1] = this.offsets[row] + this.parts[row].length
+  }
+
+  column(rows: number): NativeColumn {
+    this.parts.length = rows
+    return {
+      bytes: Buffer.concat(this.parts),
+      offsets: this.offsets.subarray(0, rows + 1),
+      validity: this.validity(rows),
+    }
+  }
+}
+
+/** The builder for column `c` (its type spelled as hyperd spells it). */
+export function columnBuilder(c: ColumnDef, start: BatchStart, capacity: number): ColumnBuilder {
+  const t = c.sqlType
+  switch (t) {
+    case 'BOOLEAN':
+      return new BoolBuilder(c, start, capacity)
+    case 'SMALLINT':
+      return new IntBuilder(c, start, capacity, Int16Array, -32768, 32767)
+    case 'INTEGER':
+      return new IntBuilder(c, start, capacity, Int32Array, -2147483648, 2147483647)
+    case 'OID':
+      return new IntBuilder(c, start, capacity, Uint32Array, 0, TWO_32 - 1)
+    case 'BIGINT':
+      return new BigIntBuilder(c, start, capacity)
+    case 'REAL':
+      return new RealBuilder(c, start, capacity)
+    case 'DOUBLE PRECISION':
+      return new FloatBuilder(c, start, capacity, Float64Array)
+    case 'TEXT':
+    case 'JSON':
+      return new TextBuilder(c, start, capacity)
+    case 'BYTEA':
+    case 'GEOGRAPHY':
+      return new BytesBuilder(c, start, capacity)
+    case 'DATE':
+      return new DateBuilder(c, start, capacity)
+    case 'TIME':
+      return new TimeBuilder(c, start, capacity)
+    case 'TIMESTAMP':
+    case 'TIMESTAMP WITH TIME ZONE':
+      return new TimestampBuilder(c, start, capacity)
+    case 'INTERVAL':
+      return new IntervalBuilder(c, start, capacity)
+  }
+  if (t.startsWith('NUMERIC(')) return new NumericBuilder(c, start, capacity)
+  if (t.startsWith('VARCHAR(') || t.startsWith('CHAR(')) return new TextBuilder(c, start, capacity)
+  throw new HyperError({ code: ErrorCode.FEATURE_NOT_SUPPORTED, message: `column \`${c.name}\`: cannot insert ${t}` })
+}

@@ -1,0 +1,244 @@
+/**
+ * `Inserter`: rows into a table through one Arrow COPY, all or nothing.
+ *
+ * Rows are checked and gathered in JS into column builders
+ * (`insert-columns.ts`); every `batchRows` rows the batch crosses to the
+ * native layer in one call, which copies it and queues it for a Rust task
+ * that encodes and sends it while JS gathers the next. Memory stays
+ * constant: the queue is two batches deep, and a producer faster than the
+ * server waits for room.
+ */
+import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter } from './native'
+import { native } from './native'
+import { call, callSync, ErrorCode, HyperError } from './errors'
+import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
+import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
+
+/** The rows a batch gathers before it crosses to the native layer. */
+export const DEFAULT_BATCH_ROWS = 65_536
+
+export interface InserterOptions {
+  /** Rows a batch holds before it is sent (default 65536). */
+  batchRows?: number
+}
+
+/** A row: values in column order, or an object keyed by column name. */
+export type InsertRow = readonly unknown[] | Readonly<Record<string, unknown>>
+
+/** Gives a `Connection`'s native handle to this module only. */
+export const nativeHandle = Symbol('nativeHandle')
+
+/** What an inserter needs of a connection. */
+export interface HasNative {
+  [nativeHandle](): NativeConnection
+}
+
+type RowWriter = (row: InsertRow, at: number) => void
+
+export class Inserter {
+  private readonly native: NativeInserter
+  private readonly builders: ColumnBuilder[]
+  private readonly start: BatchStart = { row: 0 }
+  private readonly batchRows: number
+  private readonly writeArray: RowWriter
+  private readonly writeObject: RowWriter
+  /** Rows in the batch being gathered. */
+  private n = 0
+  private ended = false
+  /** The table's columns, in order. */
+  readonly columns: readonly ColumnDef[]
+
+  /**
+   * An inserter into `table`, whose columns (names, types, nullability,
+   * order) must be the table's: they are checked against the server's
+   * definition before anything is stored. Its place on the connection is
+   * taken now; until `execute()` or `cancel()`, later calls on the
+   * connection wait. To take the definition from the server instead, use
+   * `Inserter.open` / `conn.inserter(name)`.
+   */
+  constructor(conn: HasNative, table: TableDefinition, options: InserterOptions = {}) {
+    const def = callSync(() => native.canonicalTable(toDef(table)))
+    this.native = callSync(() => conn[nativeHandle]().inserter(def.table, def))
+    this.columns = def.columns
+    this.batchRows = batchRows(options.batchRows)
+    this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.batchRows))
+    this.writeArray = rowWriter(this.builders, 'array')
+    this.writeObject = rowWriter(this.builders, 'object')
+  }
+
+  /** An inserter into the existing table `table`, as the server defines it. */
+  static async open(
+    conn: HasNative & { readonly catalog: Catalog },
+    table: TableName | TableDefinition,
+    options: InserterOptions = {},
+  ): Promise<Inserter> {
+    const def = typeof table === 'object' && 'columns' in table ? table : await conn.catalog.getTableDefinition(table)
+    return new Inserter(conn, def, options)
+  }
+
+  /** Rows added so far (including those not yet sent). */
+  get rowCount(): number {
+    return this.start.row + this.n
+  }
+
+  /**
+   * Adds one row: values in column order, or an object keyed by column
+   * name (a missing key is an error; `null` is NULL). A value that does
+   * not fit its column throws a `HyperError` naming row, column and value
+   * (`err.row`, `err.column`); that row is not added, and the inserter
+   * stays usable. Blocks while the send queue is full.
+   */
+  addRow(row: InsertRow): void {
+    if (this.gather(row)) this.flush()
+  }
+
+  /** Adds each row of `rows` (see `addRow`). */
+  addRows(rows: Iterable<InsertRow>): void {
+    for (const row of rows) this.addRow(row)
+  }
+
+  /**
+   * Adds each row of `rows`, a sync or async iterable (a generator, a Node
+   * stream in object mode), without blocking the event loop: a full batch
+   * is sent while the source is read on, and the source waits while the
+   * send queue is full.
+   */
+  async addRowsFrom(rows: Iterable<InsertRow> | AsyncIterable<InsertRow>): Promise<void> {
+    for await (const row of rows) {
+      if (this.gather(row)) await this.send()
+    }
+  }
+
+  /** Stores `row` into the batch; whether the batch is now full. */
+  private gather(row: InsertRow): boolean {
+    this.check()
+    if (Array.isArray(row)) {
+      if (row.length !== this.builders.length) {
+        throw this.countError(row.length)
+      }
+      this.write(this.writeArray, row)
+    } else if (typeof row === 'object' && row !== null) {
+      this.write(this.writeObject, row)
+    } else {
+      throw new HyperError({
+        code: ErrorCode.DATATYPE_MISMATCH,
+        message: `row ${this.rowCount}: a row is an array or an object, not ${typeof row}`,
+        row: this.rowCount,
+      })
+    }
+    return ++this.n === this.batchRows
+  }
+
+  /**
+   * Sends the rest and commits: returns the rows stored (checked against
+   * the rows sent). On any error nothing is stored.
+   */
+  async execute(): Promise<number> {
+    this.check()
+    this.ended = true
+    try {
+      if (this.n > 0) await this.send()
+      return await call(this.native.finish())
+    } catch (e) {
+      await this.native.abort().catch(() => undefined)
+      throw e
+    }
+  }
+
+  /** Ends the insert storing nothing; the connection is free when this resolves. */
+  async cancel(): Promise<void> {
+    this.ended = true
+    await call(this.native.abort())
+  }
+
+  /** `await using ins = ...`: cancels unless `execute()` ran. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.ended) await this.cancel()
+  }
+
+  private write(writer: RowWriter, row: InsertRow): void {
+    try {
+      writer(row, this.n)
+    } catch (e) {
+      for (const b of this.builders) b.clear(this.n)
+      throw e
+    }
+  }
+
+  private columnsOfBatch(): NativeColumn[] {
+    return this.builders.map((b) => b.column(this.n))
+  }
+
+  private nextBatch(): void {
+    this.start.row += this.n
+    this.n = 0
+    for (const b of this.builders) b.reset()
+  }
+
+  /** Hands the batch over, blocking while the queue is full. */
+  private flush(): void {
+    const rows = this.n
+    this.sent(() => callSync(() => this.native.push(rows, this.columnsOfBatch())))
+    this.nextBatch()
+  }
+
+  /**
+   * Hands the batch over without blocking. The native layer copies the
+   * batch before `send` returns, so the builders are free again at once.
+   */
+  private async send(): Promise<void> {
+    const rows = this.n
+    const sending = this.sent(() => callSync(() => this.native.send(rows, this.columnsOfBatch())))
+    this.nextBatch()
+    await this.sent(() => call(sending))
+  }
+
+  /** Runs a hand-over; after its failure the insert has ended. */
+  private sent<T>(f: () => T): T {
+    try {
+      return f()
+    } catch (e) {
+      this.ended = true
+      throw e
+    }
+  }
+
+  private check(): void {
+    if (this.ended) {
+      throw new HyperError({
+        code: ErrorCode.INVALID_PARAMETER_VALUE,
+        message: 'the insert has ended (execute, cancel, or a failed send)',
+      })
+    }
+  }
+
+  private countError(got: number): HyperError {
+    return new HyperError({
+      code: ErrorCode.INVALID_PARAMETER_VALUE,
+      message: `row ${this.rowCount}: ${got} values for ${this.builders.length} columns`,
+      row: this.rowCount,
+    })
+  }
+}
+
+function batchRows(n: number | undefined): number {
+  if (n === undefined) return DEFAULT_BATCH_ROWS
+  if (!Number.isInteger(n) || n < 1 || n > 16_777_216) {
+    throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `batchRows must be 1..2^24, not ${n}` })
+  }
+  return n
+}
+
+/**
+ * A function that stores one row into the builders: one call site per
+ * column, so each sees a single builder class. Keys are JSON string
+ * literals of the column names, never code.
+ */
+function rowWriter(builders: readonly ColumnBuilder[], shape: 'array' | 'object'): RowWriter {
+  const calls = builders.map((b, i) =>
+    shape === 'array' ? `b${i}.set(row[${i}], at);` : `b${i}.set(row[${JSON.stringify(b.name)}], at);`,
+  )
+  const names = builders.map((_, i) => `b${i}`)
+  const make = new Function(...names, `return function write(row, at) {\n${calls.join('\n')}\n}`)
+  return make(...builders) as RowWriter
+}

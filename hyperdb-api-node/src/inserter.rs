@@ -1,0 +1,345 @@
+//! `NativeInserter`: a `hyperdb_api::InsertSink` held by a JS inserter.
+//! JS gathers a batch of rows into typed arrays and hands it over in one
+//! call; `batch_from_buffers` copies it into an Arrow batch at once (so JS
+//! may reuse its arrays), and the sink's task encodes and sends it while JS
+//! gathers the next.
+
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use hyperdb_api::arrow::{batch_from_buffers, ColumnBuffer, ColumnInput};
+use hyperdb_api::{InsertPiece, InsertSink, Place, TableDefinition, TableName};
+use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Uint32Array, Uint8Array, Utf16String};
+use napi::Env;
+use napi_derive::napi;
+use tokio::sync::{oneshot, Mutex};
+
+use crate::catalog::TableDef;
+use crate::error::{invalid, js, Result};
+
+/// One column of a batch (see `hyperdb_api::arrow::ColumnBuffer`): exactly
+/// one of `fixed`, `text` or `bytes`, with `offsets` for the last two.
+#[napi(object)]
+pub struct NativeColumn {
+    /// Fixed-width values, little-endian (the bytes of a typed array).
+    pub fixed: Option<Uint8Array>,
+    /// Text (or NUMERIC as decimal text), all values back to back.
+    pub text: Option<Utf16String>,
+    /// Bytes, all values back to back.
+    pub bytes: Option<Uint8Array>,
+    /// `rows + 1` offsets into `text` (UTF-16 units) or `bytes`.
+    pub offsets: Option<Uint32Array>,
+    /// One byte a row, 0 for NULL; absent when no row is NULL.
+    pub validity: Option<Uint8Array>,
+}
+
+/// Where an insert stands.
+enum State {
+    /// The COPY is being started (the place in line was taken at creation).
+    Opening(oneshot::Receiver<hyperdb_api::Result<InsertSink>>),
+    Open(InsertSink),
+    /// Finished, aborted or failed.
+    Ended,
+}
+
+impl State {
+    fn sink(&mut self, opened: Option<hyperdb_api::Result<InsertSink>>) -> Result<&mut InsertSink> {
+        if let Some(opened) = opened {
+            *self = State::Open(js(opened)?);
+        }
+        match self {
+            State::Open(sink) => Ok(sink),
+            _ => Err(ended()),
+        }
+    }
+
+    /// The sink, waiting for the COPY to start (off the JS thread).
+    async fn open(&mut self) -> Result<&mut InsertSink> {
+        let opened = match std::mem::replace(self, State::Ended) {
+            State::Opening(rx) => Some(rx.await.unwrap_or(Err(hyperdb_api::Error::Cancelled))),
+            other => {
+                *self = other;
+                None
+            }
+        };
+        self.sink(opened)
+    }
+
+    /// The sink, blocking this (JS) thread until the COPY has started.
+    fn open_blocking(&mut self) -> Result<&mut InsertSink> {
+        let opened = match std::mem::replace(self, State::Ended) {
+            State::Opening(rx) => Some(
+                rx.blocking_recv()
+                    .unwrap_or(Err(hyperdb_api::Error::Cancelled)),
+            ),
+            other => {
+                *self = other;
+                None
+            }
+        };
+        self.sink(opened)
+    }
+}
+
+/// An insert: rows go in batch by batch; nothing is stored before
+/// `finish`, and nothing at all after `abort` or any error.
+#[napi]
+pub struct NativeInserter {
+    state: Arc<Mutex<State>>,
+    /// The table's Arrow schema, set once the COPY has started.
+    schema: Arc<OnceLock<SchemaRef>>,
+    /// Rows handed over so far: where the next batch starts, for errors.
+    rows: u64,
+}
+
+impl NativeInserter {
+    /// Starts the COPY in `place` in the background.
+    pub(crate) fn start(
+        place: Place,
+        table: TableName,
+        expected: Option<TableDefinition>,
+    ) -> NativeInserter {
+        let (tx, rx) = oneshot::channel();
+        let schema = Arc::new(OnceLock::new());
+        let cell = schema.clone();
+        napi::bindgen_prelude::spawn(async move {
+            let opened = place.insert_sink(table, expected.as_ref()).await;
+            if let Ok(sink) = &opened {
+                let _ = cell.set(sink.schema().clone());
+            }
+            // Dropped unopened: the sink drops here and aborts.
+            let _ = tx.send(opened);
+        });
+        NativeInserter {
+            state: Arc::new(Mutex::new(State::Opening(rx))),
+            schema,
+            rows: 0,
+        }
+    }
+
+    /// `columns` as an Arrow batch of `schema`; the rows count as handed over.
+    fn batch(
+        &mut self,
+        schema: &SchemaRef,
+        rows: u32,
+        columns: &[ColumnInput<'_>],
+    ) -> Result<RecordBatch> {
+        let batch = js(batch_from_buffers(
+            schema,
+            rows as usize,
+            self.rows,
+            columns,
+        ))?;
+        self.rows += u64::from(rows);
+        Ok(batch)
+    }
+}
+
+#[napi]
+impl NativeInserter {
+    /// Waits until the COPY has started; the table as the server defines
+    /// it (what values must fit).
+    #[napi(ts_return_type = "Promise<TableDef>")]
+    pub fn opened(&self, env: &Env) -> Result<AsyncBlock<TableDef>> {
+        let state = self.state.clone();
+        AsyncBlockBuilder::new(async move {
+            let mut state = state.lock().await;
+            Ok(TableDef::from_rust(state.open().await?.definition()))
+        })
+        .build(env)
+    }
+
+    /// Hands over `rows` rows and queues them, blocking while the COPY
+    /// starts or the queue is full (a producer faster than the server
+    /// waits here, about one batch's sending time).
+    #[napi]
+    pub fn push(&mut self, rows: u32, columns: Vec<NativeColumn>) -> Result<()> {
+        let state = self.state.clone();
+        let mut state = state.blocking_lock();
+        let schema = state.open_blocking()?.schema().clone();
+        let batch = self.batch(&schema, rows, &inputs(&columns)?)?;
+        let sent = state
+            .open_blocking()?
+            .blocking_send(InsertPiece::Batch(batch));
+        if sent.is_err() {
+            *state = State::Ended;
+        }
+        js(sent)
+    }
+
+    /// `push` without blocking: resolves once the batch is queued. The
+    /// columns are copied before this returns, so JS may reuse its arrays.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn send(
+        &mut self,
+        env: &Env,
+        rows: u32,
+        columns: Vec<NativeColumn>,
+    ) -> Result<AsyncBlock<()>> {
+        let ready = match self.schema.get().cloned() {
+            Some(schema) => Ready::Batch(self.batch(&schema, rows, &inputs(&columns)?)?),
+            // Not open yet: the batch is built once the schema is known.
+            None => {
+                let first = self.rows;
+                self.rows += u64::from(rows);
+                Ready::Columns(OwnedColumns::copy(&columns), rows, first)
+            }
+        };
+        let state = self.state.clone();
+        AsyncBlockBuilder::new(async move {
+            let mut state = state.lock().await;
+            let sink = state.open().await?;
+            let batch = match ready {
+                Ready::Batch(batch) => batch,
+                Ready::Columns(owned, rows, first) => js(batch_from_buffers(
+                    sink.schema(),
+                    rows as usize,
+                    first,
+                    &owned.inputs()?,
+                ))?,
+            };
+            let sent = sink.send(InsertPiece::Batch(batch)).await;
+            if sent.is_err() {
+                *state = State::Ended;
+            }
+            js(sent)
+        })
+        .build(env)
+    }
+
+    /// Commits; the rows stored.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn finish(&self, env: &Env) -> Result<AsyncBlock<f64>> {
+        let state = self.state.clone();
+        AsyncBlockBuilder::new(async move {
+            let mut state = state.lock().await;
+            let stored = state.open().await?.finish().await;
+            *state = State::Ended;
+            Ok(js(stored)? as f64)
+        })
+        .build(env)
+    }
+
+    /// Ends the insert storing nothing; resolves when the connection is
+    /// free again. Aborting twice, or after `finish`, does nothing.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn abort(&self, env: &Env) -> Result<AsyncBlock<()>> {
+        let state = self.state.clone();
+        AsyncBlockBuilder::new(async move {
+            let mut state = state.lock().await;
+            let aborted = match state.open().await {
+                Ok(_) => match std::mem::replace(&mut *state, State::Ended) {
+                    State::Open(sink) => js(sink.abort().await),
+                    _ => Ok(()),
+                },
+                // Never opened, or already ended: nothing to undo.
+                Err(_) => Ok(()),
+            };
+            *state = State::Ended;
+            aborted
+        })
+        .build(env)
+    }
+}
+
+/// A batch for `send`: built, or its columns copied for building later.
+enum Ready {
+    Batch(RecordBatch),
+    Columns(OwnedColumns, u32, u64),
+}
+
+/// A batch's columns copied out of JS memory.
+struct OwnedColumns(Vec<OwnedColumn>);
+
+struct OwnedColumn {
+    fixed: Option<Vec<u8>>,
+    text: Option<Vec<u16>>,
+    bytes: Option<Vec<u8>>,
+    offsets: Option<Vec<u32>>,
+    validity: Option<Vec<u8>>,
+}
+
+impl OwnedColumns {
+    fn copy(columns: &[NativeColumn]) -> OwnedColumns {
+        let owned = columns.iter().map(|c| {
+            let s = c.slices();
+            OwnedColumn {
+                fixed: s.fixed.map(<[u8]>::to_vec),
+                text: s.text.map(<[u16]>::to_vec),
+                bytes: s.bytes.map(<[u8]>::to_vec),
+                offsets: s.offsets.map(<[u32]>::to_vec),
+                validity: s.validity.map(<[u8]>::to_vec),
+            }
+        });
+        OwnedColumns(owned.collect())
+    }
+
+    fn inputs(&self) -> Result<Vec<ColumnInput<'_>>> {
+        let slices = self.0.iter().map(|c| Slices {
+            fixed: c.fixed.as_deref(),
+            text: c.text.as_deref(),
+            bytes: c.bytes.as_deref(),
+            offsets: c.offsets.as_deref(),
+            validity: c.validity.as_deref(),
+        });
+        slices
+            .enumerate()
+            .map(|(i, s)| column_input(i, s))
+            .collect()
+    }
+}
+
+impl NativeColumn {
+    fn slices(&self) -> Slices<'_> {
+        Slices {
+            fixed: self.fixed.as_deref(),
+            text: self.text.as_deref(),
+            bytes: self.bytes.as_deref(),
+            offsets: self.offsets.as_deref(),
+            validity: self.validity.as_deref(),
+        }
+    }
+}
+
+/// A column's buffers, wherever they live.
+struct Slices<'a> {
+    fixed: Option<&'a [u8]>,
+    text: Option<&'a [u16]>,
+    bytes: Option<&'a [u8]>,
+    offsets: Option<&'a [u32]>,
+    validity: Option<&'a [u8]>,
+}
+
+fn inputs(columns: &[NativeColumn]) -> Result<Vec<ColumnInput<'_>>> {
+    let slices = columns.iter().map(NativeColumn::slices);
+    slices
+        .enumerate()
+        .map(|(i, s)| column_input(i, s))
+        .collect()
+}
+
+fn column_input(i: usize, c: Slices<'_>) -> Result<ColumnInput<'_>> {
+    let values = match (c.fixed, c.text, c.bytes, c.offsets) {
+        (Some(fixed), None, None, None) => ColumnBuffer::Fixed(fixed),
+        (None, Some(units), None, Some(offsets)) => ColumnBuffer::Utf16 { units, offsets },
+        (None, None, Some(data), Some(offsets)) => ColumnBuffer::Binary { data, offsets },
+        _ => {
+            return Err(invalid(
+                &format!("column {}", i + 1),
+                "give fixed, or text or bytes with offsets",
+            ))
+        }
+    };
+    Ok(ColumnInput {
+        values,
+        validity: c.validity,
+    })
+}
+
+fn ended() -> napi::Error {
+    invalid(
+        "inserter",
+        "the insert has ended (finished, aborted or failed)",
+    )
+}
