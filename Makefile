@@ -53,9 +53,11 @@ node: node-deps
 lint-node: node-deps
 	cd $(NODE_PKG) && $(NPM) run lint
 
-## The Node tests (node --test) against a real hyperd.
+## The Node tests (node --test) against a real hyperd, then the packed
+## package installed into a fresh project and run from ESM and CommonJS.
 test-node: hyperd node lint-node
 	cd $(NODE_PKG) && $(NPM) test
+	cd $(NODE_PKG) && node scripts/pack-test.mjs
 
 ## Start hyperd, create a .hyper file, insert and query a few rows.
 example: hyperd
@@ -74,7 +76,7 @@ bench: hyperd node
 	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
 
-## The Node benchmark alone (read paths vs the Rust suite's artifact);
+## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
 ## writes test_results/benchmark_suite_node.{md,json}.
 bench-node: hyperd node
 	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)

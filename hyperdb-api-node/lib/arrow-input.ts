@@ -1,18 +1,30 @@
 /**
- * What `insertArrow` takes, as the bytes of one Arrow IPC stream: raw IPC
- * bytes pass through; `apache-arrow` tables and batches are written by
- * apache-arrow itself (`tableToIPC`, stream format).
+ * `insertArrow`: Arrow data into a table as one IPC stream, sent piece by
+ * piece through a native inserter. Raw IPC bytes pass through as they are;
+ * `apache-arrow` tables and record batches (or a sync or async iterable of
+ * batches) are written one batch at a time, so the stream is never whole
+ * in memory, and the native layer sends a batch while the next is written.
+ *
+ * Batches are cut to at most `MAX_BATCH_ROWS` rows first (slices share the
+ * data): hyperd stores one 10M-row batch ~50 % slower than the same rows
+ * in 64K-row batches (measured).
  */
 import type { RecordBatch, Table } from 'apache-arrow'
-import { ErrorCode, HyperError } from './errors'
+import type { NativeInserter } from './native'
+import { call, ErrorCode, HyperError } from './errors'
 import { loadArrow, type Arrow } from './queries'
 
 /** Arrow data for `insertArrow`. */
-export type ArrowInsertData = Table | RecordBatch | readonly RecordBatch[] | Uint8Array | readonly Uint8Array[]
+export type ArrowInsertData =
+  | Table
+  | RecordBatch
+  | Uint8Array
+  | Iterable<RecordBatch>
+  | AsyncIterable<RecordBatch>
+  | Iterable<Uint8Array>
+  | AsyncIterable<Uint8Array>
 
-function isBytes(v: unknown): v is Uint8Array {
-  return v instanceof Uint8Array
-}
+const MAX_BATCH_ROWS = 65_536
 
 /**
  * Every `apache-arrow` module instance a caller may have made `data` with:
@@ -30,28 +42,105 @@ async function arrowModules(): Promise<Arrow[]> {
   return modules
 }
 
-export async function ipcChunks(data: ArrowInsertData): Promise<Uint8Array[]> {
-  if (isBytes(data)) {
-    return [data]
-  }
-  if (Array.isArray(data) && data.every(isBytes)) {
-    return [...(data as readonly Uint8Array[])]
-  }
-  for (const arrow of await arrowModules()) {
-    let table: Table | undefined
-    if (data instanceof arrow.Table) {
-      table = data
-    } else if (data instanceof arrow.RecordBatch) {
-      table = new arrow.Table([data])
-    } else if (Array.isArray(data) && data.length > 0 && data.every((b) => b instanceof arrow.RecordBatch)) {
-      table = new arrow.Table(data as RecordBatch[])
-    }
-    if (table !== undefined) {
-      return [arrow.tableToIPC(table, 'stream')]
-    }
-  }
-  throw new HyperError({
+function notArrow(what: string): HyperError {
+  return new HyperError({
     code: ErrorCode.INVALID_PARAMETER_VALUE,
-    message: 'insertArrow takes an apache-arrow Table, a RecordBatch or an array of them, or Arrow IPC stream bytes',
+    message:
+      `insertArrow takes an apache-arrow Table, a RecordBatch, a sync or async iterable of RecordBatches, ` +
+      `or Arrow IPC stream bytes (a Uint8Array or an iterable of them), not ${what}`,
   })
+}
+
+/** Writes `data` into `inserter`; whether anything was sent. */
+export async function sendArrow(inserter: NativeInserter, data: ArrowInsertData): Promise<boolean> {
+  if (data instanceof Uint8Array) {
+    await call(inserter.sendIpc(data))
+    return true
+  }
+  const modules = await arrowModules()
+  const arrow = modules.find((a) => data instanceof a.Table || data instanceof a.RecordBatch)
+  if (arrow !== undefined) {
+    const batches = data instanceof arrow.Table ? (data as Table).batches : [data as RecordBatch]
+    return sendBatches(inserter, batches, modules)
+  }
+  if (typeof data === 'object' && data !== null && (Symbol.iterator in data || Symbol.asyncIterator in data)) {
+    return sendBatches(inserter, data as Iterable<RecordBatch | Uint8Array>, modules)
+  }
+  throw notArrow(Object.prototype.toString.call(data))
+}
+
+/** Sends each item: IPC bytes as they are, batches as messages of one stream. */
+async function sendBatches(
+  inserter: NativeInserter,
+  items: Iterable<RecordBatch | Uint8Array> | AsyncIterable<RecordBatch | Uint8Array>,
+  modules: Arrow[],
+): Promise<boolean> {
+  let stream: OneStream | undefined
+  let bytes = false
+  for await (const item of items) {
+    if (item instanceof Uint8Array) {
+      if (stream !== undefined) throw notArrow('IPC bytes mixed with RecordBatches')
+      bytes = true
+      await call(inserter.sendIpc(item))
+      continue
+    }
+    const arrow = modules.find((a) => item instanceof a.RecordBatch)
+    if (arrow === undefined || bytes) throw notArrow(bytes ? 'RecordBatches mixed with IPC bytes' : 'that item')
+    stream ??= new OneStream(arrow)
+    for (const part of slices(item)) {
+      await call(inserter.sendIpc(stream.next(part)))
+    }
+  }
+  if (stream !== undefined) await call(inserter.sendIpc(EOS))
+  return bytes || stream !== undefined
+}
+
+/** The end-of-stream marker: continuation, then a zero length. */
+const EOS = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])
+
+/**
+ * Batches as the consecutive bytes of one IPC stream. apache-arrow writes
+ * whole streams (its stream writer keeps every byte it wrote until it is
+ * closed), so each batch is written as a stream of its own and cut: the
+ * first keeps its schema message, every one loses its end marker, and the
+ * later ones lose the schema message too, which must be the first's.
+ */
+class OneStream {
+  private schema?: Uint8Array
+
+  constructor(private readonly arrow: Arrow) {}
+
+  next(batch: RecordBatch): Uint8Array {
+    const { tableToIPC, Table } = this.arrow
+    const whole = tableToIPC(new Table([batch]), 'stream')
+    const end = whole.length - EOS.length
+    if (this.schema === undefined) {
+      const schemaOnly = tableToIPC(new Table(batch.schema), 'stream')
+      this.schema = schemaOnly.subarray(0, schemaOnly.length - EOS.length)
+      if (!startsWith(whole, this.schema)) throw notArrow('a batch apache-arrow wrote unexpectedly')
+      return whole.subarray(0, end)
+    }
+    if (!startsWith(whole, this.schema)) {
+      throw new HyperError({
+        code: ErrorCode.DATATYPE_MISMATCH,
+        message: 'insertArrow: every batch of one insert must have the schema of the first',
+      })
+    }
+    return whole.subarray(this.schema.length, end)
+  }
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  return bytes.length >= prefix.length && Buffer.compare(bytes.subarray(0, prefix.length), prefix) === 0
+}
+
+/** `batch` cut into slices of at most `MAX_BATCH_ROWS` rows. */
+function* slices(batch: RecordBatch): Generator<RecordBatch> {
+  if (batch.numRows <= MAX_BATCH_ROWS) {
+    yield batch
+    return
+  }
+  for (let at = 0; at < batch.numRows; at += MAX_BATCH_ROWS) {
+    yield batch.slice(at, at + MAX_BATCH_ROWS)
+  }
 }

@@ -7,11 +7,11 @@
  */
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
-import { call, closedError, ErrorCode } from './errors'
+import { call, callSync, closedError, ErrorCode } from './errors'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
 import { Catalog, tableRef, type TableName } from './catalog'
-import { ipcChunks, type ArrowInsertData } from './arrow-input'
+import { sendArrow, type ArrowInsertData } from './arrow-input'
 import { Inserter, nativeHandle, type InserterOptions, type InsertRow } from './inserter'
 import { insertColumns, type ColumnValues, type InsertColumnsOptions } from './column-input'
 import type { TableDefinition } from './catalog'
@@ -89,15 +89,28 @@ export class Connection extends Queries {
 
   /**
    * Inserts Arrow data into the existing table `table` in one COPY and
-   * returns the rows stored: an `apache-arrow` `Table`, a `RecordBatch` or
-   * an array of them, or the bytes of one Arrow IPC stream (a `Uint8Array`,
-   * or its chunks in order). The data's schema is checked against the
-   * table as hyperd defines it (field names, types, nullability) before
-   * anything is sent; on any error nothing is stored.
+   * returns the rows stored: an `apache-arrow` `Table`, a `RecordBatch`, a
+   * sync or async iterable of batches (written and sent one at a time, so
+   * a stream of batches never sits whole in memory), or the bytes of one
+   * Arrow IPC stream (a `Uint8Array`, or an iterable of its chunks in
+   * order). The schema is checked against the table as hyperd defines it
+   * (field names, types, nullability) before anything is sent; on any
+   * error nothing is stored.
    */
   async insertArrow(table: TableName, data: ArrowInsertData): Promise<number> {
-    const chunks = await ipcChunks(data)
-    return call(() => this.native().insertArrowIpc(tableRef(table), chunks))
+    const inserter = callSync(() => this.native().inserter(tableRef(table)))
+    try {
+      if (!(await sendArrow(inserter, data))) {
+        // Nothing came: still an error when the table does not exist.
+        await call(inserter.opened())
+        await call(inserter.abort())
+        return 0
+      }
+      return await call(inserter.finish())
+    } catch (e) {
+      await inserter.abort().catch(() => undefined)
+      throw e
+    }
   }
 
   /**

@@ -104,6 +104,13 @@ export class Inserter {
    * send queue is full.
    */
   async addRowsFrom(rows: Iterable<InsertRow> | AsyncIterable<InsertRow>): Promise<void> {
+    if (Symbol.iterator in rows) {
+      // A sync source is read without a promise a row; only a full batch waits.
+      for (const row of rows) {
+        if (this.gather(row)) await this.send()
+      }
+      return
+    }
     for await (const row of rows) {
       if (this.gather(row)) await this.send()
     }

@@ -45,11 +45,6 @@ export declare class NativeConnection {
   /** Runs a query; its result as one Arrow IPC stream (see `queryBatches`). */
   queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
   /**
-   * Inserts one Arrow IPC stream (its chunks in order) into an existing
-   * table; the rows stored. Nothing is stored on any error.
-   */
-  insertArrowIpc(table: TableRef, chunks: Array<Uint8Array>): Promise<number>
-  /**
    * Starts an insert into `table` (see `NativeInserter`); its place in
    * line is taken now. `expected`, the definition the caller builds its
    * rows for, must match the server's.
@@ -98,6 +93,11 @@ export declare class NativeInserter {
    * columns are copied before this returns, so JS may reuse its arrays.
    */
   send(rows: number, columns: Array<NativeColumn>): Promise<void>
+  /**
+   * Queues bytes of the insert's one Arrow IPC stream (split anywhere;
+   * not to be mixed with `push`/`send`). Copied before this returns.
+   */
+  sendIpc(bytes: Uint8Array): Promise<void>
   /** Commits; the rows stored. */
   finish(): Promise<number>
   /**

@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use hyperdb_api::{CancelToken, ConnectOptions, CreateMode, Endpoint, SharedConnection};
-use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, BigInt, Either, Uint8Array};
+use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, BigInt, Either};
 use napi::Env;
 use napi_derive::napi;
 
@@ -105,27 +104,6 @@ impl NativeConnection {
         AsyncBlockBuilder::new(async move {
             let stream = place.query_arrow_ipc(&sql, params, token.as_ref()).await;
             Ok(NativeIpcStream::new(js(stream)?))
-        })
-        .build(env)
-    }
-
-    /// Inserts one Arrow IPC stream (its chunks in order) into an existing
-    /// table; the rows stored. Nothing is stored on any error.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn insert_arrow_ipc(
-        &self,
-        env: &Env,
-        table: TableRef,
-        chunks: Vec<Uint8Array>,
-    ) -> Result<AsyncBlock<f64>> {
-        let place = self.conn.place();
-        // One copy into Rust-owned memory: the JS arrays may change or be
-        // collected while the insert runs on another thread.
-        let chunks: Vec<Bytes> = chunks.iter().map(|c| Bytes::copy_from_slice(c)).collect();
-        let table = table.table_name();
-        AsyncBlockBuilder::new(async move {
-            let rows = js(place.insert_arrow_ipc(table, chunks).await)?;
-            Ok(rows as f64)
         })
         .build(env)
     }

@@ -187,25 +187,25 @@ impl NativeInserter {
             }
         };
         let state = self.state.clone();
-        AsyncBlockBuilder::new(async move {
-            let mut state = state.lock().await;
-            let sink = state.open().await?;
-            let batch = match ready {
-                Ready::Batch(batch) => batch,
-                Ready::Columns(owned, rows, first) => js(batch_from_buffers(
-                    sink.schema(),
-                    rows as usize,
-                    first,
-                    &owned.inputs()?,
-                ))?,
-            };
-            let sent = sink.send(InsertPiece::Batch(batch)).await;
-            if sent.is_err() {
-                *state = State::Ended;
-            }
-            js(sent)
-        })
+        AsyncBlockBuilder::new(queue(state, move |sink| match ready {
+            Ready::Batch(batch) => Ok(InsertPiece::Batch(batch)),
+            Ready::Columns(owned, rows, first) => Ok(InsertPiece::Batch(js(batch_from_buffers(
+                sink.schema(),
+                rows as usize,
+                first,
+                &owned.inputs()?,
+            ))?)),
+        }))
         .build(env)
+    }
+
+    /// Queues bytes of the insert's one Arrow IPC stream (split anywhere;
+    /// not to be mixed with `push`/`send`). Copied before this returns.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn send_ipc(&self, env: &Env, bytes: Uint8Array) -> Result<AsyncBlock<()>> {
+        let bytes = bytes::Bytes::copy_from_slice(&bytes);
+        AsyncBlockBuilder::new(queue(self.state.clone(), |_| Ok(InsertPiece::Ipc(bytes))))
+            .build(env)
     }
 
     /// Commits; the rows stored.
@@ -241,6 +241,22 @@ impl NativeInserter {
         })
         .build(env)
     }
+}
+
+/// Queues the piece `make` gives once the COPY has started; after a
+/// failure the insert has ended.
+async fn queue(
+    state: Arc<Mutex<State>>,
+    make: impl FnOnce(&InsertSink) -> Result<InsertPiece>,
+) -> Result<()> {
+    let mut state = state.lock().await;
+    let sink = state.open().await?;
+    let piece = make(sink)?;
+    let sent = sink.send(piece).await;
+    if sent.is_err() {
+        *state = State::Ended;
+    }
+    js(sent)
 }
 
 /// A batch for `send`: built, or its columns copied for building later.
