@@ -6,7 +6,7 @@
 // while an inserter is open wait for it.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { setupHyper, rejectsHyper, assertHyperError, sleep } from './helpers.mjs'
+import { setupHyper, rejectsHyper, assertHyperError, sleep, withTimeout } from './helpers.mjs'
 import {
   Inserter,
   HyperError,
@@ -531,16 +531,26 @@ describe('every type reads back exactly', () => {
 
 // Values the library documents as accepted, at the edges of what JS hands over.
 describe('edge values', () => {
-  test('TIME 24:00:00 (86400000000n) is stored and reads back', async () => {
+  test('TIME 24:00:00 is refused with its row (hyperd reads Arrow times below 24:00:00 only)', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, tm TIME')
     const ins = await conn.inserter(table)
-    ins.addRow([0, new HyperTime(0n)])
-    ins.addRow([1, new HyperTime(86_400_000_000n)])
-    assert.equal(await ins.execute(), 2)
+    ins.addRow([0, new HyperTime(86_399_999_999n)])
+    assert.throws(
+      () => ins.addRow([1, new HyperTime(86_400_000_000n)]),
+      (e) => e instanceof HyperError && e.code === '22008' && e.row === 1 && e.column === 'tm',
+    )
+    assert.equal(await ins.execute(), 1)
+    // The TypedArray path is checked in the native layer, with the row.
+    const err = await conn
+      .insertColumns(table, { id: new Int32Array([5, 6]), tm: new BigInt64Array([0n, 86_400_000_000n]) })
+      .then(
+        () => null,
+        (e) => e,
+      )
+    assert.ok(err instanceof HyperError && err.code === '22003' && err.row === 1 && err.column === 'tm', String(err))
     assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table} ORDER BY id`), [
-      { id: 0, tm: new HyperTime(0n) },
-      { id: 1, tm: new HyperTime(86_400_000_000n) },
+      { id: 0, tm: new HyperTime(86_399_999_999n) },
     ])
   })
 
@@ -709,7 +719,7 @@ const SYNC_REFUSALS = [
     row: rowWith(3, { dt: dateOnly('2023-02-29') }),
     code: '42804',
     column: 'dt',
-    names: [],
+    names: ['2023-02-29'],
   },
   { label: 'a number into TEXT', row: rowWith(3, { tx: 42 }), code: '42804', column: 'tx', names: ['42'] },
   { label: 'a REAL out of range', row: rowWith(3, { r: 1e39 }), code: '22003', column: 'r', names: ['1e+39'] },
@@ -745,6 +755,29 @@ describe('refused values', () => {
     })
   }
 
+  test('a refused HyperTime, HyperInterval or HyperTimestamp is named in the message', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, tm TIME, iv INTERVAL, ts TIMESTAMP')
+    const ins = await conn.inserter(table)
+    ins.addRow([0, null, null, null])
+    const cases = [
+      ['tm', new HyperTime(-1n), '22008'],
+      ['tm', new HyperTime(86_400_000_001n), '22008'],
+      ['iv', new HyperInterval(2 ** 31, 0, 0n), '22003'],
+      ['ts', new HyperTimestamp(2n ** 63n), '22003'],
+    ]
+    for (const [column, v, code] of cases) {
+      const row = { id: 1, tm: null, iv: null, ts: null, [column]: v }
+      const e = assertRefused(() => ins.addRow(row), { code, row: 1, column }, `${column} ${v}`)
+      assert.ok(
+        e.message.includes(String(v)) || (v.micros !== undefined && e.message.includes(String(v.micros))),
+        `the message names the value ${v}: ${e.message}`,
+      )
+    }
+    await ins.cancel()
+    assert.equal(await count(conn, table), 0)
+  })
+
   test('after refused rows the inserter goes on and stores exactly the good rows', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, R_SQL)
@@ -753,7 +786,7 @@ describe('refused values', () => {
     let k = 0
     for (const c of SYNC_REFUSALS) {
       // A refused row has the row number the next good row then takes.
-      assertRefused(() => ins.addRow(c.row), { code: c.code, row: k, column: c.column, names: c.names }, c.label)
+      assertRefused(() => ins.addRow(c.row), { code: c.code, row: k, column: c.column }, c.label)
       ins.addRow(goodRow(k))
       stored.push(k++)
     }
@@ -788,9 +821,9 @@ describe('refused values', () => {
       ['numeric()', numeric('1.234')],
       ['too many digits', '1000.00'],
     ]) {
-      const ins = await conn.inserter(table, { batchRows: 2 })
+      const ins = await conn.inserter(table)
       for (let k = 0; k < 3; k++) ins.addRow(goodRow(k))
-      ins.addRow(rowWith(3, { n5: value })) // accepted here: checked by the native layer
+      ins.addRow(rowWith(3, { n5: value })) // accepted here: the native layer checks the scale
       ins.addRow(goodRow(4))
       await rejectsRefusal(
         () => ins.execute(),
@@ -798,10 +831,98 @@ describe('refused values', () => {
         `NUMERIC(5,2) ${label}`,
       )
       assertRefused(() => ins.addRow(goodRow(5)), { code: '22023', row: undefined, column: undefined })
-      await ins.cancel() // harmless after a failed execute
       assert.equal(await count(conn, table), 1)
       await assertUsable(conn)
+      await ins.cancel() // harmless after a failed execute
     }
+  })
+
+  test('NUMERIC(5,2) "1.234" in a full batch is refused when addRow hands the batch over', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    await conn.executeCommand(`INSERT INTO ${table} (id) VALUES (100)`)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    for (let k = 0; k < 3; k++) ins.addRow(goodRow(k))
+    // Row 3 fills the second batch: the hand-over (a sync push) refuses it.
+    assertRefused(() => ins.addRow(rowWith(3, { n5: '1.234' })), {
+      code: '22003',
+      row: 3,
+      column: 'n5',
+      names: ['1.234'],
+    })
+    assertRefused(() => ins.addRow(goodRow(4)), { code: '22023', row: undefined, column: undefined })
+    await ins.cancel()
+    assert.equal(await count(conn, table), 1)
+    await assertUsable(conn)
+  })
+
+  // A value the native layer refuses while a batch is handed over ends the
+  // insert (addRow and execute then refuse with 22023). Ended, it must not
+  // hold the connection: `execute()` after it rejects, and later calls run.
+  test('a batch refused at hand-over by addRow: execute() rejects and the connection is free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    ins.addRow(goodRow(0))
+    assertRefused(() => ins.addRow(rowWith(1, { n5: '1.234' })), { code: '22003', row: 1, column: 'n5' })
+    await rejectsHyper(() => ins.execute(), '22023')
+    try {
+      await withTimeout(assertUsable(conn), 3000, 'a query after the failed insert (without cancel)')
+      assert.equal(await withTimeout(count(conn, table), 3000, 'count'), 0)
+    } finally {
+      await ins.cancel() // frees the connection for what follows
+    }
+  })
+
+  test('a later batch refused at hand-over by addRowsFrom: execute() rejects and the connection is free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    async function* rows() {
+      for (let k = 0; k < 10; k++) yield k === 3 ? rowWith(3, { n5: '1.234' }) : goodRow(k)
+    }
+    await rejectsRefusal(() => ins.addRowsFrom(rows()), { code: '22003', row: 3, column: 'n5', names: ['1.234'] })
+    await rejectsHyper(() => ins.execute(), '22023')
+    try {
+      await withTimeout(assertUsable(conn), 3000, 'a query after the failed insert (without cancel)')
+      assert.equal(await withTimeout(count(conn, table), 3000, 'count'), 0)
+    } finally {
+      await ins.cancel()
+    }
+  })
+
+  test('the first batch refused at hand-over by addRowsFrom ends the insert too (all or nothing)', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    async function* rows() {
+      for (let k = 0; k < 10; k++) yield k === 1 ? rowWith(1, { n5: '1.234' }) : goodRow(k)
+    }
+    await rejectsRefusal(() => ins.addRowsFrom(rows()), { code: '22003', row: 1, column: 'n5', names: ['1.234'] })
+    // Row 0 (good) went down with the refused batch: the insert cannot go
+    // on as if only the refused row was left out.
+    let added = true
+    try {
+      ins.addRow(goodRow(100))
+    } catch (e) {
+      added = false
+      assertHyperError(e, '22023')
+    }
+    const outcome = await ins.execute().then(
+      (n) => `resolved with ${n}`,
+      (e) => e,
+    )
+    await ins.cancel()
+    const stored = await conn.queryAll(`SELECT id FROM ${table} ORDER BY id`)
+    assert.deepStrictEqual(
+      stored,
+      [],
+      `after the failed addRowsFrom, addRow ${added ? 'was accepted' : 'was refused'} and execute() ` +
+        `${outcome instanceof Error ? `rejected (${outcome.code})` : outcome}: stored ${JSON.stringify(stored)}`,
+    )
+    assert.ok(outcome instanceof HyperError, `execute() after the insert failed: ${outcome}`)
+    assert.equal(added, false, 'addRow after the insert failed is refused (22023)')
+    await assertUsable(conn)
   })
 
   test('a lone surrogate in TEXT is refused at execute (42804); the table is unchanged', async () => {
@@ -974,26 +1095,6 @@ describe('an inserter that is not executed commits nothing', () => {
       await ins[Symbol.asyncDispose]()
     }
     assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 1, s: 'kept' }])
-    await assertUsable(conn)
-  })
-
-  test('`await using` without execute stores nothing (where the syntax exists)', async (t) => {
-    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor
-    let body
-    try {
-      body = new AsyncFunction(
-        'conn',
-        'table',
-        `{ await using ins = await conn.inserter(table); ins.addRow([1, 'x']); ins.addRow([2, 'y']) }`,
-      )
-    } catch {
-      t.skip(`\`await using\` is not supported by Node ${process.version}; [Symbol.asyncDispose] is tested above`)
-      return
-    }
-    const conn = await ctx.connect()
-    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
-    await body(conn, table)
-    assert.equal(await count(conn, table), 0)
     await assertUsable(conn)
   })
 })

@@ -93,7 +93,29 @@ function describe(v: unknown): string {
   if (typeof v === 'bigint') return `${v}n`
   if (v instanceof Date) return `Date ${Number.isNaN(v.getTime()) ? 'Invalid Date' : v.toISOString()}`
   if (v === null || v === undefined || typeof v !== 'object') return String(v)
-  return Object.prototype.toString.call(v)
+  const own = (v as object).toString
+  // The exact-value classes (HyperTime, HyperDate, ...) say what they hold.
+  return own === Object.prototype.toString ? Object.prototype.toString.call(v) : `${v.constructor.name} ${String(v)}`
+}
+
+/**
+ * `n` (finite) as plain decimal text: `String` writes exponents below
+ * 1e-6 and from 1e21, which NUMERIC text does not take. The digits are
+ * the shortest ones that read back as `n`, as `String` gives them.
+ */
+export function plainDecimal(n: number): string {
+  const text = String(n)
+  const e = text.indexOf('e')
+  if (e < 0) return text
+  const sign = text.startsWith('-') ? '-' : ''
+  const mantissa = text.slice(sign.length, e)
+  const exponent = Number(text.slice(e + 1))
+  const point = mantissa.indexOf('.')
+  const digits = mantissa.replace('.', '')
+  const at = (point < 0 ? mantissa.length : point) + exponent
+  if (at <= 0) return `${sign}0.${'0'.repeat(-at)}${digits}`
+  if (at >= digits.length) return `${sign}${digits}${'0'.repeat(at - digits.length)}`
+  return `${sign}${digits.slice(0, at)}.${digits.slice(at)}`
 }
 
 function bytesOf(a: ArrayBufferView, rows: number, width: number): Uint8Array {
@@ -208,10 +230,13 @@ class TimestampBuilder extends Int64Builder {
   set(v: unknown, row: number): void {
     if (v instanceof Date) {
       const ms = v.getTime()
-      if (!Number.isSafeInteger(ms * 1000)) {
+      if (Number.isSafeInteger(ms * 1000)) {
+        this.setNumber(ms * 1000, row)
+      } else if (Number.isNaN(ms)) {
         throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'an invalid Date')
+      } else {
+        this.setBigInt(BigInt(ms) * 1000n, row, v)
       }
-      this.setNumber(ms * 1000, row)
     } else if (v instanceof HyperTimestamp) {
       this.setBigInt(v.micros, row, v)
     } else {
@@ -224,8 +249,9 @@ class TimestampBuilder extends Int64Builder {
 class TimeBuilder extends Int64Builder {
   set(v: unknown, row: number): void {
     if (v instanceof HyperTime) {
-      if (v.micros < 0n || v.micros > 86_400_000_000n) {
-        throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'not a time of day')
+      if (v.micros < 0n || v.micros >= 86_400_000_000n) {
+        // hyperd's Arrow reader takes 00:00:00 up to, not including, 24:00:00.
+        throw this.refuse(ErrorCode.DATETIME_FIELD_OVERFLOW, row, v, 'inserts take a time of day below 24:00:00')
       }
       this.setBigInt(v.micros, row, v)
     } else {
@@ -415,8 +441,10 @@ class NumericBuilder extends TextLikeBuilder {
       this.push(v, row)
     } else if (v instanceof HyperNumeric) {
       this.push(v.value, row)
-    } else if (typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v))) {
+    } else if (typeof v === 'bigint') {
       this.push(String(v), row)
+    } else if (typeof v === 'number' && Number.isFinite(v)) {
+      this.push(plainDecimal(v), row)
     } else {
       this.pushNull(v, row, 'a decimal string, numeric(...), a bigint or a finite number')
     }

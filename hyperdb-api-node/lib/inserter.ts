@@ -10,7 +10,7 @@
  */
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter } from './native'
 import { native } from './native'
-import { call, callSync, ErrorCode, HyperError } from './errors'
+import { call, callSync, ErrorCode, HyperError, toHyperError } from './errors'
 import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
@@ -185,7 +185,13 @@ export class Inserter {
   /** Hands the batch over, blocking while the queue is full. */
   private flush(): void {
     const rows = this.n
-    this.sent(() => callSync(() => this.native.push(rows, this.columnsOfBatch())))
+    try {
+      this.native.push(rows, this.columnsOfBatch())
+    } catch (e) {
+      // The native abort frees the connection; it need not be awaited here.
+      void this.fail()
+      throw toHyperError(e)
+    }
     this.nextBatch()
   }
 
@@ -194,20 +200,23 @@ export class Inserter {
    * batch before `send` returns, so the builders are free again at once.
    */
   private async send(): Promise<void> {
-    const rows = this.n
-    const sending = this.sent(() => callSync(() => this.native.send(rows, this.columnsOfBatch())))
+    const sending = call(() => this.native.send(this.n, this.columnsOfBatch()))
     this.nextBatch()
-    await this.sent(() => call(sending))
-  }
-
-  /** Runs a hand-over; after its failure the insert has ended. */
-  private sent<T>(f: () => T): T {
     try {
-      return f()
+      await sending
     } catch (e) {
-      this.ended = true
+      await this.fail()
       throw e
     }
+  }
+
+  /**
+   * After a failed hand-over the insert has ended (nothing is stored) and
+   * its COPY is aborted, so that the connection is free for the next call.
+   */
+  private async fail(): Promise<void> {
+    this.ended = true
+    await this.native.abort().catch(() => undefined)
   }
 
   private check(): void {

@@ -108,7 +108,7 @@ impl Column<'_> {
             return Err(self.error(
                 row,
                 RowErrorKind::NullInNotNull,
-                "NULL in a NOT NULL column".into(),
+                "the value is marked NULL".into(),
             ));
         }
         let dt = self.field.data_type();
@@ -130,6 +130,7 @@ impl Column<'_> {
             }
             (DataType::Date64, ColumnBuffer::Fixed(b)) => self.primitive::<Date64Type>(b, nulls)?,
             (DataType::Time64(TimeUnit::Microsecond), ColumnBuffer::Fixed(b)) => {
+                self.time_of_day(b, nulls.as_ref())?;
                 self.primitive::<Time64MicrosecondType>(b, nulls)?
             }
             (DataType::Timestamp(TimeUnit::Microsecond, _), ColumnBuffer::Fixed(b)) => {
@@ -221,6 +222,27 @@ impl Column<'_> {
         let array = PrimitiveArray::<T>::try_new(values, nulls)?
             .with_data_type(self.field.data_type().clone());
         Ok(Arc::new(array))
+    }
+
+    /// TIME values must be below 24:00:00: hyperd's Arrow reader refuses
+    /// the whole stream otherwise, naming no row.
+    fn time_of_day(&self, bytes: &[u8], nulls: Option<&NullBuffer>) -> Result<()> {
+        const DAY_MICROS: i64 = 86_400_000_000;
+        let bytes = self.fixed(bytes, 8)?;
+        for (row, v) in bytes.chunks_exact(8).enumerate() {
+            let mut micros = [0u8; 8];
+            micros.copy_from_slice(v);
+            let micros = i64::from_le_bytes(micros);
+            let valid = nulls.is_none_or(|n| n.is_valid(row));
+            if valid && !(0..DAY_MICROS).contains(&micros) {
+                return Err(self.error(
+                    row,
+                    RowErrorKind::OutOfRange,
+                    format!("TIME of {micros} microseconds: inserts take 00:00:00 up to, not including, 24:00:00"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn interval(&self, bytes: &[u8], nulls: Option<NullBuffer>) -> Result<ArrayRef> {

@@ -241,3 +241,19 @@ fn null_numeric_and_text_slots_are_not_parsed() {
     assert!(n.is_null(0) && n.value(1) == 200);
     assert!(batch.column(1).is_null(0));
 }
+
+#[test]
+fn time_of_day_must_be_below_midnight() {
+    let table = TableDefinition::new("t").with_column("t", SqlType::Time);
+    let ok = le(&[0i64, 86_399_999_999, 86_400_000_000], i64::to_le_bytes);
+    let null_midnight = ColumnInput {
+        values: ColumnBuffer::Fixed(&ok),
+        validity: Some(&[1, 1, 0]),
+    };
+    assert!(batch_from_buffers(&schema(&table), 3, 0, &[null_midnight]).is_ok());
+    let err = batch_from_buffers(&schema(&table), 3, 4, &[fixed(&ok)]).unwrap_err();
+    assert_eq!(
+        row_error(err),
+        (6, Some("t".into()), RowErrorKind::OutOfRange)
+    );
+}
