@@ -42,15 +42,9 @@ function* syncRows() {
   }
 }
 
+/** The same rows from an async generator (one promise a row). */
 async function* asyncRows() {
-  const row = [0, 0, 0, 0]
-  for (let i = 1; i <= ROWS; i++) {
-    row[0] = i
-    row[1] = i % 100
-    row[2] = i * 0.5
-    row[3] = i * 1000
-    yield row
-  }
+  yield* syncRows()
 }
 
 /** The child: inserts ROWS rows into table m and prints one JSON line. */

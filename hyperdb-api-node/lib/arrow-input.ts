@@ -5,7 +5,7 @@
  * batches) are written one batch at a time, so the stream is never whole
  * in memory, and the native layer sends a batch while the next is written.
  *
- * Batches are cut to at most `MAX_BATCH_ROWS` rows first (slices share the
+ * Batches are cut to at most `DEFAULT_BATCH_ROWS` rows first (slices share the
  * data): hyperd stores one 10M-row batch ~50 % slower than the same rows
  * in 64K-row batches (measured).
  */
@@ -13,6 +13,7 @@ import type { RecordBatch, Table } from 'apache-arrow'
 import type { NativeInserter } from './native'
 import { call, ErrorCode, HyperError } from './errors'
 import { loadArrow, type Arrow } from './queries'
+import { DEFAULT_BATCH_ROWS } from './inserter'
 
 /** Arrow data for `insertArrow`. */
 export type ArrowInsertData =
@@ -23,8 +24,6 @@ export type ArrowInsertData =
   | AsyncIterable<RecordBatch>
   | Iterable<Uint8Array>
   | AsyncIterable<Uint8Array>
-
-const MAX_BATCH_ROWS = 65_536
 
 /**
  * Every `apache-arrow` module instance a caller may have made `data` with:
@@ -134,13 +133,13 @@ function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
   return bytes.length >= prefix.length && Buffer.compare(bytes.subarray(0, prefix.length), prefix) === 0
 }
 
-/** `batch` cut into slices of at most `MAX_BATCH_ROWS` rows. */
+/** `batch` cut into slices of at most `DEFAULT_BATCH_ROWS` rows. */
 function* slices(batch: RecordBatch): Generator<RecordBatch> {
-  if (batch.numRows <= MAX_BATCH_ROWS) {
+  if (batch.numRows <= DEFAULT_BATCH_ROWS) {
     yield batch
     return
   }
-  for (let at = 0; at < batch.numRows; at += MAX_BATCH_ROWS) {
-    yield batch.slice(at, at + MAX_BATCH_ROWS)
+  for (let at = 0; at < batch.numRows; at += DEFAULT_BATCH_ROWS) {
+    yield batch.slice(at, at + DEFAULT_BATCH_ROWS)
   }
 }

@@ -7,11 +7,10 @@
  * through the same checks as `Inserter.addRow`.
  */
 import type { ColumnDef, NativeColumn, NativeInserter } from './native'
-import { native } from './native'
 import { call, callSync, ErrorCode, HyperError } from './errors'
-import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
+import type { Catalog, TableDefinition, TableName } from './catalog'
 import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
-import { DEFAULT_BATCH_ROWS, nativeHandle, type HasNative } from './inserter'
+import { canonical, definitionOf, DEFAULT_BATCH_ROWS, nativeHandle, type HasNative } from './inserter'
 
 type TypedArray =
   | Int8Array
@@ -111,8 +110,7 @@ export async function insertColumns(
   columns: Readonly<Record<string, ColumnValues>>,
   options: InsertColumnsOptions = {},
 ): Promise<number> {
-  const given = typeof table === 'object' && 'columns' in table ? table : await conn.catalog.getTableDefinition(table)
-  const def = callSync(() => native.canonicalTable(toDef(given)))
+  const def = canonical(await definitionOf(conn, table))
   const rows = checkShape(def.columns, columns, options.nulls)
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
   const start: BatchStart = { row: 0 }

@@ -8,7 +8,7 @@
  * constant: the queue is two batches deep, and a producer faster than the
  * server waits for room.
  */
-import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter } from './native'
+import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
 import { call, callSync, ErrorCode, HyperError, toHyperError } from './errors'
 import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
@@ -57,7 +57,7 @@ export class Inserter {
    * `Inserter.open` / `conn.inserter(name)`.
    */
   constructor(conn: HasNative, table: TableDefinition, options: InserterOptions = {}) {
-    const def = callSync(() => native.canonicalTable(toDef(table)))
+    const def = canonical(table)
     this.native = callSync(() => conn[nativeHandle]().inserter(def.table, def))
     this.columns = def.columns
     this.batchRows = batchRows(options.batchRows)
@@ -72,8 +72,7 @@ export class Inserter {
     table: TableName | TableDefinition,
     options: InserterOptions = {},
   ): Promise<Inserter> {
-    const def = typeof table === 'object' && 'columns' in table ? table : await conn.catalog.getTableDefinition(table)
-    return new Inserter(conn, def, options)
+    return new Inserter(conn, await definitionOf(conn, table), options)
   }
 
   /** Rows added so far (including those not yet sent). */
@@ -235,6 +234,19 @@ export class Inserter {
       row: this.rowCount,
     })
   }
+}
+
+/** `table` when it is a definition, else the server's definition of it. */
+export async function definitionOf(
+  conn: { readonly catalog: Catalog },
+  table: TableName | TableDefinition,
+): Promise<TableDefinition> {
+  return typeof table === 'object' && 'columns' in table ? table : conn.catalog.getTableDefinition(table)
+}
+
+/** `table` with every type spelled as hyperd spells it (what the builders switch on). */
+export function canonical(table: TableDefinition): TableDef {
+  return callSync(() => native.canonicalTable(toDef(table)))
 }
 
 function batchRows(n: number | undefined): number {

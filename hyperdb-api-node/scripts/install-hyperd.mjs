@@ -6,9 +6,9 @@
 //   npx hyperdb-api-install-hyperd --dir DIR    # -> DIR/hyperd (then HYPERD_PATH=DIR)
 //
 // hyperd ships only inside the `tableauhyperapi` Python wheel, so this fetches
-// that wheel with pip (pinned version, verified SHA-256; the same pin as
-// scripts/install-hyperd.sh at the repository root) and extracts the one
-// executable. HyperProcess finds `.hyperd/hyperd` in the working directory or
+// that wheel with pip (pinned version, verified SHA-256) and extracts the one
+// executable. `make hyperd` runs this script too (scripts/install-hyperd.sh):
+// the pin lives here only. HyperProcess finds `.hyperd/hyperd` in the working directory or
 // any parent, so the default location needs no HYPERD_PATH. Progress goes to
 // stderr; the installed path is the only line on stdout.
 import { spawnSync } from 'node:child_process'

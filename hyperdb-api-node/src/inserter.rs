@@ -54,30 +54,32 @@ impl State {
         }
     }
 
-    /// The sink, waiting for the COPY to start (off the JS thread).
-    async fn open(&mut self) -> Result<&mut InsertSink> {
-        let opened = match std::mem::replace(self, State::Ended) {
-            State::Opening(rx) => Some(rx.await.unwrap_or(Err(hyperdb_api::Error::Cancelled))),
+    /// The start of the COPY still to be waited for, if any.
+    fn opening(&mut self) -> Option<oneshot::Receiver<hyperdb_api::Result<InsertSink>>> {
+        match std::mem::replace(self, State::Ended) {
+            State::Opening(rx) => Some(rx),
             other => {
                 *self = other;
                 None
             }
+        }
+    }
+
+    /// The sink, waiting for the COPY to start (off the JS thread).
+    async fn open(&mut self) -> Result<&mut InsertSink> {
+        let opened = match self.opening() {
+            Some(rx) => Some(rx.await.unwrap_or(Err(hyperdb_api::Error::Cancelled))),
+            None => None,
         };
         self.sink(opened)
     }
 
     /// The sink, blocking this (JS) thread until the COPY has started.
     fn open_blocking(&mut self) -> Result<&mut InsertSink> {
-        let opened = match std::mem::replace(self, State::Ended) {
-            State::Opening(rx) => Some(
-                rx.blocking_recv()
-                    .unwrap_or(Err(hyperdb_api::Error::Cancelled)),
-            ),
-            other => {
-                *self = other;
-                None
-            }
-        };
+        let opened = self.opening().map(|rx| {
+            rx.blocking_recv()
+                .unwrap_or(Err(hyperdb_api::Error::Cancelled))
+        });
         self.sink(opened)
     }
 }
@@ -157,11 +159,9 @@ impl NativeInserter {
     pub fn push(&mut self, rows: u32, columns: Vec<NativeColumn>) -> Result<()> {
         let state = self.state.clone();
         let mut state = state.blocking_lock();
-        let schema = state.open_blocking()?.schema().clone();
-        let batch = self.batch(&schema, rows, &inputs(&columns)?)?;
-        let sent = state
-            .open_blocking()?
-            .blocking_send(InsertPiece::Batch(batch));
+        let sink = state.open_blocking()?;
+        let batch = self.batch(&sink.schema().clone(), rows, &inputs(&columns)?)?;
+        let sent = sink.blocking_send(InsertPiece::Batch(batch));
         if sent.is_err() {
             *state = State::Ended;
         }

@@ -115,11 +115,8 @@ impl InsertSink {
     /// blocks while the queue is full). Panics inside a runtime.
     pub fn blocking_send(&mut self, piece: InsertPiece) -> Result<()> {
         if self.queue.blocking_send(Message::Piece(piece)).is_err() {
-            let outcome = self.outcome.take().ok_or_else(task_gone)?;
-            return Err(match outcome.blocking_recv() {
-                Ok(Err(e)) => e,
-                _ => task_gone(),
-            });
+            let outcome = self.outcome.take().map(|o| o.blocking_recv());
+            return Err(failure(outcome));
         }
         Ok(())
     }
@@ -142,20 +139,26 @@ impl InsertSink {
         };
         drop(self);
         match outcome.await {
-            Ok(Err(e)) if !matches!(e, Error::Cancelled) && e.is_closed() => Err(e),
+            Ok(Err(e)) if e.is_closed() => Err(e),
             _ => Ok(()),
         }
     }
 
     /// The error the task ended with, once its queue is closed.
     async fn failure(&mut self) -> Error {
-        match self.outcome.take() {
-            Some(outcome) => match outcome.await {
-                Ok(Err(e)) => e,
-                _ => task_gone(),
-            },
-            None => task_gone(),
-        }
+        let outcome = match self.outcome.take() {
+            Some(outcome) => Some(outcome.await),
+            None => None,
+        };
+        failure(outcome)
+    }
+}
+
+/// The task's error from its outcome, however it was received.
+fn failure(outcome: Option<std::result::Result<Result<u64>, oneshot::error::RecvError>>) -> Error {
+    match outcome {
+        Some(Ok(Err(e))) => e,
+        _ => task_gone(),
     }
 }
 

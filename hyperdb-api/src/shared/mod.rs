@@ -191,15 +191,6 @@ impl SharedConnection {
         self.place().query_arrow_ipc(sql, params, None).await
     }
 
-    /// See [`Place::insert_arrow_ipc`].
-    pub async fn insert_arrow_ipc(
-        &self,
-        table: impl Into<TableName>,
-        chunks: Vec<Bytes>,
-    ) -> Result<u64> {
-        self.place().insert_arrow_ipc(table.into(), chunks).await
-    }
-
     /// See [`Place::insert_sink`].
     pub async fn insert_sink(
         &self,
@@ -312,18 +303,6 @@ impl Place {
             params,
         };
         ResultStream::spawn(guard, query, sources::start_ipc, token).await
-    }
-
-    /// Inserts one Arrow IPC stream (`chunks`, split anywhere) into the
-    /// existing table `table` and returns the rows stored. The stream's
-    /// schema is checked against the table as the server defines it before
-    /// anything is sent; on any error nothing is stored.
-    pub async fn insert_arrow_ipc(self, table: TableName, chunks: Vec<Bytes>) -> Result<u64> {
-        let mut sink = self.insert_sink(table, None).await?;
-        for chunk in chunks {
-            sink.send(InsertPiece::Ipc(chunk)).await?;
-        }
-        sink.finish().await
     }
 
     /// [`SharedConnection::close`] in this place.

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use hyperdb_api::arrow::{batch_from_buffers, ColumnBuffer, ColumnInput};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
@@ -21,10 +22,12 @@ async fn connect() -> (SharedConnection, tempfile::TempDir) {
 }
 
 async fn count(conn: &SharedConnection, table: &str) -> i64 {
-    let mut s = conn
-        .query_arrow(&format!("SELECT count(*)::BIGINT FROM {table}"), vec![])
-        .await
-        .unwrap();
+    scalar(conn, &format!("SELECT count(*)::BIGINT FROM {table}")).await
+}
+
+/// The BIGINT `sql` gives.
+async fn scalar(conn: &SharedConnection, sql: &str) -> i64 {
+    let mut s = conn.query_arrow(sql, vec![]).await.unwrap();
     let batch = s.next().await.unwrap().unwrap();
     batch
         .column(0)
@@ -45,6 +48,19 @@ async fn table(conn: &SharedConnection, name: &str) -> TableDefinition {
     TableDefinition::new(name)
         .with_not_null_column("id", SqlType::Int)
         .with_column("label", SqlType::Text)
+}
+
+/// One IPC stream, in `chunks`, into `table` through a sink.
+async fn insert_ipc(
+    conn: &SharedConnection,
+    table: &str,
+    chunks: Vec<bytes::Bytes>,
+) -> hyperdb_api::Result<u64> {
+    let mut sink = conn.insert_sink(table, None).await?;
+    for chunk in chunks {
+        sink.send(InsertPiece::Ipc(chunk)).await?;
+    }
+    sink.finish().await
 }
 
 fn batch(sink_schema: &arrow_schema::SchemaRef, ids: &[Option<i32>]) -> RecordBatch {
@@ -192,4 +208,60 @@ async fn blocking_sends_from_a_plain_thread_and_later_calls_wait_their_turn() {
     let mut sink = sink;
     assert_eq!(sink.finish().await.unwrap(), 50_000);
     assert_eq!(later.await.unwrap(), 50_000);
+}
+
+/// IPC bytes through the sink: a stream split anywhere goes in whole, checked
+/// against the server's own table definition first; a stream that does not
+/// fit stores nothing and leaves the connection usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipc_bytes_are_checked_against_the_table_and_stored_all_or_nothing() {
+    let (conn, _dir) = connect().await;
+    conn.execute_command("CREATE TABLE t (id INT NOT NULL, v DOUBLE PRECISION)", &[])
+        .await
+        .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let ipc = |rows: i32, schema: &SchemaRef, v: ArrayRef| {
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int32Array::from_iter_values(0..rows)), v],
+        )
+        .unwrap();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), schema).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    };
+    let values: ArrayRef = Arc::new(Float64Array::from_iter(
+        (0..1000).map(|i| (i % 3 != 0).then_some(f64::from(i) / 4.0)),
+    ));
+    let bytes = ipc(1000, &schema, values);
+    let (a, b) = bytes.split_at(bytes.len() / 3);
+    let chunks = vec![
+        bytes::Bytes::copy_from_slice(a),
+        bytes::Bytes::copy_from_slice(b),
+    ];
+    assert_eq!(insert_ipc(&conn, "t", chunks).await.unwrap(), 1000);
+    assert_eq!(
+        scalar(&conn, "SELECT count(*)::BIGINT FROM t WHERE v IS NULL").await,
+        334
+    );
+
+    // BIGINT where the table has DOUBLE PRECISION: refused before sending.
+    let wrong = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("v", DataType::Int64, true),
+    ]));
+    let bytes = ipc(5, &wrong, Arc::new(Int64Array::from_iter_values(0..5)));
+    let e = insert_ipc(&conn, "t", vec![bytes::Bytes::from(bytes)])
+        .await
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42804", "{e:?}");
+    let e = insert_ipc(&conn, "missing", vec![bytes::Bytes::from_static(b"x")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42P01", "{e:?}");
+    assert_eq!(count(&conn, "t").await, 1000);
 }
