@@ -132,4 +132,162 @@ describe('insertArrow', () => {
     assert.equal(await conn.queryScalar('SELECT count(*) FROM nn'), 0n)
     assert.equal(await conn.queryScalar('SELECT 8'), 8)
   })
+
+  test('slices (bitmaps starting mid-byte) and batches past one piece go in exactly', async () => {
+    const conn = await ctx.connect()
+    await freshTable(conn, 'sliced')
+    const whole = fullTable(1000)
+    // Rows 3..999 then 1..2: bit offsets 3 and 1, values from each slice's row 0.
+    assert.equal(await conn.insertArrow('sliced', whole.slice(3)), 997)
+    assert.equal(await conn.insertArrow('sliced', whole.slice(1, 3)), 2)
+    const back = await conn.queryAll('SELECT * FROM sliced ORDER BY id')
+    assert.equal(back.length, 999)
+    for (const r of back) {
+      const i = r.id
+      assert.equal(r.big, i % 3 === 0 ? null : BigInt(i) - 9_000_000_000_000_000_000n, `big ${i}`)
+      assert.equal(r.x, i % 5 === 0 ? null : -i / 3, `x ${i}`)
+      assert.equal(r.s, i % 4 === 0 ? null : `grüße ${i} 😀`, `s ${i}`)
+      assert.equal(r.ok, i % 6 === 0 ? null : i % 2 === 0, `ok ${i}`)
+      assert.equal(r.ts === null ? null : r.ts.micros, i % 7 === 0 ? null : 1_700_000_000_123_456n + BigInt(i))
+    }
+    assert.equal(back[0].id, 1)
+
+    // One batch of 150001 rows goes in 64K-row pieces; text offsets rebased per piece.
+    await conn.executeCommand('CREATE TABLE big_batch (id INTEGER NOT NULL, s TEXT)')
+    const n = 150_001
+    const ids = Int32Array.from({ length: n }, (_, i) => i)
+    const s = arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => (i % 1000 === 0 ? null : `v${i}`)),
+      new arrow.Utf8(),
+    )
+    const t = new arrow.Table({ id: arrow.makeVector(ids), s })
+    assert.equal(t.batches.length, 1)
+    assert.equal(await conn.insertArrow('big_batch', t), n)
+    const [count, sum, lengths, nulls, mismatched] = await conn.queryOne(
+      `SELECT count(*), sum(id::BIGINT), sum(length(s)), count(*) FILTER (WHERE s IS NULL),
+              count(*) FILTER (WHERE s <> 'v' || id)
+         FROM big_batch`,
+      [],
+      { rowMode: 'array' },
+    )
+    assert.equal(count, BigInt(n))
+    assert.equal(sum, BigInt(((n - 1) * n) / 2))
+    assert.equal(nulls, 151n)
+    assert.equal(mismatched, 0n)
+    let want = 0n
+    for (let i = 0; i < n; i++) if (i % 1000 !== 0) want += BigInt(`v${i}`.length)
+    assert.equal(lengths, want)
+  })
+
+  test('every flat Arrow type goes in by its buffers, exactly', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand(
+      `CREATE TABLE flat (i16 SMALLINT, i64 BIGINT, f32 REAL, n NUMERIC(38,4), d DATE, t TIME,
+                          tz TIMESTAMPTZ, iv INTERVAL, b BYTEA)`,
+    )
+    const n = 3
+    const bitmap = Uint8Array.from([0b011]) // row 2 NULL everywhere
+    const data = (type, values, extra = {}) =>
+      arrow.makeVector(arrow.makeData({ type, length: n, nullCount: 1, nullBitmap: bitmap, ...values, ...extra }))
+    // NUMERIC(38,4): 128-bit two's complement in four 32-bit words.
+    const dec = (v) => {
+      const u = BigInt.asUintN(128, v)
+      return [0n, 32n, 64n, 96n].map((k) => Number((u >> k) & 0xffffffffn))
+    }
+    const big = 10n ** 37n + 1234n
+    const table = new arrow.Table({
+      i16: data(new arrow.Int16(), { data: Int16Array.from([-32768, 32767, 0]) }),
+      i64: data(new arrow.Int64(), { data: BigInt64Array.from([-(2n ** 63n), 2n ** 63n - 1n, 0n]) }),
+      f32: data(new arrow.Float32(), { data: Float32Array.from([-0, Infinity, 0]) }),
+      n: data(new arrow.Decimal(4, 38, 128), { data: Uint32Array.from([...dec(big), ...dec(-15n), 0, 0, 0, 0]) }),
+      d: data(new arrow.DateDay(), { data: Int32Array.from([-719162, 2932896, 0]) }),
+      t: data(new arrow.TimeMicrosecond(), { data: BigInt64Array.from([0n, 86_399_999_999n, 0n]) }),
+      tz: data(new arrow.TimestampMicrosecond('UTC'), {
+        data: BigInt64Array.from([-62135596800000000n, 253402300799999999n, 0n]),
+      }),
+      iv: data(new arrow.IntervalMonthDayNano(), {
+        data: new Int32Array(
+          BigInt64Array.from([
+            (1n << 32n) | 14n,
+            -5_000n, // 14 months 1 day, -5 us
+            BigInt.asUintN(64, (-3n << 32n) | 0n),
+            86_400_000_000_000n, // 0 months -3 days, 1 day of ns
+            0n,
+            0n,
+          ]).buffer,
+        ),
+      }),
+      b: data(new arrow.Binary(), { data: Uint8Array.from([0, 255, 7]), valueOffsets: Int32Array.from([0, 0, 3, 3]) }),
+    })
+    assert.equal(await conn.insertArrow('flat', table), 3)
+    const rows = await conn.queryAll(
+      `SELECT i16, i64, f32, n::TEXT AS n, d::TEXT AS d, t::TEXT AS t, tz::TEXT AS tz, iv::TEXT AS iv, b
+         FROM flat ORDER BY i16`,
+    )
+    const byI16 = new Map(rows.map((r) => [r.i16, r]))
+    const lo = byI16.get(-32768)
+    const hi = byI16.get(32767)
+    assert.equal(lo.i64, -(2n ** 63n))
+    assert.equal(hi.i64, 2n ** 63n - 1n)
+    assert.ok(Object.is(lo.f32, -0))
+    assert.equal(hi.f32, Infinity)
+    assert.equal(lo.n, '1000000000000000000000000000000000.1234')
+    assert.equal(hi.n, '-0.0015')
+    assert.equal(lo.d, '0001-01-01')
+    assert.equal(hi.d, '9999-12-31')
+    assert.equal(lo.t, '00:00:00')
+    assert.equal(hi.t, '23:59:59.999999')
+    assert.match(lo.tz, /^0001-01-01 00:00:00/)
+    assert.match(hi.tz, /^9999-12-31 23:59:59.999999/)
+    // ISO 8601, as hyperd prints intervals: 14 months 1 day -5 us; -3 days +24 h.
+    assert.equal(lo.iv, 'P1Y2M1DT-0.000005S')
+    assert.equal(hi.iv, 'P-3DT24H')
+    assert.deepEqual([...lo.b], [])
+    assert.deepEqual([...hi.b], [0, 255, 7])
+    const nullRow = rows.find((r) => r.i16 === null)
+    assert.deepEqual(Object.values(nullRow), Array(9).fill(null))
+  })
+
+  test('buffers that do not hold the rows, and dictionaries, are refused; nothing is stored', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TABLE guarded (id INTEGER NOT NULL, s TEXT)')
+    // Offsets past the bytes: refused before anything is sent.
+    const badText = arrow.makeVector(
+      arrow.makeData({
+        type: new arrow.Utf8(),
+        length: 2,
+        nullCount: 0,
+        data: Uint8Array.from([97]),
+        valueOffsets: Int32Array.from([0, 1, 9]),
+      }),
+    )
+    const bad = new arrow.Table({ id: arrow.makeVector(Int32Array.from([1, 2])), s: badText })
+    const e = await rejectsHyper(() => conn.insertArrow('guarded', bad))
+    assert.match(e.message, /offset|bytes|hold/i)
+    // A NULL id in the second 64K piece: the first piece is not stored either.
+    const n = 70_000
+    const ids = arrow.vectorFromArray(
+      Array.from({ length: n }, (_, i) => (i === 69_999 ? null : i)),
+      new arrow.Int32(),
+    )
+    const withNull = new arrow.Table({ id: ids, s: arrow.vectorFromArray(Array(n).fill('x'), new arrow.Utf8()) })
+    const nullError = await rejectsHyper(() => conn.insertArrow('guarded', withNull), '23502')
+    assert.equal(nullError.row, 69_999)
+    // A dictionary column goes the IPC way, and its error says what to do.
+    const dict = arrow.tableFromArrays({ id: Int32Array.from([1]), s: ['a'] })
+    assert.equal(dict.schema.fields[1].typeId, arrow.Type.Dictionary)
+    const d = await rejectsHyper(() => conn.insertArrow('guarded', dict), '42804')
+    assert.match(d.message, /Dictionary\(Int32, Utf8\)/)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM guarded'), 0n)
+    assert.equal(
+      await conn.insertArrow(
+        'guarded',
+        new arrow.Table({
+          id: arrow.makeVector(Int32Array.from([5])),
+          s: arrow.vectorFromArray(['ok'], new arrow.Utf8()),
+        }),
+      ),
+      1,
+    )
+  })
 })

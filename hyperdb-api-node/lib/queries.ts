@@ -3,8 +3,8 @@
  * PostgreSQL protocol, `GrpcConnection` over gRPC): each read style is
  * written once, over the two native stream kinds a connection opens.
  */
-import type { RecordBatch, Schema, Table } from 'apache-arrow'
-import type { ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import type { RecordBatch, Table } from 'apache-arrow'
+import type { ArrowBatch, ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, canceledError, HyperError } from './errors'
 import { toParams, type ParamValue } from './params'
@@ -19,7 +19,8 @@ import {
   type RowObject,
   type ValueOptions,
 } from './columns'
-import { eachItem, LoopTurns, NativeReader, throwIfAborted } from './streams'
+import { BatchMaker } from './arrow-output'
+import { eachItem, NativeReader, throwIfAborted, type NativeStream } from './streams'
 
 export interface QueryOptions extends ValueOptions {
   /** Cancels the statement on the server; the iteration rejects with code 57014. */
@@ -46,19 +47,6 @@ export function loadArrow(): Promise<Arrow> {
     })
   })
   return arrowModule
-}
-
-/**
- * The schema message at the head of an IPC stream's first chunk, and the
- * rest of the chunk. A message is a 0xFFFFFFFF continuation marker (absent
- * in the pre-1.0 format), the metadata length and the metadata; a schema
- * has no body.
- */
-function splitSchemaMessage(first: Uint8Array): [Uint8Array, Uint8Array] {
-  const view = new DataView(first.buffer, first.byteOffset, first.byteLength)
-  const marker = view.getInt32(0, true) === -1 ? 4 : 0
-  const end = marker + 4 + view.getInt32(marker, true)
-  return [first.subarray(0, end), first.subarray(end)]
 }
 
 export abstract class Queries {
@@ -257,33 +245,15 @@ export abstract class Queries {
   ): AsyncIterableIterator<RecordBatch> {
     const arrow = await loadArrow()
     const args = toParams(params)
-    const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
-    const reader = new NativeReader<Uint8Array>(stream, options.signal)
-    // apache-arrow's async reader costs ~150 us of promise machinery per
-    // message (measured: 155-200 ms of JS for a 10M-row scan, against
-    // 21-30 ms for its sync reader over the same bytes). So each handover
-    // is read by a sync reader over the schema message plus the handover's
-    // messages, and the batches are re-wrapped to share the first schema.
-    let schemaMessage: Uint8Array | null = null
-    let schema: Schema | null = null
-    try {
-      const turns = new LoopTurns()
-      for (let chunks = await reader.next(); chunks !== null; chunks = await reader.next()) {
-        turns.turned()
-        let messages = chunks
-        if (schemaMessage === null) {
-          const [head, rest] = splitSchemaMessage(chunks[0])
-          schemaMessage = head
-          messages = [rest, ...chunks.slice(1)]
-        }
-        for (const batch of arrow.RecordBatchReader.from([schemaMessage, ...messages.filter((m) => m.length > 0)])) {
-          schema ??= batch.schema
-          await turns.maybeYield()
-          yield batch.schema === schema ? batch : new arrow.RecordBatch(schema, batch.data)
-        }
-      }
-    } finally {
-      reader.close()
+    const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
+    const maker = new BatchMaker(arrow, BatchMaker.schemaOf(arrow, stream.arrowSchema()))
+    const native: NativeStream<ArrowBatch> = {
+      next: () => stream.nextArrow(),
+      cancel: () => stream.cancel(),
+      close: () => stream.close(),
+    }
+    for await (const batch of eachItem(new NativeReader(native, options.signal))) {
+      yield maker.batch(batch)
     }
   }
 

@@ -10,6 +10,10 @@ export declare class NativeBatchStream {
    * the end of the result.
    */
   next(): Promise<Array<ColumnBatch>>
+  /** [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`). */
+  nextArrow(): Promise<Array<ArrowBatch>>
+  /** The result's schema as one Arrow IPC schema message. */
+  arrowSchema(): Uint8Array
   /**
    * Cancels this result's statement if it is still running; the stream
    * then ends with a 57014 error.
@@ -94,6 +98,12 @@ export declare class NativeInserter {
    */
   send(rows: number, columns: Array<NativeColumn>): Promise<void>
   /**
+   * Queues rows `first..first + rows` of an Arrow batch whose schema is
+   * the IPC schema message `schema`, copied before this returns. The
+   * batch is checked against the table as an IPC stream's would be.
+   */
+  sendArrow(schema: Uint8Array, first: number, rows: number, columns: Array<NativeArrowColumn>): Promise<void>
+  /**
    * Queues bytes of the insert's one Arrow IPC stream (split anywhere;
    * not to be mixed with `push`/`send`). Copied before this returns.
    */
@@ -134,6 +144,24 @@ export declare class NativeProcess {
   get pid(): number
   /** Shuts hyperd down (killing it after 10 s); closing twice is fine. */
   close(): Promise<void>
+}
+
+/** One batch, column by column, in Arrow's layout. */
+export interface ArrowBatch {
+  numRows: number
+  columns: Array<ArrowColumn>
+}
+
+/**
+ * One column in Arrow's layout, starting at the column's first value
+ * (offset 0): `validity` is the null bitmap (absent without NULLs);
+ * `buffers` are the values (fixed width and BOOL bits), or the `i32`
+ * offsets then the bytes (text, binary).
+ */
+export interface ArrowColumn {
+  nullCount: number
+  validity?: Uint8Array
+  buffers: Array<Uint8Array>
 }
 
 /**
@@ -205,6 +233,19 @@ export interface ColumnInfo {
   /** How `ColumnData` carries this column's values (see `ColumnData::kind`). */
   kind: string
   nullable: boolean
+}
+
+/**
+ * One column of an apache-arrow batch (its `Data`), addressed as
+ * `hyperdb_api::arrow::ArrowParts` says.
+ */
+export interface NativeArrowColumn {
+  /** Where row 0 is in the bitmaps (`Data.offset`). */
+  bitOffset: number
+  validity?: Uint8Array
+  offsets?: Int32Array
+  /** The bytes of `Data.values`. */
+  values: Uint8Array
 }
 
 /**

@@ -260,7 +260,7 @@ fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> &ScalarBuffer<T::Native> {
 }
 
 /// A `Uint8Array` over an Arrow buffer (see [`view`]).
-fn bytes_view(buffer: Buffer) -> Uint8Array {
+pub(crate) fn bytes_view(buffer: Buffer) -> Uint8Array {
     let values: ScalarBuffer<u8> = ScalarBuffer::from(buffer);
     view!(Uint8Array, &values)
 }

@@ -8,9 +8,14 @@ use std::sync::{Arc, OnceLock};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use hyperdb_api::arrow::{batch_from_buffers, ColumnBuffer, ColumnInput};
+use hyperdb_api::arrow::{
+    batch_from_arrow_parts, batch_from_buffers, decode_schema, ArrowParts, ColumnBuffer,
+    ColumnInput,
+};
 use hyperdb_api::{InsertPiece, InsertSink, Place, TableDefinition, TableName};
-use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, Uint32Array, Uint8Array, Utf16String};
+use napi::bindgen_prelude::{
+    AsyncBlock, AsyncBlockBuilder, Int32Array, Uint32Array, Uint8Array, Utf16String,
+};
 use napi::Env;
 use napi_derive::napi;
 use tokio::sync::{oneshot, Mutex};
@@ -32,6 +37,18 @@ pub struct NativeColumn {
     pub offsets: Option<Uint32Array>,
     /// One byte a row, 0 for NULL; absent when no row is NULL.
     pub validity: Option<Uint8Array>,
+}
+
+/// One column of an apache-arrow batch (its `Data`), addressed as
+/// `hyperdb_api::arrow::ArrowParts` says.
+#[napi(object)]
+pub struct NativeArrowColumn {
+    /// Where row 0 is in the bitmaps (`Data.offset`).
+    pub bit_offset: u32,
+    pub validity: Option<Uint8Array>,
+    pub offsets: Option<Int32Array>,
+    /// The bytes of `Data.values`.
+    pub values: Uint8Array,
 }
 
 /// Where an insert stands.
@@ -93,6 +110,8 @@ pub struct NativeInserter {
     schema: Arc<OnceLock<SchemaRef>>,
     /// Rows handed over so far: where the next batch starts, for errors.
     rows: u64,
+    /// The last Arrow schema message `sendArrow` decoded, and its schema.
+    arrow_schema: Option<(Vec<u8>, SchemaRef)>,
 }
 
 impl NativeInserter {
@@ -117,6 +136,7 @@ impl NativeInserter {
             state: Arc::new(Mutex::new(State::Opening(rx))),
             schema,
             rows: 0,
+            arrow_schema: None,
         }
     }
 
@@ -195,6 +215,47 @@ impl NativeInserter {
                 first,
                 &owned.inputs()?,
             ))?)),
+        }))
+        .build(env)
+    }
+
+    /// Queues rows `first..first + rows` of an Arrow batch whose schema is
+    /// the IPC schema message `schema`, copied before this returns. The
+    /// batch is checked against the table as an IPC stream's would be.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn send_arrow(
+        &mut self,
+        env: &Env,
+        schema: Uint8Array,
+        first: u32,
+        rows: u32,
+        columns: Vec<NativeArrowColumn>,
+    ) -> Result<AsyncBlock<()>> {
+        let schema = match &self.arrow_schema {
+            Some((message, decoded)) if message[..] == schema[..] => decoded.clone(),
+            _ => {
+                let decoded = js(decode_schema(&schema))?;
+                self.arrow_schema = Some((schema.to_vec(), decoded.clone()));
+                decoded
+            }
+        };
+        let parts: Vec<ArrowParts<'_>> = columns
+            .iter()
+            .map(|c| ArrowParts {
+                bit_offset: c.bit_offset as usize,
+                validity: c.validity.as_deref(),
+                offsets: c.offsets.as_deref(),
+                values: &c.values,
+            })
+            .collect();
+        let batch = js(batch_from_arrow_parts(
+            &schema,
+            first as usize,
+            rows as usize,
+            &parts,
+        ))?;
+        AsyncBlockBuilder::new(queue(self.state.clone(), move |_| {
+            Ok(InsertPiece::Batch(batch))
         }))
         .build(env)
     }

@@ -10,6 +10,7 @@
 // have no useful `Debug`; they only cross the boundary.
 #![allow(missing_debug_implementations)]
 
+mod arrow_batches;
 mod catalog;
 mod columns;
 mod connection;

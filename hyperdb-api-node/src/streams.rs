@@ -5,12 +5,14 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use hyperdb_api::{ResultStream, StreamCanceller};
 use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 use tokio::sync::Mutex;
 
+use crate::arrow_batches::{arrow_batch, ArrowBatch};
 use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
 use crate::error::{js, Result};
 
@@ -88,12 +90,14 @@ impl<T: Send + 'static> Slot<T> {
 pub struct NativeBatchStream {
     slot: Slot<RecordBatch>,
     columns: Vec<ColumnInfo>,
+    schema: SchemaRef,
 }
 
 impl NativeBatchStream {
     pub(crate) fn new(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
         Ok(NativeBatchStream {
             columns: column_infos(stream.schema())?,
+            schema: stream.schema().clone(),
             slot: Slot::new(stream),
         })
     }
@@ -113,6 +117,20 @@ impl NativeBatchStream {
     pub async fn next(&self) -> Result<Vec<ColumnBatch>> {
         let batches = js(self.slot.next().await)?;
         batches.iter().map(column_batch).collect()
+    }
+
+    /// [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`).
+    #[napi]
+    pub async fn next_arrow(&self) -> Result<Vec<ArrowBatch>> {
+        let batches = js(self.slot.next().await)?;
+        batches.iter().map(arrow_batch).collect()
+    }
+
+    /// The result's schema as one Arrow IPC schema message.
+    #[napi]
+    pub fn arrow_schema(&self) -> Result<Uint8Array> {
+        let message = js(hyperdb_api::arrow::encode_schema(&self.schema))?;
+        Ok(Uint8Array::new(message))
     }
 
     /// Cancels this result's statement if it is still running; the stream

@@ -66,6 +66,7 @@
 
 mod encoder;
 mod from_buffers;
+mod from_parts;
 #[cfg(feature = "async")]
 pub(crate) mod from_rows;
 mod inserter;
@@ -84,12 +85,14 @@ pub(crate) const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
 pub use from_buffers::{batch_from_buffers, ColumnBuffer, ColumnInput};
+pub use from_parts::{batch_from_arrow_parts, ArrowParts};
 pub use inserter::ArrowInserter;
 #[cfg(feature = "async")]
 pub use inserter::AsyncArrowInserter;
 #[cfg(feature = "async")]
 pub use parallel::insert_batches_parallel;
 pub use parallel::insert_batches_parallel_blocking;
+pub use raw::{decode_schema, encode_schema};
 pub(crate) use reader::arrow_cannot_express;
 /// The IPC stream decoder, shared with the gRPC results and shared streams.
 #[cfg(feature = "async")]

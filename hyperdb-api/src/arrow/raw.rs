@@ -9,9 +9,11 @@
 //! here, and a repeated stream with the same schema continues the first
 //! (with or without an end-of-stream marker before it).
 
+use std::sync::Arc;
+
 use arrow_ipc::writer::{write_message, DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_ipc::{root_as_message, MessageHeader};
-use arrow_schema::{ArrowError, Schema};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
 use crate::table_definition::TableDefinition;
@@ -200,8 +202,19 @@ impl IpcFramer {
     }
 }
 
-/// One schema message, framed as in an IPC stream.
-pub(crate) fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
+/// The schema of the schema message at the head of `bytes` (an IPC
+/// stream's start): how a binding's Arrow library says what its batches'
+/// buffers hold (see [`crate::arrow::batch_from_arrow_parts`]).
+pub fn decode_schema(bytes: &[u8]) -> Result<SchemaRef> {
+    Ok(Arc::new(arrow_ipc::convert::try_schema_from_ipc_buffer(
+        bytes,
+    )?))
+}
+
+/// One schema message, framed as in an IPC stream: what an Arrow reader
+/// needs to know a schema without any batch (bindings hand it to their
+/// language's Arrow library once per result, then the batches' buffers).
+pub fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
     let options = IpcWriteOptions::default();
     let encoded = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
         schema,
