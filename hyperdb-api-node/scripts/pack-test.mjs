@@ -78,7 +78,14 @@ function checkContents(packed) {
   const paths = packed.files.map((f) => f.path)
   const stray = paths.filter((p) => !always.test(p) && !allowed.some((re) => re.test(p)))
   if (stray.length > 0) fail(`the tarball has files outside \`files\`: ${stray.join(', ')}`)
-  for (const needed of ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'package.json']) {
+  for (const needed of [
+    'dist/index.js',
+    'dist/index.mjs',
+    'dist/index.d.ts',
+    'package.json',
+    'LICENSE-MIT',
+    'LICENSE-APACHE',
+  ]) {
     if (!paths.includes(needed)) fail(`the tarball lacks ${needed}`)
   }
   if (packed.size > MAX_PACKED_BYTES) fail(`the tarball is ${packed.size} bytes (limit ${MAX_PACKED_BYTES})`)
