@@ -63,10 +63,21 @@ pub fn transport() -> Result<(&'static str, Listen, bool)> {
     }
 }
 
-/// The repository root (the benches live in `hyperdb-api/`).
+/// The repository root (the benches live in `hyperdb-api/`), found when
+/// the suite runs, not when it was built: clones sharing one target
+/// directory run one binary, and each must write into its own
+/// `test_results/`. `cargo run` passes the crate's directory; run any
+/// other way, the working directory is taken as the root.
 pub fn repo_root() -> PathBuf {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    crate_dir.parent().unwrap_or(crate_dir).to_path_buf()
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) => {
+            let crate_dir = PathBuf::from(dir);
+            crate_dir
+                .parent()
+                .map_or(crate_dir.clone(), Path::to_path_buf)
+        }
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    }
 }
 
 /// `bench_data/` at the repository root (git-ignored), created if missing:
