@@ -7,6 +7,8 @@
 use std::fmt;
 use std::io;
 
+use crate::protocol::auth::{AuthMethod, AuthMethodRefused};
+
 /// A five-character SQLSTATE code, as sent by the server.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SqlState([u8; 5]);
@@ -349,6 +351,13 @@ impl Error {
             Some(db) => &db.message,
             None => &self.message,
         }
+    }
+
+    /// The authentication method the server asked for and the connection
+    /// refused (`Config::with_require_auth`); `None` for every other error.
+    pub fn refused_auth_method(&self) -> Option<AuthMethod> {
+        let source = self.source.as_deref()?;
+        source.downcast_ref::<AuthMethodRefused>().map(|r| r.method)
     }
 
     /// The connection is closed or broken; open a new one.

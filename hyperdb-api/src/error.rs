@@ -186,6 +186,16 @@ impl Error {
         }
     }
 
+    /// The authentication method the server asked for and the connection
+    /// refused ([`crate::ConnectOptions::with_require_auth`]); `None` for
+    /// every other error.
+    pub fn refused_auth_method(&self) -> Option<crate::AuthMethod> {
+        match self {
+            Error::Client(e) => e.refused_auth_method(),
+            _ => None,
+        }
+    }
+
     /// The connection is closed or broken; open a new one.
     pub fn is_closed(&self) -> bool {
         matches!(self, Error::Client(e) if e.is_closed())

@@ -51,6 +51,7 @@ pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, Result, Severity, SqlState};
 pub use from_row::FromRow;
 pub use hyperdb_api_core::client::{CancelHandle, Config, Endpoint, SocketOptions};
+pub use hyperdb_api_core::protocol::auth::{AuthMethod, AuthMethods};
 pub use hyperdb_api_core::protocol::backend::TransactionStatus;
 pub use hyperdb_api_core::protocol::Limits;
 pub use hyperdb_api_core::types;

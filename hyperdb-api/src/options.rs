@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyperdb_api_core::client::{Config, Endpoint, SocketOptions};
+use hyperdb_api_core::protocol::auth::AuthMethods;
 use hyperdb_api_core::protocol::{Limits, NoticeHandler};
 
 use crate::error::{DbError, Error, Result};
@@ -72,6 +73,16 @@ impl ConnectOptions {
 
     pub fn with_password(mut self, password: impl Into<String>) -> ConnectOptions {
         self.config = self.config.with_password(password);
+        self
+    }
+
+    /// The authentication methods the server may ask for; a request for
+    /// another fails the connect before the password is sent
+    /// ([`Error::refused_auth_method`]). By default cleartext and MD5 are
+    /// refused unless the endpoint is on this machine: see
+    /// [`Config::with_require_auth`] for why.
+    pub fn with_require_auth(mut self, methods: AuthMethods) -> ConnectOptions {
+        self.config = self.config.with_require_auth(methods);
         self
     }
 

@@ -1,11 +1,16 @@
-//! A fake hyperd for the benches and the unit tests that need a server to
+//! A fake hyperd for the benches and the tests that need a server to
 //! misbehave or to cost nothing: it speaks just enough of the protocol.
-//! Included with `#[path]` by `benches/hot_paths.rs` and `src/rows`.
+//! Included with `#[path]` by `benches/hot_paths.rs`, `src/rows` and
+//! `tests/fake_server.rs`, over a Unix socket or TCP.
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
+#![allow(dead_code)]
+
+use std::io::{self, Read, Write};
 
 use bytes::{BufMut, BytesMut};
+
+/// The backend key [`serve_session`] hands out.
+pub const BACKEND_KEY: (i32, i32) = (1, 2);
 
 /// Appends one backend message.
 pub fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
@@ -20,32 +25,76 @@ pub fn complete_and_ready(out: &mut BytesMut, tag: &str) {
     message(out, b'Z', b"I");
 }
 
-/// Serves one connection: trusts it, then hands each frontend message
-/// (tag, body) to `answer`, writing what it appends, until `Terminate`.
-pub fn serve_session(
-    mut s: UnixStream,
-    mut answer: impl FnMut(u8, &[u8], &mut BytesMut),
-) -> std::io::Result<()> {
+/// Appends what ends a startup: `AuthenticationOk`, `BackendKeyData`
+/// with `key`, and `ReadyForQuery` (idle).
+pub fn accept_login(out: &mut BytesMut, key: (i32, i32)) {
+    message(out, b'R', &0i32.to_be_bytes());
+    let mut body = key.0.to_be_bytes().to_vec();
+    body.extend_from_slice(&key.1.to_be_bytes());
+    message(out, b'K', &body);
+    message(out, b'Z', b"I");
+}
+
+/// Reads the startup message (a length word, then the rest).
+pub fn read_startup(s: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     s.read_exact(&mut len)?;
     let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
     s.read_exact(&mut startup)?;
-    let mut out = BytesMut::new();
-    message(&mut out, b'R', &0i32.to_be_bytes());
-    message(&mut out, b'K', &[0, 0, 0, 1, 0, 0, 0, 2]);
-    message(&mut out, b'Z', b"I");
-    s.write_all(&out)?;
+    Ok(startup)
+}
+
+/// Reads one frontend message as (tag, body); `None` when the client
+/// closed the connection instead.
+pub fn read_message(s: &mut impl Read) -> io::Result<Option<(u8, Vec<u8>)>> {
     let mut header = [0u8; 5];
-    loop {
-        s.read_exact(&mut header)?;
-        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let mut body = vec![0; len as usize - 4];
-        s.read_exact(&mut body)?;
-        if header[0] == b'X' {
+    match s.read_exact(&mut header) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+    let mut body = vec![0; len as usize - 4];
+    s.read_exact(&mut body)?;
+    Ok(Some((header[0], body)))
+}
+
+/// Serves one connection: trusts it, then hands each frontend message
+/// (tag, body) to `answer`, writing what it appends, until `Terminate`.
+pub fn serve_session(
+    s: impl Read + Write,
+    answer: impl FnMut(u8, &[u8], &mut BytesMut),
+) -> io::Result<()> {
+    serve_session_with_key(s, BACKEND_KEY, answer)
+}
+
+/// [`serve_session`], handing out `key` as the backend key.
+pub fn serve_session_with_key(
+    mut s: impl Read + Write,
+    key: (i32, i32),
+    answer: impl FnMut(u8, &[u8], &mut BytesMut),
+) -> io::Result<()> {
+    read_startup(&mut s)?;
+    let mut out = BytesMut::new();
+    accept_login(&mut out, key);
+    s.write_all(&out)?;
+    serve_requests(s, answer)
+}
+
+/// Hands each frontend message to `answer`, writing what it appends,
+/// until `Terminate` (or the client closes).
+pub fn serve_requests(
+    mut s: impl Read + Write,
+    mut answer: impl FnMut(u8, &[u8], &mut BytesMut),
+) -> io::Result<()> {
+    let mut out = BytesMut::new();
+    while let Some((tag, body)) = read_message(&mut s)? {
+        if tag == b'X' {
             return Ok(());
         }
         out.clear();
-        answer(header[0], &body, &mut out);
+        answer(tag, &body, &mut out);
         s.write_all(&out)?;
     }
+    Ok(())
 }

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::protocol::auth::AuthMethods;
 use crate::protocol::Limits;
 
 /// A server address: TCP or a Unix domain socket. Both are one code path in
@@ -37,6 +38,26 @@ impl Endpoint {
         match self {
             Endpoint::Unix(p) => Some(p),
             Endpoint::Tcp { .. } => None,
+        }
+    }
+
+    /// Whether the bytes sent here stay on this machine: a Unix socket, or
+    /// TCP to `localhost` or a loopback address. Names are not resolved: a
+    /// name that resolves to a loopback address counts as remote.
+    pub fn is_local(&self) -> bool {
+        match self {
+            Endpoint::Unix(_) => true,
+            Endpoint::Tcp { host, .. } => {
+                host.eq_ignore_ascii_case("localhost")
+                    || match host.parse::<std::net::IpAddr>() {
+                        Ok(std::net::IpAddr::V6(ip)) => {
+                            ip.is_loopback()
+                                || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+                        }
+                        Ok(ip) => ip.is_loopback(),
+                        Err(_) => false,
+                    }
+            }
         }
     }
 }
@@ -145,6 +166,8 @@ pub struct Config {
     pub(crate) endpoint: Endpoint,
     pub(crate) user: String,
     pub(crate) password: Option<String>,
+    /// `None`: the default for the endpoint (see [`Config::with_require_auth`]).
+    pub(crate) require_auth: Option<AuthMethods>,
     pub(crate) database: Option<String>,
     pub(crate) params: Vec<(String, String)>,
     pub(crate) connect_timeout: Option<Duration>,
@@ -164,6 +187,7 @@ impl Config {
             endpoint,
             user: Config::DEFAULT_USER.to_owned(),
             password: None,
+            require_auth: None,
             database: None,
             params: Vec::new(),
             connect_timeout: Some(Duration::from_secs(30)),
@@ -181,6 +205,42 @@ impl Config {
     pub fn with_password(mut self, password: impl Into<String>) -> Config {
         self.password = Some(password.into());
         self
+    }
+
+    /// The authentication methods the server may ask for, like libpq's
+    /// `require_auth`; a request for another fails the connect with an
+    /// [`ErrorKind::Auth`](crate::error::ErrorKind::Auth) error
+    /// ([`Error::refused_auth_method`]) before anything is sent in reply.
+    /// `AuthMethods::SCRAM_SHA_256` alone also refuses a server that
+    /// skips authentication, which proves nothing about who answered.
+    ///
+    /// Default: every method for a [local](Endpoint::is_local) endpoint,
+    /// everything but cleartext and MD5 for any other. This client speaks
+    /// the PostgreSQL protocol without TLS, so off the machine anyone on
+    /// the path, or anyone who can pose as the server, would get the
+    /// password in clear text, or an MD5 hash that gives it up to an
+    /// offline guess, just by asking for that method. Refusing costs
+    /// nothing against hyperd, which asks for SCRAM-SHA-256 whenever it
+    /// has a password (measured). Loopback and Unix sockets keep every
+    /// method: the bytes never leave the machine, and local servers or
+    /// proxies that ask for a password in clear text keep working; pass
+    /// `AuthMethods::ALL.without(AuthMethods::CLEARTEXT | AuthMethods::MD5)`
+    /// to refuse them there too, or `AuthMethods::ALL` to allow them
+    /// everywhere.
+    pub fn with_require_auth(mut self, methods: AuthMethods) -> Config {
+        self.require_auth = Some(methods);
+        self
+    }
+
+    /// The authentication methods this config accepts: those given to
+    /// [`with_require_auth`](Self::with_require_auth), else the default
+    /// for its endpoint.
+    pub fn require_auth(&self) -> AuthMethods {
+        self.require_auth.unwrap_or(if self.endpoint.is_local() {
+            AuthMethods::ALL
+        } else {
+            AuthMethods::ALL.without(AuthMethods::CLEARTEXT | AuthMethods::MD5)
+        })
     }
 
     /// A database (a `.hyper` file path) the server attaches at connect time.
@@ -306,6 +366,7 @@ impl fmt::Debug for Config {
             .field("endpoint", &self.endpoint)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("require_auth", &self.require_auth())
             .field("database", &self.database)
             .field("params", &self.params)
             .field("connect_timeout", &self.connect_timeout)
@@ -319,6 +380,7 @@ impl fmt::Debug for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::auth::AuthMethod;
 
     #[test]
     fn parses_tcp_forms() {
@@ -370,6 +432,42 @@ mod tests {
         let d = format!("{c:?}");
         assert!(!d.contains("hunter2"));
         assert!(d.contains("redacted"));
+    }
+
+    #[test]
+    fn cleartext_and_md5_are_refused_by_default_off_the_machine() {
+        let weak = [AuthMethod::Cleartext, AuthMethod::Md5];
+        for local in [
+            Endpoint::tcp("127.0.0.1", 1),
+            Endpoint::tcp("127.8.9.10", 1),
+            Endpoint::tcp("::1", 1),
+            Endpoint::tcp("::ffff:127.0.0.1", 1),
+            Endpoint::tcp("LocalHost", 1),
+            Endpoint::unix("/tmp/s"),
+        ] {
+            assert!(local.is_local(), "{local}");
+            let methods = Config::new(local.clone()).require_auth();
+            assert_eq!(methods, AuthMethods::ALL, "{local}");
+        }
+        for remote in [
+            Endpoint::tcp("10.0.0.7", 1),
+            Endpoint::tcp("fd00::2", 1),
+            Endpoint::tcp("db.example.com", 1),
+            Endpoint::tcp("localhost.example.com", 1),
+        ] {
+            assert!(!remote.is_local(), "{remote}");
+            let methods = Config::new(remote.clone()).require_auth();
+            assert!(weak.iter().all(|m| !methods.contains(*m)), "{remote}");
+            assert!(methods.contains(AuthMethod::ScramSha256), "{remote}");
+            assert!(methods.contains(AuthMethod::Trust), "{remote}");
+            // Asked for, they are allowed.
+            let all = Config::new(remote).with_require_auth(AuthMethods::ALL);
+            assert_eq!(all.require_auth(), AuthMethods::ALL);
+        }
+        let strict = Config::new(Endpoint::tcp("127.0.0.1", 1))
+            .with_require_auth(AuthMethods::SCRAM_SHA_256);
+        assert_eq!(strict.require_auth(), AuthMethods::SCRAM_SHA_256);
+        assert!(format!("{strict:?}").contains("require_auth: {ScramSha256}"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ macro_rules! request_methods {
                 &mut self.state.session,
                 &config.user,
                 config.password.as_deref(),
+                config.require_auth(),
                 config.database.as_deref(),
                 params,
             )?;

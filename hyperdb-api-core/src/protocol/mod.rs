@@ -16,7 +16,9 @@ pub mod ops;
 mod session;
 
 pub(crate) use session::BackendKey;
-pub use session::{NoticeHandler, Session};
+pub use session::{
+    NoticeHandler, Session, MAX_PARAMETERS, MAX_PARAMETER_NAME, MAX_PARAMETER_VALUE,
+};
 
 /// Caps on what the server may make us buffer.
 ///

@@ -39,6 +39,21 @@ fn misalignment(buf: &BytesMut) -> usize {
     (PAYLOAD_ALIGN - payload % PAYLOAD_ALIGN) % PAYLOAD_ALIGN
 }
 
+/// Distinct `ParameterStatus` names a session keeps. hyperd 0.0.26963
+/// reports 16; a server may add more at any time, and a hostile one could
+/// send new names until memory runs out (reported: 1.5M names, +306 MiB), so
+/// names beyond this many are ignored. Not an error: the values are
+/// information for the caller ([`Session::parameter`]), nothing in the
+/// protocol depends on them, and a connection that works should not break
+/// because a later server reports more of them.
+pub const MAX_PARAMETERS: usize = 256;
+/// Longest `ParameterStatus` name kept, in bytes (hyperd's longest: 28).
+pub const MAX_PARAMETER_NAME: usize = 256;
+/// Longest `ParameterStatus` value kept, in bytes (hyperd's longest: 24).
+/// With [`MAX_PARAMETERS`] and [`MAX_PARAMETER_NAME`], a session holds at
+/// most ~1.1 MiB of parameters.
+pub const MAX_PARAMETER_VALUE: usize = 4096;
+
 /// Receives every `NoticeResponse` (warnings, infos) the server sends.
 pub type NoticeHandler = Arc<dyn Fn(&DbError) + Send + Sync>;
 
@@ -65,7 +80,11 @@ pub struct Session {
     /// replies have not been fully read (also those of abandoned results).
     outstanding: u32,
     tx_status: TransactionStatus,
+    /// At most [`MAX_PARAMETERS`] entries (see [`Session::set_parameter`]).
     parameters: HashMap<String, String>,
+    /// Fields every `DataRow` of the running query has: its
+    /// `RowDescription`'s column count; `None` when it described none.
+    row_fields: Option<usize>,
     backend_key: Option<BackendKey>,
     notices: NoticeHandler,
     /// A COPY OUT is being read: large `CopyData` payloads are received
@@ -103,6 +122,7 @@ impl Session {
             outstanding: 0,
             tx_status: TransactionStatus::Idle,
             parameters: HashMap::new(),
+            row_fields: None,
             backend_key: None,
             notices: notices.unwrap_or_else(default_notice_handler),
             copy_out: false,
@@ -210,8 +230,48 @@ impl Session {
     }
 
     /// A `ParameterStatus` value the server reported (e.g. `server_version`).
+    /// `None` also for a name past [`MAX_PARAMETERS`] or a name or value
+    /// longer than [`MAX_PARAMETER_NAME`] / [`MAX_PARAMETER_VALUE`].
     pub fn parameter(&self, name: &str) -> Option<&str> {
         self.parameters.get(name).map(String::as_str)
+    }
+
+    /// Keeps a reported parameter within the caps: a name or value over
+    /// its size limit is forgotten (an old value would be stale), a new
+    /// name past [`MAX_PARAMETERS`] ignored, a known one updated.
+    fn set_parameter(&mut self, name: String, value: String) {
+        if name.len() > MAX_PARAMETER_NAME || value.len() > MAX_PARAMETER_VALUE {
+            tracing::debug!(
+                name_bytes = name.len(),
+                value_bytes = value.len(),
+                "oversized ParameterStatus not kept"
+            );
+            self.parameters.remove(&name);
+            return;
+        }
+        let known = self.parameters.len();
+        match self.parameters.get_mut(&name) {
+            Some(slot) => *slot = value,
+            None if known < MAX_PARAMETERS => {
+                self.parameters.insert(name, value);
+            }
+            None => {
+                tracing::debug!("ParameterStatus past the cap of {MAX_PARAMETERS} names not kept")
+            }
+        }
+    }
+
+    /// The running query's rows have `fields` fields each (its
+    /// `RowDescription`), or come not at all (`None`: `NoData`).
+    pub(crate) fn expect_row_fields(&mut self, fields: Option<usize>) {
+        self.row_fields = fields;
+    }
+
+    /// Fields every `DataRow` of the running query must have; see
+    /// [`expect_row_fields`](Self::expect_row_fields).
+    #[inline]
+    pub(crate) fn row_fields(&self) -> Option<usize> {
+        self.row_fields
     }
 
     /// Process id and secret for cancel requests.
@@ -245,9 +305,7 @@ impl Session {
             };
             match msg {
                 Message::NoticeResponse(n) => (self.notices)(&n),
-                Message::ParameterStatus { name, value } => {
-                    self.parameters.insert(name, value);
-                }
+                Message::ParameterStatus { name, value } => self.set_parameter(name, value),
                 Message::NotificationResponse { channel, .. } => {
                     tracing::debug!(target: "hyperdb::notify", channel, "notification ignored");
                 }
@@ -470,6 +528,37 @@ mod tests {
         assert_eq!(fill_to(0, WINDOW), WINDOW);
         assert_eq!(fill_to(13, WINDOW), WINDOW - 13);
         assert_eq!(fill_to(WINDOW, WINDOW), WINDOW, "a large message reads on");
+    }
+
+    /// Past [`MAX_PARAMETERS`] distinct names, new ones are ignored and
+    /// known ones still updated; oversized names and values are not kept.
+    #[test]
+    fn parameters_are_capped() {
+        let mut s = Session::new(Limits::default(), None);
+        push(&mut s, b'S', b"server_version\09.1.0\0");
+        for i in 0..MAX_PARAMETERS + 10 {
+            push(&mut s, b'S', format!("p{i}\0v\0").as_bytes());
+        }
+        push(&mut s, b'S', b"server_version\09.2.0\0");
+        let long_value = format!("big\0{}\0", "x".repeat(MAX_PARAMETER_VALUE + 1));
+        let long_name = format!("{}\0v\0", "n".repeat(MAX_PARAMETER_NAME + 1));
+        push(&mut s, b'S', long_value.as_bytes());
+        push(&mut s, b'S', long_name.as_bytes());
+        assert!(s.next_message().unwrap().is_none());
+        assert_eq!(s.parameters.len(), MAX_PARAMETERS);
+        assert_eq!(s.parameter("server_version"), Some("9.2.0"));
+        assert_eq!(s.parameter(&format!("p{}", MAX_PARAMETERS - 2)), Some("v"));
+        assert_eq!(s.parameter(&format!("p{}", MAX_PARAMETERS - 1)), None);
+        assert_eq!(s.parameter("big"), None);
+        // A known name whose new value is oversized is forgotten, not left stale.
+        let oversized = format!("p0\0{}\0", "x".repeat(MAX_PARAMETER_VALUE + 1));
+        push(&mut s, b'S', oversized.as_bytes());
+        assert!(s.next_message().unwrap().is_none());
+        assert_eq!(s.parameter("p0"), None);
+        // And the freed slot takes a new name.
+        push(&mut s, b'S', b"late\0yes\0");
+        assert!(s.next_message().unwrap().is_none());
+        assert_eq!(s.parameter("late"), Some("yes"));
     }
 
     #[test]

@@ -54,7 +54,9 @@ const POLL: Duration = Duration::from_millis(5);
 ///
 /// If this process dies without dropping the handle (a panic with
 /// `panic = "abort"`, SIGKILL, a `static` that is never dropped), hyperd
-/// notices its callback connection closing and exits by itself.
+/// notices its callback connection closing and exits by itself, and the
+/// next `HyperProcess` to start (in any process of the same user) removes
+/// the temporary directory the dead one left.
 pub struct HyperProcess {
     child: Child,
     pid: u32,
@@ -85,6 +87,7 @@ impl HyperProcess {
 
         // One private directory holds the Unix socket and the default logs.
         // Created even when neither is needed: one mkdir keeps the paths simple.
+        // Creating it removes those of owners that died without cleaning up.
         let temp = PrivateDir::new()
             .map_err(|e| Error::io("creating a private temporary directory", e))?;
         let log_dir = match &options.log_dir {

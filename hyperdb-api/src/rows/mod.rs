@@ -252,9 +252,8 @@ mod malformed_row_tests {
     use super::fake_hyperd::{complete_and_ready, message, serve_session};
     use crate::{ConnectOptions, Connection, ErrorKind};
 
-    /// ParseComplete .. ReadyForQuery for one INT column `n`: a good row
-    /// (7), then one whose only field claims 9 bytes of a 1-byte rest.
-    fn reply() -> BytesMut {
+    /// ParseComplete .. ReadyForQuery for one INT column `n` with `rows`.
+    fn reply_with(rows: &[&[u8]]) -> BytesMut {
         let mut out = BytesMut::new();
         message(&mut out, b'1', b"");
         message(&mut out, b'2', b"");
@@ -268,18 +267,28 @@ mod malformed_row_tests {
         desc.put_i32(-1);
         desc.put_i16(2);
         message(&mut out, b'T', &desc);
-        message(&mut out, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
-        message(&mut out, b'D', &[0, 1, 0, 0, 0, 9, b'x']);
+        for row in rows {
+            message(&mut out, b'D', row);
+        }
         complete_and_ready(&mut out, "SELECT 2");
         out
     }
 
-    /// Accepts one connection: answers a `Sync` with [`reply`] and a
-    /// simple query with an empty result.
-    fn serve(listener: UnixListener) -> std::io::Result<()> {
+    /// A good row (7), then one whose only field claims 9 bytes of a
+    /// 1-byte rest.
+    const TOO_SHORT: &[&[u8]] = &[&[0, 1, 0, 0, 0, 4, 7, 0, 0, 0], &[0, 1, 0, 0, 0, 9, b'x']];
+    /// Well-formed rows of two fields each, for a result of one column.
+    const TWO_FIELDS: &[&[u8]] = &[
+        &[0, 2, 0, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 4, 9, 0, 0, 0],
+        &[0, 2, 0, 0, 0, 4, 8, 0, 0, 0, 255, 255, 255, 255],
+    ];
+
+    /// Accepts one connection: answers a `Sync` with [`reply_with`]
+    /// `(rows)` and a simple query with an empty result.
+    fn serve(listener: UnixListener, rows: &'static [&'static [u8]]) -> std::io::Result<()> {
         let (s, _) = listener.accept()?;
         serve_session(s, |tag, _, out| match tag {
-            b'S' => out.extend_from_slice(&reply()),
+            b'S' => out.extend_from_slice(&reply_with(rows)),
             b'Q' => complete_and_ready(out, "SELECT 0"),
             _ => {}
         })
@@ -288,10 +297,18 @@ mod malformed_row_tests {
     /// Runs `read` on a connection to the fake server, then checks that
     /// the connection is broken.
     fn read_then_broken(read: impl FnOnce(&mut Connection)) {
+        read_bad_row_then_broken(TOO_SHORT, read)
+    }
+
+    /// [`read_then_broken`] with `rows` as the result.
+    fn read_bad_row_then_broken(
+        rows: &'static [&'static [u8]],
+        read: impl FnOnce(&mut Connection),
+    ) {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("fake");
         let listener = UnixListener::bind(&socket).expect("bind");
-        let server = std::thread::spawn(move || serve(listener));
+        let server = std::thread::spawn(move || serve(listener, rows));
         let mut conn = Connection::connect_with(&ConnectOptions::new(Endpoint::unix(&socket)))
             .expect("connect");
         read(&mut conn);
@@ -332,13 +349,37 @@ mod malformed_row_tests {
         });
     }
 
+    /// A row with more fields than the result has columns is a framing
+    /// error like any other: the stream ends with a protocol error and the
+    /// connection is broken, read as rows or as tuples.
+    #[test]
+    fn row_with_another_field_count_breaks_the_connection() {
+        let assert_count = |err: crate::Error| {
+            assert_eq!(err.kind(), Some(ErrorKind::Protocol), "{err}");
+            assert!(err.to_string().contains("2 fields"), "{err}");
+        };
+        read_bad_row_then_broken(TWO_FIELDS, |conn| {
+            let mut rows = conn.execute_query_params("SELECT n", &[]).expect("query");
+            assert_count(rows.next_row().expect("an error").expect_err("2 fields"));
+            assert!(rows.next_row().is_none(), "the stream ends");
+        });
+        read_bad_row_then_broken(TWO_FIELDS, |conn| {
+            let mut rows = conn
+                .execute_query_params("SELECT n", &[])
+                .expect("query")
+                .typed::<(i32,)>();
+            assert_count(rows.next().expect("an error").expect_err("2 fields"));
+            assert!(rows.next().is_none(), "the stream ends");
+        });
+    }
+
     #[cfg(feature = "async")]
     #[test]
     fn malformed_row_breaks_an_async_connection_too() {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("fake");
         let listener = UnixListener::bind(&socket).expect("bind");
-        let server = std::thread::spawn(move || serve(listener));
+        let server = std::thread::spawn(move || serve(listener, TOO_SHORT));
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -1,6 +1,11 @@
 //! Password authentication against a hyperd that requires one (SCRAM-SHA-256).
 
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, HyperProcess, HyperProcessOptions};
+use hyperdb_api::{
+    AsyncConnection, AuthMethod, AuthMethods, ConnectOptions, Connection, HyperProcess,
+    HyperProcessOptions,
+};
+
+use crate::common;
 
 const PASSWORD: &str = "s3cret pä";
 
@@ -32,6 +37,36 @@ async fn scram_async() {
     let opts = ConnectOptions::new(hyper.endpoint().clone()).with_password(PASSWORD);
     let mut c = AsyncConnection::connect_with(&opts).await.unwrap();
     assert_eq!(c.query_scalar::<i32>("SELECT 2").await.unwrap(), 2);
+}
+
+/// hyperd with a password asks for SCRAM-SHA-256, so a connection that
+/// accepts nothing else gets in, and the default for a remote endpoint
+/// (no cleartext, no MD5) costs nothing against it. (A server that asks
+/// for cleartext or MD5 is the fake's to play: `tests/fake_server.rs`.)
+#[test]
+fn scram_only_connections_reach_a_password_hyperd() {
+    let hyper = password_server();
+    let weak = AuthMethods::CLEARTEXT | AuthMethods::MD5;
+    for methods in [AuthMethods::SCRAM_SHA_256, AuthMethods::ALL.without(weak)] {
+        let opts = ConnectOptions::new(hyper.endpoint().clone())
+            .with_password(PASSWORD)
+            .with_require_auth(methods);
+        let mut c = Connection::connect_with(&opts).unwrap();
+        assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3);
+    }
+}
+
+/// hyperd started with `--no-password` lets everyone in without a word:
+/// a connection that requires SCRAM-SHA-256 (which would prove that the
+/// server knows the password) refuses that.
+#[test]
+fn scram_only_refuses_a_trusting_hyperd() {
+    let opts = ConnectOptions::new(common::server().endpoint().clone())
+        .with_password(PASSWORD)
+        .with_require_auth(AuthMethods::SCRAM_SHA_256);
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert_eq!(e.refused_auth_method(), Some(AuthMethod::Trust), "{e}");
+    assert_eq!(e.sqlstate(), "28000");
 }
 
 #[test]

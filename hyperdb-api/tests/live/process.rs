@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -161,7 +161,13 @@ fn owner_child() {
         return;
     }
     let server = HyperProcess::start().unwrap_or_else(|e| panic!("start: {e}"));
-    println!("HYPERD_PID={}", server.pid());
+    // Without a log directory of its own, hyperd logs into the private
+    // temporary directory.
+    println!(
+        "HYPERD_PID={} PRIVATE_DIR={}",
+        server.pid(),
+        server.log_dir().display()
+    );
     std::thread::sleep(Duration::from_secs(60));
 }
 
@@ -182,15 +188,16 @@ fn killed_owner_leaves_no_hyperd() {
         .spawn()
         .expect("spawn owner child");
     let stdout = child.stdout.take().expect("piped stdout");
-    let pid = BufReader::new(stdout)
+    let reported = BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
         // libtest prints "test process::owner_child ... " on the same line.
         .find_map(|line| {
-            line.split_once("HYPERD_PID=")
-                .and_then(|(_, p)| p.trim().parse::<u32>().ok())
+            let (_, rest) = line.split_once("HYPERD_PID=")?;
+            let (pid, dir) = rest.split_once(" PRIVATE_DIR=")?;
+            Some((pid.trim().parse::<u32>().ok()?, PathBuf::from(dir.trim())))
         });
-    let Some(pid) = pid else {
+    let Some((pid, private_dir)) = reported else {
         let _ = child.kill();
         let _ = child.wait();
         panic!("owner child did not report a hyperd pid");
@@ -200,6 +207,53 @@ fn killed_owner_leaves_no_hyperd() {
     child.wait().expect("reap the owner");
     let took = assert_gone(pid);
     eprintln!("hyperd {pid} exited {took:?} after its owner was killed");
+
+    // Nobody ran the owner's destructors: its private directory is left
+    // behind, until the next start sweeps it away.
+    assert!(private_dir.is_dir(), "{}", private_dir.display());
+    drop(start(HyperProcessOptions::default()));
+    assert!(
+        !private_dir.exists(),
+        "{} survived the next start",
+        private_dir.display()
+    );
+}
+
+/// A process id no process has: a child's, once it has been reaped.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().expect("spawn true");
+    let pid = child.id();
+    child.wait().expect("reap true");
+    assert!(!alive(pid));
+    pid
+}
+
+/// A start removes the private directories other `HyperProcess`es left
+/// when they died (named after their dead process), and keeps those of
+/// live processes and everything not named like one.
+#[test]
+fn start_removes_private_directories_of_dead_owners_only() {
+    let tmp = std::env::temp_dir();
+    let unique = format!("{:x}", std::process::id() ^ 0x5eed_0000);
+    let stale = tmp.join(format!("hyperdb-{}-0-{unique}", dead_pid()));
+    let live = tmp.join(format!("hyperdb-{}-9999999-{unique}", std::process::id()));
+    let foreign = tmp.join(format!("hyperdb-{}-0-{unique}-not-ours", dead_pid()));
+    for dir in [&stale, &live, &foreign] {
+        fs::create_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        fs::write(dir.join("hyperd.log"), b"log").expect("a file inside");
+    }
+    drop(start(HyperProcessOptions::default()));
+    let (stale_left, live_kept, foreign_kept) = (stale.exists(), live.exists(), foreign.exists());
+    for dir in [&stale, &live, &foreign] {
+        let _ = fs::remove_dir_all(dir);
+    }
+    assert!(!stale_left, "{} was not removed", stale.display());
+    assert!(
+        live_kept,
+        "{} of a live process was removed",
+        live.display()
+    );
+    assert!(foreign_kept, "{} is not ours to remove", foreign.display());
 }
 
 #[test]

@@ -8,6 +8,12 @@
 //!
 //! `hyperd` started with a password (see `HYPER_INITIAL_USER_PASSWORD`)
 //! offers SASL with `SCRAM-SHA-256` only.
+//!
+//! Which methods a connection accepts is an [`AuthMethods`] set, checked
+//! before anything is sent: the server picks the method, so a client that
+//! answers whatever it is asked hands its password to anyone who can pose
+//! as the server and ask for it in clear text (see
+//! `Config::with_require_auth` for the default).
 
 pub mod md5;
 mod saslprep;
@@ -19,6 +25,124 @@ pub use self::md5::md5_password;
 pub use self::scram::ScramSha256;
 
 use crate::error::{Error, Result};
+
+/// A way a server may ask the client to authenticate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthMethod {
+    /// None at all: the server accepts the connection at once
+    /// (`AuthenticationOk` first; hyperd's `--no-password`).
+    Trust,
+    /// The password itself, readable by anyone on the path
+    /// (`AuthenticationCleartextPassword`).
+    Cleartext,
+    /// An MD5 hash of password and user name, salted by the server
+    /// (`AuthenticationMD5Password`): whoever sees it can guess the
+    /// password offline, and whoever poses as the server picks the salt.
+    Md5,
+    /// SCRAM-SHA-256 over SASL: the password never crosses the wire and
+    /// the server proves that it knows it.
+    ScramSha256,
+}
+
+impl AuthMethod {
+    const ALL: [AuthMethod; 4] = [
+        AuthMethod::Trust,
+        AuthMethod::Cleartext,
+        AuthMethod::Md5,
+        AuthMethod::ScramSha256,
+    ];
+
+    const fn bit(self) -> u8 {
+        match self {
+            AuthMethod::Trust => 1,
+            AuthMethod::Cleartext => 2,
+            AuthMethod::Md5 => 4,
+            AuthMethod::ScramSha256 => 8,
+        }
+    }
+}
+
+impl fmt::Display for AuthMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthMethod::Trust => "trust (no authentication)",
+            AuthMethod::Cleartext => "cleartext password",
+            AuthMethod::Md5 => "MD5 password",
+            AuthMethod::ScramSha256 => "SCRAM-SHA-256",
+        })
+    }
+}
+
+/// A set of [`AuthMethod`]s a connection accepts, like libpq's
+/// `require_auth`: `AuthMethods::SCRAM_SHA_256 | AuthMethods::TRUST`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AuthMethods(u8);
+
+impl AuthMethods {
+    /// No method: every connection attempt is refused.
+    pub const NONE: AuthMethods = AuthMethods(0);
+    /// [`AuthMethod::Trust`].
+    pub const TRUST: AuthMethods = AuthMethods(AuthMethod::Trust.bit());
+    /// [`AuthMethod::Cleartext`].
+    pub const CLEARTEXT: AuthMethods = AuthMethods(AuthMethod::Cleartext.bit());
+    /// [`AuthMethod::Md5`].
+    pub const MD5: AuthMethods = AuthMethods(AuthMethod::Md5.bit());
+    /// [`AuthMethod::ScramSha256`].
+    pub const SCRAM_SHA_256: AuthMethods = AuthMethods(AuthMethod::ScramSha256.bit());
+    /// Every method this client implements.
+    pub const ALL: AuthMethods = AuthMethods(0b1111);
+
+    /// Both sets' methods.
+    pub const fn union(self, other: AuthMethods) -> AuthMethods {
+        AuthMethods(self.0 | other.0)
+    }
+
+    /// This set's methods that are not in `other`.
+    pub const fn without(self, other: AuthMethods) -> AuthMethods {
+        AuthMethods(self.0 & !other.0)
+    }
+
+    /// Whether `method` is in the set.
+    pub const fn contains(self, method: AuthMethod) -> bool {
+        self.0 & method.bit() != 0
+    }
+}
+
+impl std::ops::BitOr for AuthMethods {
+    type Output = AuthMethods;
+
+    fn bitor(self, other: AuthMethods) -> AuthMethods {
+        self.union(other)
+    }
+}
+
+impl From<AuthMethod> for AuthMethods {
+    fn from(method: AuthMethod) -> AuthMethods {
+        AuthMethods(method.bit())
+    }
+}
+
+impl fmt::Debug for AuthMethods {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set()
+            .entries(AuthMethod::ALL.iter().filter(|m| self.contains(**m)))
+            .finish()
+    }
+}
+
+/// Why a connection stopped authenticating: the server asked for a
+/// method its [`AuthMethods`] refuse. Nothing was sent in reply. Carried
+/// as the source of an [`ErrorKind::Auth`](crate::error::ErrorKind::Auth)
+/// error; [`Error::refused_auth_method`] finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the server asked for {method}, which this connection refuses (it accepts {allowed:?})")]
+pub struct AuthMethodRefused {
+    /// What the server asked for.
+    pub method: AuthMethod,
+    /// What the connection accepts.
+    pub allowed: AuthMethods,
+}
 
 /// An `Authentication*` request from the server, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +244,8 @@ pub struct Authenticator {
     user: String,
     /// Taken when first used: one exchange uses the password once.
     password: Option<String>,
+    /// The methods the server may ask for; others fail before any reply.
+    allowed: AuthMethods,
     state: State,
     /// Fixed SCRAM client nonce, for tests.
     #[cfg(test)]
@@ -131,6 +257,7 @@ impl fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("allowed", &self.allowed)
             .field("state", &self.state.name())
             .finish()
     }
@@ -138,15 +265,25 @@ impl fmt::Debug for Authenticator {
 
 impl Authenticator {
     /// An authenticator for `user` (as sent in the startup message), with an
-    /// optional password.
+    /// optional password, that accepts every method
+    /// ([`with_allowed`](Self::with_allowed) narrows that).
     pub fn new(user: &str, password: Option<&str>) -> Authenticator {
         Authenticator {
             user: user.to_owned(),
             password: password.map(str::to_owned),
+            allowed: AuthMethods::ALL,
             state: State::Start,
             #[cfg(test)]
             scram_nonce: None,
         }
+    }
+
+    /// Accepts only `allowed`: a request for another method fails with an
+    /// [`AuthMethodRefused`] error before anything is sent, the password
+    /// least of all.
+    pub fn with_allowed(mut self, allowed: AuthMethods) -> Authenticator {
+        self.allowed = allowed;
+        self
     }
 
     /// `AuthenticationOk` was received.
@@ -174,6 +311,23 @@ impl Authenticator {
                 "server requested unsupported authentication method {} (code {code})",
                 method_name(code)
             )));
+        }
+        // The method is the server's choice: checked first, before a
+        // password is looked at, let alone sent.
+        let method = match (&state, &req) {
+            (State::Start, AuthRequest::Ok) => Some(AuthMethod::Trust),
+            (State::Start, AuthRequest::Cleartext) => Some(AuthMethod::Cleartext),
+            (State::Start, AuthRequest::Md5 { .. }) => Some(AuthMethod::Md5),
+            (State::Start, AuthRequest::Sasl { .. }) => Some(AuthMethod::ScramSha256),
+            _ => None,
+        };
+        if let Some(method) = method.filter(|m| !self.allowed.contains(*m)) {
+            return Err(
+                Error::auth("refusing to authenticate").with_source(AuthMethodRefused {
+                    method,
+                    allowed: self.allowed,
+                }),
+            );
         }
         match (state, req) {
             (State::Start | State::PasswordSent | State::ScramVerified, AuthRequest::Ok) => {
@@ -553,6 +707,84 @@ mod tests {
             .kind(),
             ErrorKind::Protocol
         );
+    }
+
+    /// A method outside the allowed set fails before anything is sent,
+    /// with the refused method typed on the error, and ends the exchange.
+    #[test]
+    fn refused_methods_fail_before_any_reply() {
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let no_weak = AuthMethods::ALL.without(AuthMethods::CLEARTEXT | AuthMethods::MD5);
+        for (allowed, req, method) in [
+            (no_weak, AuthRequest::Cleartext, AuthMethod::Cleartext),
+            (no_weak, AuthRequest::Md5 { salt: [1; 4] }, AuthMethod::Md5),
+            (
+                AuthMethods::SCRAM_SHA_256,
+                AuthRequest::Ok,
+                AuthMethod::Trust,
+            ),
+            (
+                AuthMethods::CLEARTEXT,
+                AuthRequest::Sasl {
+                    mechanisms: &offered,
+                },
+                AuthMethod::ScramSha256,
+            ),
+            (AuthMethods::NONE, AuthRequest::Ok, AuthMethod::Trust),
+        ] {
+            let mut a = Authenticator::new("u", Some("hunter2")).with_allowed(allowed);
+            let e = err(a.step(req));
+            assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
+            assert_eq!(e.refused_auth_method(), Some(method), "{e}");
+            assert!(e.to_string().contains("refuses"), "{e}");
+            assert!(!e.to_string().contains("hunter2"), "{e}");
+            assert_eq!(err(a.step(AuthRequest::Ok)).kind(), ErrorKind::Auth);
+            assert!(!a.is_done());
+        }
+        // Errors of other kinds carry no refused method.
+        let mut a = Authenticator::new("u", None);
+        assert_eq!(
+            err(a.step(AuthRequest::Cleartext)).refused_auth_method(),
+            None
+        );
+    }
+
+    /// Allowed methods run as before; the set is checked only against the
+    /// method the server picks, not the later steps of its exchange.
+    #[test]
+    fn allowed_methods_run_unchanged() {
+        let mut a = Authenticator::new("u", None).with_allowed(AuthMethods::TRUST);
+        a.step(AuthRequest::Ok).expect("trust");
+        assert!(a.is_done());
+        let mut a = Authenticator::new("user", Some("pencil")).with_allowed(AuthMethods::MD5);
+        a.step(AuthRequest::Md5 { salt: [1, 2, 3, 4] })
+            .expect("md5");
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+        let offered = mechs(&["SCRAM-SHA-256"]);
+        let mut a = scram_auth().with_allowed(AuthMethods::SCRAM_SHA_256);
+        a.step(AuthRequest::Sasl {
+            mechanisms: &offered,
+        })
+        .expect("ok");
+        a.step(AuthRequest::SaslContinue(SERVER_FIRST)).expect("ok");
+        a.step(AuthRequest::SaslFinal(SERVER_FINAL)).expect("ok");
+        a.step(AuthRequest::Ok).expect("ok");
+        assert!(a.is_done());
+    }
+
+    #[test]
+    fn auth_method_sets() {
+        let set = AuthMethods::SCRAM_SHA_256 | AuthMethods::TRUST;
+        assert!(set.contains(AuthMethod::Trust) && set.contains(AuthMethod::ScramSha256));
+        assert!(!set.contains(AuthMethod::Md5) && !set.contains(AuthMethod::Cleartext));
+        assert_eq!(set.without(AuthMethods::TRUST), AuthMethods::SCRAM_SHA_256);
+        assert_eq!(AuthMethods::from(AuthMethod::Md5), AuthMethods::MD5);
+        assert_eq!(format!("{set:?}"), "{Trust, ScramSha256}");
+        assert_eq!(format!("{:?}", AuthMethods::NONE), "{}");
+        for m in AuthMethod::ALL {
+            assert!(AuthMethods::ALL.contains(m) && !AuthMethods::NONE.contains(m));
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Extended-protocol queries whose rows stream back as `DataRow` messages,
 //! taken off the receive buffer a block at a time.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::backend::{FieldDescription, Message, RowBlock};
 use crate::protocol::frontend::{self, BindParam, Target};
 use crate::protocol::ops::{affected_rows, unexpected, Operation};
@@ -75,11 +75,17 @@ impl Operation for QueryStart {
     /// The columns; empty for a statement that returns no rows.
     type Output = Vec<FieldDescription>;
 
-    fn on_message(&mut self, _: &mut Session, msg: Message) -> Result<Option<Self::Output>> {
+    fn on_message(&mut self, session: &mut Session, msg: Message) -> Result<Option<Self::Output>> {
         match msg {
             Message::ParseComplete | Message::BindComplete => Ok(None),
-            Message::RowDescription(fields) => Ok(Some(fields)),
-            Message::NoData => Ok(Some(Vec::new())),
+            Message::RowDescription(fields) => {
+                session.expect_row_fields(Some(fields.len()));
+                Ok(Some(fields))
+            }
+            Message::NoData => {
+                session.expect_row_fields(None);
+                Ok(Some(Vec::new()))
+            }
             other => Err(unexpected("query", &other)),
         }
     }
@@ -95,6 +101,13 @@ pub enum RowEvent {
 }
 
 /// Reads the next rows of a started query.
+///
+/// Every row must have as many fields as the `RowDescription` described
+/// columns: checked once per block (all rows of a block have the first
+/// one's field count, `backend::row_block::take`), and a mismatch is a
+/// protocol error, which breaks the connection like any other framing
+/// error. A server that miscounts its fields cannot be trusted with the
+/// next result either.
 #[derive(Debug, Default)]
 pub struct NextRow {
     affected: u64,
@@ -104,9 +117,14 @@ impl Operation for NextRow {
     type Output = RowEvent;
 
     #[inline]
-    fn on_message(&mut self, _: &mut Session, msg: Message) -> Result<Option<RowEvent>> {
+    fn on_message(&mut self, session: &mut Session, msg: Message) -> Result<Option<RowEvent>> {
         match msg {
-            Message::DataRows(rows) => Ok(Some(RowEvent::Rows(rows))),
+            Message::DataRows(rows) => {
+                if Some(rows.columns()) != session.row_fields() {
+                    return Err(fields_not_described(rows.columns(), session.row_fields()));
+                }
+                Ok(Some(RowEvent::Rows(rows)))
+            }
             Message::CommandComplete(tag) => {
                 self.affected = affected_rows(&tag);
                 Ok(None)
@@ -117,5 +135,105 @@ impl Operation for NextRow {
             })),
             other => Err(unexpected("row stream", &other)),
         }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fields_not_described(fields: usize, described: Option<usize>) -> Error {
+    Error::protocol(match described {
+        Some(columns) => format!("DataRow with {fields} fields for a result of {columns} columns"),
+        None => format!("DataRow with {fields} fields for a statement that returns no rows"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BufMut;
+
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::protocol::Limits;
+
+    fn push(s: &mut Session, tag: u8, body: &[u8]) {
+        let b = s.read_buf();
+        b.put_u8(tag);
+        b.put_i32(body.len() as i32 + 4);
+        b.put_slice(body);
+    }
+
+    /// A `RowDescription` of `n` INT columns.
+    fn description(n: i16) -> Vec<u8> {
+        let mut d = n.to_be_bytes().to_vec();
+        for _ in 0..n {
+            d.extend_from_slice(b"c\0");
+            d.extend_from_slice(&[
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 23, 0, 4, 255, 255, 255, 255, 0, 2,
+            ]);
+        }
+        d
+    }
+
+    /// Feeds `op` the session's messages until it finishes.
+    fn run<O: Operation>(s: &mut Session, op: &mut O) -> Result<O::Output> {
+        loop {
+            let msg = s.next_message()?.expect("a complete message");
+            if let Some(out) = op.on_message(s, msg)? {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Rows whose field count is not the described column count are a
+    /// framing error (the driver breaks the connection on it), however
+    /// well-formed each row is by itself.
+    #[test]
+    fn rows_with_another_field_count_than_described_are_a_protocol_error() {
+        for (columns, row) in [
+            (1, &[0, 2, 0, 0, 0, 1, 7, 255, 255, 255, 255][..]),
+            (2, &[0, 1, 0, 0, 0, 1, 7][..]),
+            (0, &[0, 1, 0, 0, 0, 1, 7][..]),
+        ] {
+            let mut s = Session::new(Limits::default(), None);
+            s.finish_startup();
+            let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+            push(&mut s, b'1', b"");
+            push(&mut s, b'2', b"");
+            if columns == 0 {
+                push(&mut s, b'n', b"");
+            } else {
+                push(&mut s, b'T', &description(columns));
+            }
+            let fields = run(&mut s, &mut op).expect("described");
+            assert_eq!(fields.len(), columns as usize);
+            push(&mut s, b'D', row);
+            let err = run(&mut s, &mut NextRow::default()).expect_err("wrong field count");
+            assert_eq!(err.kind(), ErrorKind::Protocol, "{err}");
+            assert!(err.to_string().contains("field"), "{err}");
+        }
+    }
+
+    /// Rows that match the description pass, block by block.
+    #[test]
+    fn rows_with_the_described_field_count_pass() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+        push(&mut s, b'1', b"");
+        push(&mut s, b'2', b"");
+        push(&mut s, b'T', &description(2));
+        run(&mut s, &mut op).expect("described");
+        push(&mut s, b'D', &[0, 2, 0, 0, 0, 1, 7, 255, 255, 255, 255]);
+        push(&mut s, b'D', &[0, 2, 255, 255, 255, 255, 0, 0, 0, 1, 8]);
+        match run(&mut s, &mut NextRow::default()).expect("rows") {
+            RowEvent::Rows(block) => assert_eq!((block.len(), block.columns()), (2, 2)),
+            other => panic!("{other:?}"),
+        }
+        push(&mut s, b'C', b"SELECT 2\0");
+        push(&mut s, b'Z', b"I");
+        assert!(matches!(
+            run(&mut s, &mut NextRow::default()).expect("done"),
+            RowEvent::Done { affected: 2 }
+        ));
     }
 }

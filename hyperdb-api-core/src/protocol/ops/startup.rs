@@ -2,7 +2,7 @@
 //! the backend key until the first `ReadyForQuery`.
 
 use crate::error::{Error, Result};
-use crate::protocol::auth::{AuthRequest, AuthResponse, Authenticator};
+use crate::protocol::auth::{AuthMethods, AuthRequest, AuthResponse, Authenticator};
 use crate::protocol::backend::{Authentication, Message};
 use crate::protocol::ops::{unexpected, Operation};
 use crate::protocol::{frontend, Session};
@@ -14,18 +14,20 @@ pub struct Startup {
 }
 
 impl Startup {
-    /// Queues the startup message. `params` are extra session settings.
+    /// Queues the startup message. `params` are extra session settings;
+    /// `allowed` the authentication methods the server may ask for.
     pub fn send<'a>(
         session: &mut Session,
         user: &str,
         password: Option<&str>,
+        allowed: AuthMethods,
         database: Option<&str>,
         params: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Startup> {
         frontend::startup(session.write_buf(), user, database, params)?;
         session.expect_ready();
         Ok(Startup {
-            auth: Authenticator::new(user, password),
+            auth: Authenticator::new(user, password).with_allowed(allowed),
         })
     }
 }
