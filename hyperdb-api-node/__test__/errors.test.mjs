@@ -275,4 +275,18 @@ describe('connecting', () => {
   test('a malformed endpoint rejects with a HyperError', async () => {
     await rejectsHyper(() => Connection.connect({ endpoint: 'not an endpoint' }))
   })
+
+  test('requireAuth refuses a server that asks for another method, before anything is sent', async () => {
+    await ctx.ready()
+    // The test server trusts local clients (no authentication at all).
+    const e = await rejectsHyper(
+      () => Connection.connect({ endpoint: ctx.hyper.endpoint, requireAuth: ['scram-sha-256'] }),
+      '28000',
+    )
+    assert.match(e.message, /trust|authentication/i)
+    const ok = await Connection.connect({ endpoint: ctx.hyper.endpoint, requireAuth: ['none', 'scram-sha-256'] })
+    assert.equal(await ok.queryScalar('SELECT 1'), 1)
+    await ok.close()
+    await rejectsHyper(() => Connection.connect({ endpoint: ctx.hyper.endpoint, requireAuth: ['scram'] }), '22023')
+  })
 })

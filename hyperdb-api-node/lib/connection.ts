@@ -29,6 +29,14 @@ export interface ConnectOptions {
   createMode?: CreateMode
   user?: string
   password?: string
+  /**
+   * The authentication methods the server may ask for, as libpq's
+   * `require_auth` names them; another request fails the connect (code
+   * `28000`) before anything is sent. Default: all of them on this
+   * machine (loopback, Unix sockets), and no `password` or `md5` for
+   * servers elsewhere (the connection has no TLS).
+   */
+  requireAuth?: Array<'none' | 'password' | 'md5' | 'scram-sha-256'>
   connectTimeoutMs?: number
   /** Each statement is cancelled after this long (error code `HYT00`). */
   queryTimeoutMs?: number
@@ -61,6 +69,7 @@ export class Connection extends Queries {
         createMode: options.createMode,
         user: options.user,
         password: options.password,
+        requireAuth: options.requireAuth,
         connectTimeoutMs: options.connectTimeoutMs,
         queryTimeoutMs: options.queryTimeoutMs,
         settings,

@@ -273,6 +273,8 @@ export interface NativeConnectOptions {
   createMode?: string
   user?: string
   password?: string
+  /** Authentication methods by libpq's `require_auth` names. */
+  requireAuth?: Array<string>
   connectTimeoutMs?: number
   queryTimeoutMs?: number
   /** Session settings, `[name, value]` pairs. */

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use hyperdb_api::{CancelToken, ConnectOptions, CreateMode, Endpoint, SharedConnection};
+use hyperdb_api::{
+    AuthMethod, AuthMethods, CancelToken, ConnectOptions, CreateMode, Endpoint, SharedConnection,
+};
 use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, BigInt, Either};
 use napi::Env;
 use napi_derive::napi;
@@ -24,6 +26,8 @@ pub struct NativeConnectOptions {
     pub create_mode: Option<String>,
     pub user: Option<String>,
     pub password: Option<String>,
+    /// Authentication methods by libpq's `require_auth` names.
+    pub require_auth: Option<Vec<String>>,
     pub connect_timeout_ms: Option<u32>,
     pub query_timeout_ms: Option<u32>,
     /// Session settings, `[name, value]` pairs.
@@ -221,6 +225,19 @@ fn connect_options(o: NativeConnectOptions) -> Result<ConnectOptions> {
     }
     if let Some(password) = o.password {
         options = options.with_password(password);
+    }
+    if let Some(names) = o.require_auth {
+        let mut methods = AuthMethods::NONE;
+        for name in &names {
+            let method = AuthMethod::from_libpq_name(name).ok_or_else(|| {
+                invalid(
+                    "requireAuth",
+                    &format!("{name:?} is none of none, password, md5, scram-sha-256"),
+                )
+            })?;
+            methods = methods | method.into();
+        }
+        options = options.with_require_auth(methods);
     }
     if let Some(ms) = o.connect_timeout_ms {
         options = options.with_connect_timeout(Some(Duration::from_millis(ms.into())));

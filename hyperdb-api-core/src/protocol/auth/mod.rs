@@ -53,6 +53,19 @@ impl AuthMethod {
         AuthMethod::ScramSha256,
     ];
 
+    /// The method libpq's `require_auth` calls `name` (`none`,
+    /// `password`, `md5`, `scram-sha-256`): the names users of other
+    /// PostgreSQL clients already know, for options given as text.
+    pub fn from_libpq_name(name: &str) -> Option<AuthMethod> {
+        Some(match name {
+            "none" => AuthMethod::Trust,
+            "password" => AuthMethod::Cleartext,
+            "md5" => AuthMethod::Md5,
+            "scram-sha-256" => AuthMethod::ScramSha256,
+            _ => return None,
+        })
+    }
+
     const fn bit(self) -> u8 {
         match self {
             AuthMethod::Trust => 1,
@@ -455,6 +468,18 @@ fn method_name(code: u32) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn libpq_names_name_each_method() {
+        let names = ["none", "password", "md5", "scram-sha-256"];
+        let methods: Vec<_> = names
+            .iter()
+            .filter_map(|n| AuthMethod::from_libpq_name(n))
+            .collect();
+        assert_eq!(methods, AuthMethod::ALL);
+        assert_eq!(AuthMethod::from_libpq_name("SCRAM"), None);
+        assert_eq!(AuthMethod::from_libpq_name(""), None);
+    }
+
     use super::*;
     use crate::error::ErrorKind;
 
