@@ -103,20 +103,82 @@ fn rows_reply() -> Vec<u8> {
     out.to_vec()
 }
 
+/// `measurements` as the catalog query an inserter checks its definition
+/// with reads it: name, type OID, modifier, NOT NULL, no collation.
+const CATALOG: [(&str, u32, bool); 4] = [
+    ("id", 23, true),
+    ("sensor_id", 23, false),
+    ("value", 701, false),
+    ("timestamp", 20, false),
+];
+
+fn is_catalog_query(body: &[u8]) -> bool {
+    body.windows(12).any(|w| w == b"pg_attribute")
+}
+
+/// The reply to the catalog query as `DataRow`s (the route without the
+/// `arrow` feature).
+fn catalog_rows() -> Vec<u8> {
+    let mut out = BytesMut::new();
+    message(&mut out, b'1', b"");
+    message(&mut out, b'2', b"");
+    let mut desc = BytesMut::new();
+    desc.put_i16(5);
+    for (name, oid, len) in [
+        ("attname", 25, -1),
+        ("atttypid", 26, 4),
+        ("atttypmod", 23, 4),
+        ("attnotnull", 16, 1),
+        ("collname", 25, -1),
+    ] {
+        desc.put_slice(name.as_bytes());
+        desc.put_u8(0);
+        desc.put_i32(0);
+        desc.put_i16(0);
+        desc.put_u32(oid);
+        desc.put_i16(len);
+        desc.put_i32(-1);
+        desc.put_i16(2);
+    }
+    message(&mut out, b'T', &desc);
+    for (name, oid, not_null) in CATALOG {
+        let mut row = BytesMut::new();
+        row.put_i16(5);
+        row.put_i32(name.len() as i32);
+        row.put_slice(name.as_bytes());
+        row.put_i32(4);
+        row.put_u32_le(oid);
+        row.put_i32(4);
+        row.put_i32_le(-1);
+        row.put_i32(1);
+        row.put_u8(u8::from(not_null));
+        row.put_i32(-1);
+        message(&mut out, b'D', &row);
+    }
+    complete_and_ready(&mut out, &format!("SELECT {}", CATALOG.len()));
+    out.to_vec()
+}
+
 /// A fake hyperd: trusts everyone, answers a `Sync` with `rows`, a
 /// `COPY ... FROM STDIN` by taking the data (and reporting [`ROWS`] rows), a
-/// `COPY ... TO STDOUT` with `copy`, and other queries with an empty result.
+/// `COPY ... TO STDOUT` with `copy`, the catalog query with [`CATALOG`],
+/// and other queries (BEGIN, COMMIT) with an empty result.
 fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
+    let catalog_copy = arrow::catalog_copy_reply();
     for stream in listener.incoming() {
         let Ok(s) = stream else { return };
-        let (rows, copy) = (rows.clone(), copy.clone());
+        let (rows, copy, catalog_copy) = (rows.clone(), copy.clone(), catalog_copy.clone());
         std::thread::spawn(move || {
+            let mut parsed_catalog = false;
             fake_hyperd::serve_session(s, |tag, body, out| match tag {
+                b'P' => parsed_catalog = is_catalog_query(body),
+                b'S' if parsed_catalog => out.extend_from_slice(&catalog_rows()),
                 b'S' => out.extend_from_slice(&rows),
                 b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
                     message(out, b'G', &[0, 0, 0]);
                 }
                 b'c' => complete_and_ready(out, &format!("COPY {ROWS}")),
+                b'Q' if is_catalog_query(body) => out.extend_from_slice(&catalog_copy),
                 b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
                     complete_and_ready(out, "SELECT 0");
                 }
@@ -282,10 +344,14 @@ mod arrow {
     use criterion::BenchmarkGroup;
     use hyperdb_api::arrow_array::cast::AsArray;
     use hyperdb_api::arrow_array::types::Int32Type;
-    use hyperdb_api::arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
-    use hyperdb_api::Connection;
+    use hyperdb_api::arrow_array::{
+        ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+        UInt32Array,
+    };
+    use hyperdb_api::types::SqlType;
+    use hyperdb_api::{Connection, TableDefinition};
 
-    use super::{complete_and_ready, message, row, table, ROWS};
+    use super::{complete_and_ready, message, row, table, CATALOG, ROWS};
 
     const BATCH: usize = 10_240;
 
@@ -330,6 +396,36 @@ mod arrow {
         out.to_vec()
     }
 
+    /// The reply to the catalog query through hyperd's Arrow stream.
+    pub fn catalog_copy_reply() -> Vec<u8> {
+        let result = TableDefinition::new("catalog")
+            .with_column("attname", SqlType::Text)
+            .with_column("atttypid", SqlType::Oid)
+            .with_column("atttypmod", SqlType::Int)
+            .with_column("attnotnull", SqlType::Bool)
+            .with_column("collname", SqlType::Text);
+        let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&result).expect("schema"));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(CATALOG.map(|c| c.0))),
+            Arc::new(UInt32Array::from_iter_values(CATALOG.map(|c| c.1))),
+            Arc::new(Int32Array::from(vec![-1; CATALOG.len()])),
+            Arc::new(BooleanArray::from(CATALOG.map(|c| c.2).to_vec())),
+            Arc::new(StringArray::from(vec![None::<&str>; CATALOG.len()])),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("writer");
+        w.write(&batch).expect("write");
+        let mut ipc = w.into_inner().expect("finish");
+        // Without the end-of-stream marker, as hyperd sends it.
+        ipc.truncate(ipc.len() - 8);
+        let mut out = BytesMut::new();
+        message(&mut out, b'H', &[0, 0, 0]);
+        message(&mut out, b'd', &ipc);
+        message(&mut out, b'c', b"");
+        complete_and_ready(&mut out, &format!("COPY {}", CATALOG.len()));
+        out.to_vec()
+    }
+
     fn sum_ids(batch: &RecordBatch) -> i64 {
         let ids = batch.column(0).as_primitive::<Int32Type>();
         ids.values().iter().map(|&i| i64::from(i)).sum()
@@ -360,6 +456,10 @@ mod arrow {
 #[cfg(not(feature = "arrow"))]
 mod arrow {
     pub fn copy_reply() -> Vec<u8> {
+        Vec::new()
+    }
+
+    pub fn catalog_copy_reply() -> Vec<u8> {
         Vec::new()
     }
 

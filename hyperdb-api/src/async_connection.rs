@@ -351,7 +351,8 @@ impl Drop for AsyncTransaction<'_> {
 #[cfg(feature = "arrow")]
 impl AsyncConnection {
     /// Runs `sql` and streams its result as Arrow record batches; the
-    /// schema is known before the first batch.
+    /// schema is known before the first batch. The values hyperd refuses to
+    /// send as Arrow (22008) are listed at [`crate::Connection::query_arrow`].
     pub async fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::AsyncArrowBatches<'_>> {
         crate::arrow::AsyncArrowBatches::new(&mut self.client, sql).await
     }

@@ -194,6 +194,18 @@ impl Connection {
 impl Connection {
     /// Runs `sql` and streams its result as Arrow record batches; the
     /// schema is known before the first batch.
+    ///
+    /// hyperd refuses to send some values as Arrow and answers SQLSTATE
+    /// 22008 (measured): a TIMESTAMP or TIMESTAMPTZ after
+    /// 294247-01-10 04:00:54.775807 (Arrow's `i64` microseconds since 1970
+    /// end there; hyperd's greatest, 294276-12-31 23:59:59.999999, is also
+    /// its `infinity`), TIME 24:00:00, and an INTERVAL with more than 2^63
+    /// nanoseconds (~292 years) of time. The error comes before the first
+    /// batch, or after the batches before the value. The row API
+    /// ([`Connection::execute_query`], `query_scalar`, `query_as`) then reads
+    /// the result from `DataRow`s instead when the refusal came before the
+    /// first batch; [`Connection::execute_query_params`] always does. The
+    /// default [`crate::Inserter`] stores these values (as HyperBinary).
     pub fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::ArrowBatches<'_>> {
         crate::arrow::ArrowBatches::new(&mut self.client, sql)
     }

@@ -80,11 +80,25 @@ impl RowBatcher {
                 bytes: row.raw(i)?,
                 width: column.sql_type.fixed_width(),
             };
+            let name = || row.schema().columns()[i].name().to_owned();
             if let Err(e) = sink.put(&mut self.frames, i, column, &value) {
                 sink.discard_row(&mut self.frames, i);
                 return Err(Error::Conversion {
-                    column: row.schema().columns()[i].name().to_owned(),
+                    column: name(),
                     source: e,
+                });
+            }
+            // The sink flags what hyperd's Arrow reader refuses. Of that,
+            // only a long interval has no Arrow form: TIME 24:00:00 has one,
+            // and the latest timestamps wrap, which this crate's Arrow rows
+            // read back bit for bit (`row_columns`).
+            if sink.take_hold() && column.sql_type == SqlType::Interval {
+                sink.discard_row(&mut self.frames, i + 1);
+                return Err(Error::Conversion {
+                    column: name(),
+                    source: hyperdb_api_core::Error::invalid_input(
+                        "an INTERVAL with more than 2^63 nanoseconds of time has no Arrow form",
+                    ),
                 });
             }
         }

@@ -4,7 +4,8 @@
 use arrow_array::RecordBatch;
 
 use super::encoder::{copy_sql, ArrowEncoder};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::insert::copy_tx::{CopySql, CopyTx};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
 
@@ -23,7 +24,8 @@ macro_rules! arrow_inserter_methods {
 
         /// Inserts `batch`. Its fields are matched to the table's columns by
         /// name; every batch of one insert has the same schema. A rejected
-        /// batch ([`Error::SchemaMismatch`], [`Error::InvalidRow`]) is not
+        /// batch ([`SchemaMismatch`](crate::Error::SchemaMismatch),
+        /// [`InvalidRow`](crate::Error::InvalidRow)) is not
         /// sent and the inserter stays usable.
         pub $($async_kw)? fn insert_batch(&mut self, batch: &RecordBatch) -> Result<()> {
             self.encoder.push_batch(batch)?;
@@ -51,7 +53,8 @@ macro_rules! arrow_inserter_methods {
         }
 
         /// Ends the stream and commits. Returns the rows the server stored,
-        /// checked against the rows sent ([`Error::RowCountMismatch`]). On
+        /// checked against the rows sent
+        /// ([`Error::RowCountMismatch`](crate::Error::RowCountMismatch)). On
         /// error nothing was stored and the connection is usable.
         pub $($async_kw)? fn finish(mut self) -> Result<u64> {
             self.finished = true;
@@ -59,13 +62,11 @@ macro_rules! arrow_inserter_methods {
                 self.abort_queued("the Arrow stream could not be completed");
                 return Err(e);
             }
-            self.drain() $($aw)* ?;
-            let stored = self.client.copy_in_finish() $($aw)* ?;
-            let sent = self.encoder.rows();
-            if stored != sent {
-                return Err(Error::RowCountMismatch { sent, stored });
+            if let Err(e) = self.drain() $($aw)* {
+                self.abort_queued("the Arrow stream could not be sent");
+                return Err(e);
             }
-            Ok(stored)
+            self.end_copy(self.encoder.rows(), None) $($aw)*
         }
 
         $($async_kw)? fn drain(&mut self) -> Result<()> {
@@ -79,9 +80,19 @@ macro_rules! arrow_inserter_methods {
         /// whole frames are ever in the send buffer, so `CopyFail` can follow.
         fn abort_queued(&mut self, reason: &str) {
             self.encoder.discard();
-            self.client.queue_copy_fail(reason);
+            self.abort_copy_queued(reason);
         }
+
+        crate::insert::copy_tx::copy_methods!($($async_kw)?; $($aw)*);
     };
+}
+
+/// The COPY of an Arrow inserter: it holds no rows back.
+fn arrow_copy(table: &TableDefinition) -> Result<CopySql> {
+    Ok(CopySql {
+        copy: copy_sql(table)?,
+        held: None,
+    })
 }
 
 /// Streams Arrow record batches into a table; see the [module docs](super).
@@ -103,18 +114,20 @@ macro_rules! arrow_inserter_methods {
 pub struct ArrowInserter<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
     encoder: ArrowEncoder,
+    copy: CopyTx,
     finished: bool,
 }
 
 impl<'c> ArrowInserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns).
+    /// Starts a COPY into `table`, which must be the table's own definition
+    /// (checked first, as for [`crate::Inserter::new`]).
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<ArrowInserter<'c>> {
         let encoder = ArrowEncoder::new(table)?;
-        let client = conn.client();
-        client.copy_in(&copy_sql(table)?)?;
+        let copy = CopyTx::open(conn, table, arrow_copy(table)?, true)?;
         Ok(ArrowInserter {
-            client,
+            client: conn.client(),
             encoder,
+            copy,
             finished: false,
         })
     }
@@ -137,22 +150,24 @@ impl Drop for ArrowInserter<'_> {
 pub struct AsyncArrowInserter<'c> {
     client: &'c mut hyperdb_api_core::client::AsyncClient,
     encoder: ArrowEncoder,
+    copy: CopyTx,
     finished: bool,
 }
 
 #[cfg(feature = "async")]
 impl<'c> AsyncArrowInserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns).
+    /// Starts a COPY into `table`, which must be the table's own
+    /// definition (checked first).
     pub async fn new(
         conn: &'c mut crate::AsyncConnection,
         table: &TableDefinition,
     ) -> Result<AsyncArrowInserter<'c>> {
         let encoder = ArrowEncoder::new(table)?;
-        let client = conn.client();
-        client.copy_in(&copy_sql(table)?).await?;
+        let copy = CopyTx::open_async(conn, table, arrow_copy(table)?, true).await?;
         Ok(AsyncArrowInserter {
-            client,
+            client: conn.client(),
             encoder,
+            copy,
             finished: false,
         })
     }

@@ -45,6 +45,32 @@ pub(crate) fn unix_micros_from_hyper(micros: i64) -> i64 {
     micros.wrapping_sub(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY)
 }
 
+/// hyperd's least TIMESTAMP, 4713-01-01 00:00:00 BC (also its
+/// `-infinity`), in Hyper's microseconds since Julian day 0.
+const HYPER_MIN_TIMESTAMP: i64 = 3_283_200_000_000;
+
+/// Arrow's microseconds since 1970 for a Hyper TIMESTAMP, when hyperd's
+/// Arrow reader takes them (measured): from hyperd's least timestamp up to
+/// `i64::MAX` microseconds after 1970, 294247-01-10 04:00:54.775807. The
+/// rest of hyperd's range, up to 294276-12-31 23:59:59.999999 (its
+/// `infinity`), only HyperBinary carries: Hyper's count from Julian day 0
+/// passes `i64::MAX` there, so it is read unsigned.
+#[inline]
+pub(crate) fn arrow_timestamp(hyper: i64) -> Option<i64> {
+    let hyper = hyper as u64;
+    if hyper < HYPER_MIN_TIMESTAMP as u64 {
+        return None;
+    }
+    i64::try_from(i128::from(hyper) - i128::from(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY)).ok()
+}
+
+/// Whether hyperd's Arrow reader takes a TIME of `micros`: it refuses
+/// 24:00:00, which Hyper (and HyperBinary) allow (measured).
+#[inline]
+pub(crate) fn arrow_time(micros: i64) -> bool {
+    (0..MICROS_PER_DAY).contains(&micros)
+}
+
 /// Hyper's 16 INTERVAL bytes (microseconds, days, months) from Arrow's
 /// MonthDayNano (sub-microsecond nanoseconds are dropped, as hyperd does).
 #[inline]
@@ -86,6 +112,18 @@ mod tests {
                 micros
             );
         }
+        // hyperd's least timestamp, the last Arrow carries, hyperd's greatest.
+        let last_arrow = i64::MAX.wrapping_add(UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY);
+        assert_eq!(
+            arrow_timestamp(HYPER_MIN_TIMESTAMP),
+            Some(-210_863_520_000_000_000)
+        );
+        assert_eq!(arrow_timestamp(HYPER_MIN_TIMESTAMP - 1), None);
+        assert_eq!(arrow_timestamp(last_arrow), Some(i64::MAX));
+        assert_eq!(arrow_timestamp(last_arrow.wrapping_add(1)), None);
+        assert_eq!(arrow_timestamp(-9_011_559_254_509_551_617), None);
+        assert_eq!(arrow_timestamp(-1), None);
+        assert!(arrow_time(MICROS_PER_DAY - 1) && !arrow_time(MICROS_PER_DAY));
         let v = IntervalMonthDayNano::new(-3, 40, -5_000);
         assert_eq!(arrow_interval(hyper_interval(v)), Some(v));
         let mut too_long = hyper_interval(v);

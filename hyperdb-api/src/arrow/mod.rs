@@ -55,7 +55,9 @@
 //!
 //! # Insert checks
 //!
-//! Before a batch is queued: fields are matched to columns by name (each
+//! Before anything is sent, the inserter's table definition is checked
+//! against the table the COPY writes, and the insert runs all or nothing
+//! (see [`crate::insert`]). Before a batch is queued: fields are matched to columns by name (each
 //! column exactly once, no extra fields), types as in the table, no NULL in
 //! a NOT NULL column, no VARCHAR(n)/CHAR(n) value longer than n characters
 //! (hyperd would store it as is, or truncate CHAR(1)). A rejected batch is

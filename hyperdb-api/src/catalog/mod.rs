@@ -112,6 +112,14 @@ impl<'c> Catalog<'c> {
         self.query(sql::table_definition(&table.into()))
     }
 
+    /// The definition of the table a statement naming `table` writes (a
+    /// temporary table first, then the search path); what inserters check
+    /// their definition against. SQLSTATE 42P01 when it does not resolve.
+    pub(crate) fn resolved_definition(&mut self, table: &TableName) -> Result<TableDefinition> {
+        self.query(sql::resolved_table_definition(table))
+            .map_err(|e| sql::unresolved(e, table))
+    }
+
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
         self.conn.attach_database(path, alias)
     }
@@ -225,6 +233,15 @@ impl<'c> AsyncCatalog<'c> {
         table: impl Into<TableName>,
     ) -> Result<TableDefinition> {
         self.query(sql::table_definition(&table.into())).await
+    }
+
+    pub(crate) async fn resolved_definition(
+        &mut self,
+        table: &TableName,
+    ) -> Result<TableDefinition> {
+        self.query(sql::resolved_table_definition(table))
+            .await
+            .map_err(|e| sql::unresolved(e, table))
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

@@ -166,6 +166,43 @@ pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableN
 /// nullability and collation. The LEFT JOINs keep one all-NULL row for a
 /// table without columns, so an empty result means the table is missing.
 pub(crate) fn table_definition(table: &TableName) -> Result<CatalogQuery<TableDefinition>> {
+    let filter = format!(
+        "n.nspname = {s} AND c.relname = {t}",
+        s = quote_literal(schema_of(table))?,
+        t = quote_literal(table.name())?,
+    );
+    columns_of(table, &catalog(table.database())?, &filter)
+}
+
+/// [`table_definition`] of the table a statement naming `table` writes:
+/// the server resolves the name (`regclass`), so a temporary table (which
+/// an unqualified name finds first) and the session's search path count as
+/// they do for the statement. Why: an inserter must check the very table
+/// its COPY fills. A name with a database goes by [`table_definition`]
+/// (`regclass` cannot name one); a name that resolves to nothing is
+/// reported by [`unresolved`].
+pub(crate) fn resolved_table_definition(
+    table: &TableName,
+) -> Result<CatalogQuery<TableDefinition>> {
+    if table.database().is_some() {
+        return table_definition(table);
+    }
+    let filter = format!("c.oid = {}::regclass", quote_literal(&table.to_sql()?)?);
+    columns_of(table, &catalog(None)?, &filter)
+}
+
+/// The error of a [`resolved_table_definition`] lookup: a name that does
+/// not resolve is `42P01`, as [`table_definition`] reports it. (hyperd
+/// answers an unknown schema in a `regclass` with `22P02`, where the
+/// statement itself would say `3F000`.)
+pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
+    match e.code().map(SqlState::code) {
+        Some("22P02" | "42P01") => missing_table(table),
+        _ => e,
+    }
+}
+
+fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<TableDefinition>> {
     let sql = format!(
         "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, coll.collname \
          FROM {p}pg_class c \
@@ -173,10 +210,7 @@ pub(crate) fn table_definition(table: &TableName) -> Result<CatalogQuery<TableDe
          LEFT JOIN {p}pg_attribute a \
          ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
          LEFT JOIN {p}pg_collation coll ON coll.oid = a.attcollation \
-         WHERE n.nspname = {s} AND c.relname = {t} ORDER BY a.attnum",
-        p = catalog(table.database())?,
-        s = quote_literal(schema_of(table))?,
-        t = quote_literal(table.name())?,
+         WHERE {filter} ORDER BY a.attnum",
     );
     let table = table.clone();
     Ok(CatalogQuery::new(sql, move |rows| {
@@ -281,6 +315,18 @@ mod tests {
         );
         assert!(
             q.sql.contains("n.nspname = 'it''s' AND c.relname = 't'"),
+            "{}",
+            q.sql
+        );
+        let q = resolved_table_definition(&TableName::from(("s", "it's"))).unwrap();
+        assert!(
+            q.sql.contains("WHERE c.oid = '\"s\".\"it''s\"'::regclass"),
+            "{}",
+            q.sql
+        );
+        let q = resolved_table_definition(&TableName::from(("d", "s", "t"))).unwrap();
+        assert!(
+            q.sql.contains("FROM \"d\".pg_catalog.pg_class c"),
             "{}",
             q.sql
         );

@@ -6,6 +6,7 @@ use hyperdb_api_core::protocol::frontend;
 use hyperdb_api_core::types::{ColumnType, ToHyperBinary, COPY_HEADER};
 
 use crate::error::{Error, Result};
+use crate::insert::copy_tx::{CopySql, CopyTx};
 use crate::insert::encoder::{copy_sql, RowEncoder};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
@@ -129,24 +130,23 @@ macro_rules! chunk_sender_methods {
             self.rows
         }
 
-        /// Commits. Returns the rows stored (checked against the rows sent).
+        /// Commits. Returns the rows stored (checked against the rows
+        /// sent); on error nothing was stored.
         pub $($async_kw)? fn execute(mut self) -> Result<u64> {
-            self.finished = true;
-            let stored = self.client.copy_in_finish() $($aw)* ?;
-            if stored != self.rows {
-                return Err(Error::RowCountMismatch { sent: self.rows, stored });
-            }
-            Ok(stored)
+            self.end_copy(self.rows, None) $($aw)*
         }
+
+        crate::insert::copy_tx::copy_methods!($($async_kw)?; $($aw)*);
     };
 }
 
-/// Starts a HyperBinary COPY and queues the stream header as its own frame.
-fn start_copy_sql(table: &TableDefinition) -> Result<(String, Vec<ColumnType>)> {
-    Ok((
-        copy_sql(table, "HYPERBINARY")?,
-        RowEncoder::new(table)?.types().to_vec(),
-    ))
+/// The HyperBinary COPY statement and the column types chunks must have.
+fn start_copy_sql(table: &TableDefinition) -> Result<(CopySql, Vec<ColumnType>)> {
+    let sql = CopySql {
+        copy: copy_sql(table, "HYPERBINARY")?,
+        held: None,
+    };
+    Ok((sql, RowEncoder::new(table)?.types().to_vec()))
 }
 
 fn queue_header(buf: &mut BytesMut) -> Result<()> {
@@ -160,20 +160,23 @@ pub struct ChunkSender<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
     types: Vec<ColumnType>,
     rows: u64,
+    copy: CopyTx,
     finished: bool,
 }
 
 impl<'c> ChunkSender<'c> {
-    /// Starts a COPY into `table`.
+    /// Starts a COPY into `table`, which must be the table's own definition
+    /// (checked first, as for [`crate::Inserter::new`]).
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<ChunkSender<'c>> {
         let (sql, types) = start_copy_sql(table)?;
+        let copy = CopyTx::open(conn, table, sql, true)?;
         let client = conn.client();
-        client.copy_in(&sql)?;
         queue_header(client.copy_buf())?;
         Ok(ChunkSender {
             client,
             types,
             rows: 0,
+            copy,
             finished: false,
         })
     }
@@ -241,8 +244,7 @@ impl<'c> ChunkSender<'c> {
 impl Drop for ChunkSender<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            self.client
-                .queue_copy_fail("chunk sender dropped without execute()");
+            self.abort_copy_queued("chunk sender dropped without execute()");
         }
     }
 }
@@ -255,6 +257,7 @@ pub struct AsyncChunkSender<'c> {
     client: &'c mut hyperdb_api_core::client::AsyncClient,
     types: Vec<ColumnType>,
     rows: u64,
+    copy: CopyTx,
     finished: bool,
 }
 
@@ -266,13 +269,14 @@ impl<'c> AsyncChunkSender<'c> {
         table: &TableDefinition,
     ) -> Result<AsyncChunkSender<'c>> {
         let (sql, types) = start_copy_sql(table)?;
+        let copy = CopyTx::open_async(conn, table, sql, true).await?;
         let client = conn.client();
-        client.copy_in(&sql).await?;
         queue_header(client.copy_buf())?;
         Ok(AsyncChunkSender {
             client,
             types,
             rows: 0,
+            copy,
             finished: false,
         })
     }
@@ -284,8 +288,7 @@ impl<'c> AsyncChunkSender<'c> {
 impl Drop for AsyncChunkSender<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            self.client
-                .queue_copy_fail("chunk sender dropped without execute()");
+            self.abort_copy_queued("chunk sender dropped without execute()");
         }
     }
 }

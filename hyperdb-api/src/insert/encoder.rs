@@ -61,6 +61,44 @@ pub(crate) trait RowSink {
     fn finish(&mut self, buf: &mut BytesMut) -> Result<()>;
 
     fn set_flush_threshold(&mut self, bytes: usize);
+
+    /// Rows this wire could not carry, taken out to go in a HyperBinary
+    /// COPY of their own; see [`HeldRows`].
+    fn take_held(&mut self) -> Option<HeldRows> {
+        None
+    }
+
+    /// Ends the stream so far in `buf`, so that its COPY can end before
+    /// held rows go; the next row starts a new stream.
+    fn end_stream(&mut self, buf: &mut BytesMut) -> Result<()> {
+        let _ = buf;
+        Ok(())
+    }
+
+    /// The insert failed while held rows went out (no COPY runs now):
+    /// nothing may go into the send buffer any more.
+    fn abandon(&mut self) {}
+}
+
+/// Rows a sink held back from its format because a value in them cannot
+/// be carried by it (Arrow: hyperd's latest timestamps, TIME 24:00:00, an
+/// interval over ~292 years), as HyperBinary rows without the header.
+/// HyperBinary stores every value, so they go in a COPY of that format of
+/// their own, in the inserter's transaction.
+#[derive(Debug)]
+pub(crate) struct HeldRows {
+    pub(crate) rows: u64,
+    pub(crate) data: BytesMut,
+}
+
+impl HeldRows {
+    /// The rows, after the HyperBinary header, as one CopyData frame.
+    pub(crate) fn put(&self, buf: &mut BytesMut) -> Result<()> {
+        let start = frontend::begin_copy_data(buf);
+        put_copy_header(buf);
+        buf.extend_from_slice(&self.data);
+        Ok(frontend::end_copy_data(buf, start)?)
+    }
 }
 
 /// Validates rows against a table definition and hands their values to a
@@ -229,6 +267,21 @@ impl<S: RowSink> RowEncoder<S> {
     pub(crate) fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
         self.discard_partial(buf);
         self.sink.finish(buf)
+    }
+
+    /// Rows the sink held back from its format, if any.
+    pub(crate) fn take_held(&mut self) -> Option<HeldRows> {
+        self.sink.take_held()
+    }
+
+    /// Ends the stream so far (before held rows go in a COPY of their own).
+    pub(crate) fn end_stream(&mut self, buf: &mut BytesMut) -> Result<()> {
+        self.sink.end_stream(buf)
+    }
+
+    /// See [`RowSink::abandon`].
+    pub(crate) fn abandon(&mut self) {
+        self.sink.abandon();
     }
 
     #[cold]

@@ -3,6 +3,7 @@
 use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::Result;
+use crate::insert::copy_tx::CopyTx;
 use crate::insert::encoder::RowEncoder;
 use crate::insert::wire::Wire;
 use crate::insert::{inserter_methods, row_encoder, InsertFormat};
@@ -28,12 +29,16 @@ use crate::Connection;
 pub struct Inserter<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
     encoder: RowEncoder<Wire>,
+    copy: CopyTx,
     finished: bool,
 }
 
 impl<'c> Inserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns), in
-    /// the default [`InsertFormat`].
+    /// Starts a COPY into `table` in the default [`InsertFormat`]. `table`
+    /// must be the table's own definition (the catalog's, or what created
+    /// it): checked before any row goes out, else
+    /// [`Error::DefinitionMismatch`](crate::Error::DefinitionMismatch)
+    /// (42804); see the [module docs](crate::insert).
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<Inserter<'c>> {
         Inserter::with_format(conn, table, InsertFormat::default())
     }
@@ -45,12 +50,13 @@ impl<'c> Inserter<'c> {
         format: InsertFormat,
     ) -> Result<Inserter<'c>> {
         let (sql, mut encoder) = row_encoder(table, format)?;
+        let copy = CopyTx::open(conn, table, sql, true)?;
         let client = conn.client();
-        client.copy_in(&sql)?;
         encoder.start_stream(client.copy_buf());
         Ok(Inserter {
             client,
             encoder,
+            copy,
             finished: false,
         })
     }
@@ -79,13 +85,14 @@ impl Drop for Inserter<'_> {
 pub struct AsyncInserter<'c> {
     client: &'c mut hyperdb_api_core::client::AsyncClient,
     encoder: RowEncoder<Wire>,
+    copy: CopyTx,
     finished: bool,
 }
 
 #[cfg(feature = "async")]
 impl<'c> AsyncInserter<'c> {
-    /// Starts a COPY into `table` (which must exist with these columns), in
-    /// the default [`InsertFormat`].
+    /// Starts a COPY into `table` in the default [`InsertFormat`]; `table`
+    /// must be the table's own definition, as for [`Inserter::new`].
     pub async fn new(
         conn: &'c mut crate::AsyncConnection,
         table: &TableDefinition,
@@ -100,12 +107,13 @@ impl<'c> AsyncInserter<'c> {
         format: InsertFormat,
     ) -> Result<AsyncInserter<'c>> {
         let (sql, mut encoder) = row_encoder(table, format)?;
+        let copy = CopyTx::open_async(conn, table, sql, true).await?;
         let client = conn.client();
-        client.copy_in(&sql).await?;
         encoder.start_stream(client.copy_buf());
         Ok(AsyncInserter {
             client,
             encoder,
+            copy,
             finished: false,
         })
     }

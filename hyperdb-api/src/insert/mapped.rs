@@ -9,6 +9,7 @@ use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::{Error, Result};
 use crate::escape::{push_identifier, quote_identifier};
+use crate::insert::copy_tx::CopyTx;
 use crate::insert::encoder::RowEncoder;
 use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
@@ -54,6 +55,7 @@ impl ColumnMapping {
 pub struct MappedInserter<'c> {
     client: &'c mut hyperdb_api_core::client::Client,
     encoder: RowEncoder<Wire>,
+    copy: CopyTx,
     finished: bool,
     insert_select: String,
     drop_stage: String,
@@ -87,17 +89,23 @@ impl<'c> MappedInserter<'c> {
         }
         let insert_select = insert_select_sql(&target.into(), &stage_name, mappings)?;
         let drop_stage = format!("DROP TABLE IF EXISTS {}", quote_identifier(&stage_name)?);
-        let (copy, mut encoder) = row_encoder(&stage, InsertFormat::default())?;
+        let (sql, mut encoder) = row_encoder(&stage, InsertFormat::default())?;
+        conn.client()
+            .execute(&stage.create_temporary_table_sql()?)?;
+        // The stage was made from `stage` just now: nothing to check.
+        let copy = match CopyTx::open(conn, &stage, sql, false) {
+            Ok(copy) => copy,
+            Err(e) => {
+                conn.client().enqueue_command(&drop_stage)?;
+                return Err(e);
+            }
+        };
         let client = conn.client();
-        client.execute(&stage.create_temporary_table_sql()?)?;
-        if let Err(e) = client.copy_in(&copy) {
-            client.enqueue_command(&drop_stage)?;
-            return Err(e.into());
-        }
         encoder.start_stream(client.copy_buf());
         Ok(MappedInserter {
             client,
             encoder,
+            copy,
             finished: false,
             insert_select,
             drop_stage,

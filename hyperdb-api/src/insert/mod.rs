@@ -10,14 +10,28 @@
 //! * [`MappedInserter`]: for columns whose stored value is computed by SQL
 //!   (e.g. WKT text cast to GEOGRAPHY), through a temporary staging table.
 //!
-//! All of them check every row against the table definition before it can
-//! be sent (a rejected row is an [`crate::Error::InvalidRow`] and is simply
-//! not added), commit only on `execute()`, and abort on drop: the COPY then
-//! fails on the server, the table keeps its old contents and the connection
-//! stays usable. Validation lives once, in `encoder.rs` (`RowEncoder`), over a
-//! `RowSink` per wire format (`wire.rs`).
+//! All of them check the table definition against the table the COPY
+//! writes before the first row goes out (one that differs in a column's
+//! name, type or nullability, or in the columns' number or order, is an
+//! [`crate::Error::DefinitionMismatch`], SQLSTATE 42804), check every row
+//! against the definition before it can be sent (a rejected row is an
+//! [`crate::Error::InvalidRow`] and is simply not added), commit only on
+//! `execute()`, and abort on drop: the table keeps its old contents and the
+//! connection stays usable. On any error nothing was stored: outside a
+//! transaction of the caller's, each insert runs in one of its own
+//! (`copy_tx.rs`). Validation lives once, in `encoder.rs` (`RowEncoder`),
+//! over a `RowSink` per wire format (`wire.rs`).
+//!
+//! With [`InsertFormat::ArrowStream`] (the default), a batch of rows
+//! holding a value Arrow cannot carry (a TIMESTAMP or TIMESTAMPTZ after
+//! 294247-01-10 04:00:54.775807 UTC, up to hyperd's greatest,
+//! 294276-12-31 23:59:59.999999, which is also its `infinity`; TIME
+//! 24:00:00; an INTERVAL with more than 2^63 nanoseconds of time) goes in
+//! a HyperBinary COPY of its own, so every value HyperBinary stores, the
+//! default inserter stores too.
 
 mod chunk;
+pub(crate) mod copy_tx;
 pub(crate) mod encoder;
 mod inserter;
 mod mapped;
@@ -86,6 +100,7 @@ macro_rules! inserter_methods {
         /// server stored, checked against the rows sent. On error nothing was
         /// stored. A half-built row aborts the whole insert.
         $($async_kw)? fn finish_copy(&mut self) -> Result<u64> {
+            self.check_open()?;
             self.finished = true;
             if self.encoder.has_partial_row() {
                 self.abort_queued("a row was left half-built");
@@ -100,19 +115,35 @@ macro_rules! inserter_methods {
                 self.abort_queued("the insert could not be completed");
                 return Err(e);
             }
-            let stored = self.client.copy_in_finish() $($aw)* ?;
-            let sent = self.encoder.rows();
-            if stored != sent {
-                return Err(crate::Error::RowCountMismatch { sent, stored });
-            }
-            Ok(stored)
+            let held = self.encoder.take_held();
+            self.end_copy(self.encoder.rows(), held) $($aw)*
         }
 
+        /// Writes out a full frame; rows the wire held back (a batch with a
+        /// value Arrow cannot carry) go in a COPY of their own first.
         #[inline]
         $($async_kw)? fn flush_if_full(&mut self) -> Result<()> {
             if self.encoder.frame_full(self.client.copy_buf()) {
                 self.encoder.close_frame(self.client.copy_buf())?;
-                self.client.flush() $($aw)* ?;
+                match self.encoder.take_held() {
+                    None => self.client.flush() $($aw)* ?,
+                    Some(held) => {
+                        self.encoder.end_stream(self.client.copy_buf())?;
+                        self.detour(held) $($aw)* ?;
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        /// Fails once an error ended the insert early (a batch held back
+        /// could not be sent): that error was returned then. Rows added
+        /// since went nowhere (`RowSink::abandon`); checked here only, not
+        /// per row.
+        #[inline]
+        fn check_open(&self) -> Result<()> {
+            if self.finished {
+                return Err(crate::insert::copy_tx::insert_over());
             }
             Ok(())
         }
@@ -123,8 +154,36 @@ macro_rules! inserter_methods {
             if self.encoder.close_frame(self.client.copy_buf()).is_err() {
                 self.client.copy_buf().clear();
             }
-            self.client.queue_copy_fail(reason);
+            self.abort_copy_queued(reason);
         }
+
+        /// Mid-insert: ends the running COPY, sends `held` in a HyperBinary
+        /// COPY of its own and starts the COPY again. On error the insert is
+        /// over and its own transaction rolled back.
+        $($async_kw)? fn detour(&mut self, held: crate::insert::encoder::HeldRows) -> Result<()> {
+            let mut res = self.end_segment() $($aw)*;
+            if res.is_ok() {
+                res = self.copy_held(held) $($aw)*;
+            }
+            if res.is_ok() {
+                res = self
+                    .client
+                    .copy_in(self.copy.copy_sql())
+                    $($aw)*
+                    .map(drop)
+                    .map_err(crate::Error::from);
+            }
+            if res.is_err() {
+                self.finished = true;
+                self.encoder.abandon();
+                if self.copy.own() {
+                    crate::insert::copy_tx::rollback!(self.client; $($aw)*);
+                }
+            }
+            res
+        }
+
+        crate::insert::copy_tx::copy_methods!($($async_kw)?; $($aw)*);
     };
 }
 pub(crate) use inserter_methods;

@@ -5,7 +5,8 @@ use bytes::BytesMut;
 use hyperdb_api_core::types::{ColumnType, ToHyperBinary};
 
 use crate::error::Result;
-use crate::insert::encoder::{copy_sql, HyperBinaryFrames, RowEncoder, RowSink};
+use crate::insert::copy_tx::CopySql;
+use crate::insert::encoder::{copy_sql, HeldRows, HyperBinaryFrames, RowEncoder, RowSink};
 use crate::table_definition::TableDefinition;
 
 /// The COPY format of an [`Inserter`](crate::Inserter),
@@ -25,9 +26,9 @@ pub enum InsertFormat {
     /// `FORMAT ARROWSTREAM`: rows gathered into Arrow record batches of
     /// 64Ki rows (or 16 MiB), each written out whole: the flush threshold
     /// does not split a batch, and the client holds up to about two
-    /// batches' bytes at once. Every Hyper type can be sent; an INTERVAL
-    /// whose time exceeds Arrow's 2^63 nanoseconds (~292 years) is
-    /// rejected.
+    /// batches' bytes at once. Every Hyper type and value can be sent: a
+    /// batch holding a value Arrow cannot carry (see the
+    /// [module docs](crate::insert)) goes in a HyperBinary COPY of its own.
     #[cfg(feature = "arrow")]
     ArrowStream,
 }
@@ -49,21 +50,33 @@ pub(crate) enum Wire {
     Arrow(Box<crate::arrow::ArrowRows>),
 }
 
-/// The COPY statement and the row encoder for `format`. After the COPY has
-/// started, call `RowEncoder::start_stream` on the send buffer.
+/// The COPY statements for `format` and the row encoder: the COPY, and the
+/// HyperBinary one for rows the format holds back (`RowSink::take_held`).
+/// After the COPY has started, call `RowEncoder::start_stream` on the send
+/// buffer.
 pub(crate) fn row_encoder(
     table: &TableDefinition,
     format: InsertFormat,
-) -> Result<(String, RowEncoder<Wire>)> {
-    let (wire, name) = match format {
-        InsertFormat::HyperBinary => (Wire::HyperBinary(HyperBinaryFrames::new()), "HYPERBINARY"),
+) -> Result<(CopySql, RowEncoder<Wire>)> {
+    let hyperbinary = copy_sql(table, "HYPERBINARY")?;
+    let (wire, sql) = match format {
+        InsertFormat::HyperBinary => (
+            Wire::HyperBinary(HyperBinaryFrames::new()),
+            CopySql {
+                copy: hyperbinary,
+                held: None,
+            },
+        ),
         #[cfg(feature = "arrow")]
         InsertFormat::ArrowStream => (
             Wire::Arrow(Box::new(crate::arrow::ArrowRows::new(table)?)),
-            "ARROWSTREAM",
+            CopySql {
+                copy: copy_sql(table, "ARROWSTREAM")?,
+                held: Some(hyperbinary),
+            },
         ),
     };
-    Ok((copy_sql(table, name)?, RowEncoder::with_sink(table, wire)?))
+    Ok((sql, RowEncoder::with_sink(table, wire)?))
 }
 
 macro_rules! each {
@@ -121,5 +134,17 @@ impl RowSink for Wire {
 
     fn set_flush_threshold(&mut self, bytes: usize) {
         each!(self, s => s.set_flush_threshold(bytes))
+    }
+
+    fn take_held(&mut self) -> Option<HeldRows> {
+        each!(self, s => s.take_held())
+    }
+
+    fn end_stream(&mut self, buf: &mut BytesMut) -> Result<()> {
+        each!(self, s => s.end_stream(buf))
+    }
+
+    fn abandon(&mut self) {
+        each!(self, s => s.abandon())
     }
 }

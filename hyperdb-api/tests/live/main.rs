@@ -14,6 +14,8 @@ mod errors;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;
+mod insert_arrow_range;
+mod insert_definition;
 mod interop;
 mod params;
 mod process;

@@ -1,0 +1,244 @@
+//! Every inserter's COPY, from the table check to the commit, so that an
+//! insert that fails stores nothing.
+//!
+//! Why: hyperd commits a COPY when it ends and only then says how many
+//! rows it stored. Rows encoded for a definition that is not the table's
+//! were parsed otherwise by hyperd (a nullable column sent to a NOT NULL
+//! one: 1000 rows sent, 2000 garbage rows committed), and the row-count
+//! check came after the commit. So an inserter
+//!
+//! * checks its definition against the table its COPY writes before the
+//!   first row goes out: [`TableDefinition::check_columns_match`] against
+//!   the catalog's definition of the name as the server resolves it (a
+//!   temporary table first, then the search path; `Catalog`'s own lookups
+//!   take `public`). A name that resolves to nothing is `42P01` before any
+//!   COPY starts;
+//! * when the connection is in no transaction, runs that lookup, its COPY
+//!   (or COPYs: rows the format cannot carry go in a HyperBinary COPY of
+//!   their own, `HeldRows`) and the row-count check in one transaction of
+//!   its own, committed only once the count matched and rolled back on any
+//!   error. With the lookup, that is three round trips more per insert.
+//!
+//! Inside the caller's transaction the inserter neither commits nor rolls
+//! back: after an error the rows sent are the caller's to roll back (a
+//! dropped `Transaction` does; a server error fails the transaction anyway).
+
+use hyperdb_api_core::protocol::backend::TransactionStatus;
+
+use crate::error::{Error, Result};
+use crate::table_definition::TableDefinition;
+
+/// An inserter's COPY statement, and the HyperBinary one for rows its
+/// format holds back (`None` when it holds none back).
+#[derive(Debug)]
+pub(crate) struct CopySql {
+    pub(crate) copy: String,
+    pub(crate) held: Option<String>,
+}
+
+/// The transaction an inserter's COPY runs in, and what it stored so far.
+#[derive(Debug)]
+pub(crate) struct CopyTx {
+    /// The inserter began the transaction, so it commits or rolls back.
+    own: bool,
+    sql: CopySql,
+    /// Rows stored by the COPYs already ended.
+    stored: u64,
+}
+
+impl CopyTx {
+    pub(crate) fn own(&self) -> bool {
+        self.own
+    }
+
+    pub(crate) fn copy_sql(&self) -> &str {
+        &self.sql.copy
+    }
+
+    pub(crate) fn held_sql(&self) -> Result<&str> {
+        self.sql.held.as_deref().ok_or_else(|| {
+            Error::invalid_argument("insert", "internal: rows held back without a COPY for them")
+        })
+    }
+
+    pub(crate) fn stored(&self) -> u64 {
+        self.stored
+    }
+
+    pub(crate) fn add_stored(&mut self, rows: u64) {
+        self.stored += rows;
+    }
+}
+
+/// What an inserter answers once an earlier error ended its insert.
+#[cold]
+pub(crate) fn insert_over() -> Error {
+    Error::invalid_argument(
+        "inserter",
+        "an earlier error ended this insert; nothing was stored",
+    )
+}
+
+/// Rolls back after an error. The error being reported matters more than
+/// this one's, which only a broken connection causes.
+macro_rules! rollback {
+    ($client:expr; $($aw:tt)*) => {
+        if let Err(e) = $client.execute("ROLLBACK") $($aw)* {
+            tracing::debug!("rolling back a failed insert: {e}");
+        }
+    };
+}
+
+/// `CopyTx::open` for [`crate::Connection`] and `CopyTx::open_async` for
+/// [`crate::AsyncConnection`].
+macro_rules! open_fn {
+    ($name:ident, $conn:ty $(, $async_kw:ident)? ; $($aw:tt)*) => {
+        impl CopyTx {
+            /// Starts the COPY `sql.copy` into `table`: in a transaction of
+            /// its own when the connection is in none, after checking
+            /// `table` against the table the COPY writes (`check` is false
+            /// only for a table this crate just made from `table`). On
+            /// error nothing is left open.
+            pub(crate) $($async_kw)? fn $name(
+                conn: &mut $conn,
+                table: &TableDefinition,
+                sql: CopySql,
+                check: bool,
+            ) -> Result<CopyTx> {
+                /// Queues `ROLLBACK` if `open` stops after its `BEGIN`
+                /// without settling the transaction (its future dropped):
+                /// else the session's later statements would run in it.
+                struct Begun<'a>(&'a mut $conn, bool);
+                impl Drop for Begun<'_> {
+                    fn drop(&mut self) {
+                        if self.1 {
+                            if let Err(e) = self.0.client().enqueue_command("ROLLBACK") {
+                                tracing::warn!("could not queue ROLLBACK for an insert: {e}");
+                            }
+                        }
+                    }
+                }
+
+                // A dropped transaction or inserter queued its end: settle
+                // it, so the status below is the server's.
+                conn.client().settle() $($aw)* ?;
+                let own = conn.transaction_status() == TransactionStatus::Idle;
+                // Armed before `BEGIN` is sent: a future dropped while it
+                // waits for the reply leaves the transaction begun.
+                let mut begun = Begun(conn, own);
+                if own {
+                    begun.0.client().execute("BEGIN") $($aw)* ?;
+                }
+                let mut started = Ok(());
+                if check {
+                    started = begun
+                        .0
+                        .catalog()
+                        .resolved_definition(table.name())
+                        $($aw)*
+                        .and_then(|actual| table.check_columns_match(&actual));
+                }
+                if started.is_ok() {
+                    started = begun.0.client().copy_in(&sql.copy) $($aw)* .map(drop).map_err(Error::from);
+                }
+                if let Err(e) = started {
+                    if own {
+                        rollback!(begun.0.client(); $($aw)*);
+                    }
+                    begun.1 = false;
+                    return Err(e);
+                }
+                begun.1 = false;
+                Ok(CopyTx { own, sql, stored: 0 })
+            }
+        }
+    };
+}
+
+open_fn!(open, crate::Connection;);
+#[cfg(feature = "async")]
+open_fn!(open_async, crate::AsyncConnection, async; .await);
+
+/// How every inserter ends its COPY: `copy_methods!(;)` for the sync ones,
+/// `copy_methods!(async; .await)` for the async ones. Each needs fields
+/// `client`, `copy` (a [`CopyTx`]) and `finished`.
+macro_rules! copy_methods {
+    ($($async_kw:ident)? ; $($aw:tt)*) => {
+        /// Ends the COPY, sends `held` rows in a HyperBinary COPY of their
+        /// own, and checks that the server stored `sent` rows in all. Only
+        /// then commits the inserter's own transaction; on error rolls it
+        /// back, so nothing was stored.
+        $($async_kw)? fn end_copy(
+            &mut self,
+            sent: u64,
+            held: Option<crate::insert::encoder::HeldRows>,
+        ) -> Result<u64> {
+            self.finished = true;
+            let mut ended = self.end_segment() $($aw)*;
+            if let (true, Some(held)) = (ended.is_ok(), held) {
+                ended = self.copy_held(held) $($aw)*;
+            }
+            let stored = self.copy.stored();
+            let checked = ended.and_then(|()| {
+                if stored == sent {
+                    Ok(stored)
+                } else {
+                    Err(crate::Error::RowCountMismatch { sent, stored })
+                }
+            });
+            match checked {
+                Ok(stored) => {
+                    if self.copy.own() {
+                        self.client.execute("COMMIT") $($aw)* ?;
+                    }
+                    Ok(stored)
+                }
+                Err(e) => {
+                    if self.copy.own() {
+                        crate::insert::copy_tx::rollback!(self.client; $($aw)*);
+                    }
+                    Err(e)
+                }
+            }
+        }
+
+        /// Ends the running COPY with CopyDone and counts what it stored.
+        $($async_kw)? fn end_segment(&mut self) -> Result<()> {
+            let rows = self.client.copy_in_finish() $($aw)* ?;
+            self.copy.add_stored(rows);
+            Ok(())
+        }
+
+        /// A HyperBinary COPY of `held` (no other COPY running); the rows
+        /// it stored are checked at once.
+        $($async_kw)? fn copy_held(&mut self, held: crate::insert::encoder::HeldRows) -> Result<()> {
+            self.client.copy_in(self.copy.held_sql()?) $($aw)* ?;
+            if let Err(e) = held.put(self.client.copy_buf()) {
+                self.client.queue_copy_fail("the held rows could not be framed");
+                return Err(e);
+            }
+            let before = self.copy.stored();
+            self.end_segment() $($aw)* ?;
+            let stored = self.copy.stored() - before;
+            if stored != held.rows {
+                return Err(crate::Error::RowCountMismatch { sent: held.rows, stored });
+            }
+            Ok(())
+        }
+
+        /// Ends the COPY with `CopyFail`, and the inserter's own
+        /// transaction with `ROLLBACK`, without waiting (for `Drop`): the
+        /// connection's next request sends both and settles the replies.
+        fn abort_copy_queued(&mut self, reason: &str) {
+            self.client.queue_copy_fail(reason);
+            if self.copy.own() {
+                if let Err(e) = self.client.enqueue_command("ROLLBACK") {
+                    tracing::warn!("could not queue ROLLBACK for an aborted insert: {e}");
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use copy_methods;
+pub(crate) use rollback;
