@@ -32,7 +32,7 @@ use super::encoder::ArrowEncoder;
 use super::layout;
 use super::schema::{arrow_type, UTC};
 use crate::error::{Error, Result};
-use crate::insert::encoder::RowSink;
+use crate::insert::encoder::{FrameError, RowSink};
 use crate::table_definition::TableDefinition;
 use crate::types::SqlType;
 
@@ -212,14 +212,15 @@ impl RowSink for ArrowRows {
     }
 
     /// Frames are closed as batches are copied in; a partial batch waits.
-    fn close_frame(&mut self, _: &mut BytesMut) -> Result<()> {
+    /// Rows are not framed one by one, so none is ever too large.
+    fn close_frame(&mut self, _: &mut BytesMut) -> Result<(), FrameError> {
         Ok(())
     }
 
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         self.send_batch(buf)?;
         self.encoder.finish()?;
-        self.encoder.write_all_pending(buf)
+        Ok(self.encoder.write_all_pending(buf)?)
     }
 
     fn set_flush_threshold(&mut self, bytes: usize) {

@@ -5,7 +5,7 @@ use bytes::BytesMut;
 use hyperdb_api_core::types::{ColumnType, ToHyperBinary};
 
 use crate::error::Result;
-use crate::insert::encoder::{copy_sql, HyperBinaryFrames, RowEncoder, RowSink};
+use crate::insert::encoder::{copy_sql, FrameError, HyperBinaryFrames, RowEncoder, RowSink};
 use crate::table_definition::TableDefinition;
 
 /// The COPY format of an [`Inserter`](crate::Inserter),
@@ -111,11 +111,11 @@ impl RowSink for Wire {
         each!(self, s => s.frame_full(buf))
     }
 
-    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         each!(self, s => s.close_frame(buf))
     }
 
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         each!(self, s => s.finish(buf))
     }
 
