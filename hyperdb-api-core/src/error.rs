@@ -34,6 +34,9 @@ impl SqlState {
     pub const OBJECT_IN_USE: SqlState = SqlState(*b"55006");
     /// `57P01`: the server is shutting down.
     pub const ADMIN_SHUTDOWN: SqlState = SqlState(*b"57P01");
+    /// `54000`: a program limit was exceeded (hyperd: a `CopyData` over
+    /// 150 MiB, "packet too large").
+    pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState(*b"54000");
 
     /// Builds a code from its five ASCII characters; `None` when `code` is not
     /// five ASCII alphanumerics.

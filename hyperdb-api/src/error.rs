@@ -134,6 +134,10 @@ pub enum RowErrorKind {
     NullInNotNull,
     /// The value does not fit the column (out of range, too long).
     OutOfRange,
+    /// The row is larger than one COPY message may carry (hyperd takes
+    /// at most 150 MiB): a HyperBinary row is never split, so it cannot be
+    /// sent. The column named holds the row's largest value.
+    TooLarge,
 }
 
 impl std::fmt::Display for RowErrorKind {
@@ -143,6 +147,7 @@ impl std::fmt::Display for RowErrorKind {
             RowErrorKind::WrongType => "wrong type",
             RowErrorKind::NullInNotNull => "NULL in a NOT NULL column",
             RowErrorKind::OutOfRange => "value does not fit",
+            RowErrorKind::TooLarge => "row too large",
         })
     }
 }
@@ -228,6 +233,7 @@ impl Error {
     /// | a value read as the wrong type, a schema mismatch | `42804` datatype_mismatch |
     /// | an unknown column | `42703` undefined_column |
     /// | NULL where a value was required | `23502` / `22004` |
+    /// | a row too large for one COPY message | `54000` program_limit_exceeded |
     /// | no rows where one was required | `02000` no_data |
     /// | hyperd missing or failing to start, other I/O | `58000` system_error |
     pub fn sqlstate(&self) -> &str {
@@ -261,6 +267,7 @@ impl Error {
                 RowErrorKind::WrongType => "42804",
                 RowErrorKind::ColumnCount => "22023",
                 RowErrorKind::OutOfRange => "22003",
+                RowErrorKind::TooLarge => "54000",
             },
             Error::RowCountMismatch { .. } => "XX000",
             Error::UnsupportedType { .. } => "0A000",

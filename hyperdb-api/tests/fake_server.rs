@@ -1,7 +1,7 @@
 //! The client against a scripted fake server (`test_support/fake_hyperd.rs`)
 //! for what a real hyperd never does: ask for a password in clear text or
-//! as MD5. No hyperd needed; `tests/live/auth.rs` has the real server's
-//! side of the same options.
+//! as MD5, or stop reading in the middle of a COPY. No hyperd needed;
+//! `tests/live/auth.rs` has the real server's side of the same options.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +10,9 @@ mod fake_hyperd;
 
 use std::io::{self, Write};
 use std::net::{IpAddr, TcpListener, UdpSocket};
+use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use hyperdb_api::{
@@ -187,5 +189,178 @@ fn debug_output_never_shows_the_cancel_secret_or_the_password() {
         check("async cancel handle", format!("{:?}", conn.cancel_handle()));
         conn.close().await.unwrap();
     });
+    server.join().unwrap().unwrap();
+}
+
+/// Serves one connection that logs in, answers the first COPY with a
+/// `CopyInResponse` and then never reads again, as a wedged server would.
+/// The socket (and the listener, where the client's cancel request then
+/// waits unanswered) stay open until `release` is dropped.
+fn stops_reading_during_copy(listener: TcpListener) -> (JoinHandle<io::Result<()>>, Sender<()>) {
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept()?;
+        read_startup(&mut s)?;
+        let mut out = BytesMut::new();
+        accept_login(&mut out, (7, 8));
+        s.write_all(&out)?;
+        loop {
+            out.clear();
+            match read_message(&mut s)? {
+                Some((b'Q', sql)) if sql.starts_with(b"COPY") => break,
+                Some((b'Q', _)) => complete_and_ready(&mut out, "SELECT 0"),
+                Some(_) => {}
+                None => return Ok(()),
+            }
+            s.write_all(&out)?;
+        }
+        // Overall format 0, two columns of format 0.
+        message(&mut out, b'G', &[0, 0, 2, 0, 0, 0, 0]);
+        s.write_all(&out)?;
+        let _ = released.recv_timeout(Duration::from_secs(120));
+        drop((s, listener));
+        Ok(())
+    });
+    (server, release)
+}
+
+const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+/// The query timeout, the cancel request's wait for an answer that never
+/// comes (2 s), the grace period after it (5 s), and slack for a loaded
+/// machine.
+const GIVES_UP_WITHIN: Duration = Duration::from_secs(12);
+/// A test still running after this is hanging.
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+fn copy_table() -> hyperdb_api::TableDefinition {
+    hyperdb_api::TableDefinition::new("t")
+        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
+        .with_column("s", hyperdb_api::types::SqlType::Text)
+}
+
+/// Rows of ~1 KiB: enough of them fill every socket buffer on the way.
+const FILL_ROWS: i32 = 2_000_000;
+
+fn assert_write_timed_out(e: &hyperdb_api::Error, took: Duration) {
+    assert!(e.is_timeout(), "{e:?}");
+    assert_eq!(e.sqlstate(), "HYT00", "{e:?}");
+    assert!(
+        took >= WRITE_TIMEOUT,
+        "not before the query timeout: {took:?}"
+    );
+    assert!(took < GIVES_UP_WITHIN, "took {took:?}");
+}
+
+/// A server that stops reading during a COPY: with a query timeout the
+/// sync inserter's socket write gives up (cancel request first, then the
+/// grace period) with the timeout error instead of blocking forever, and
+/// the connection, out of step after a half-written frame, is closed.
+#[test]
+fn sync_inserter_write_times_out_when_the_server_stops_reading() {
+    let (listener, endpoint) = loopback();
+    let (server, release) = stops_reading_during_copy(listener);
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let options = ConnectOptions::new(endpoint).with_query_timeout(Some(WRITE_TIMEOUT));
+        let mut conn = Connection::connect_with(&options).unwrap();
+        let mut ins = hyperdb_api::Inserter::with_format(
+            &mut conn,
+            &copy_table(),
+            hyperdb_api::InsertFormat::HyperBinary,
+        )
+        .unwrap();
+        let text = Some("x".repeat(1024));
+        let start = Instant::now();
+        let mut failed = None;
+        for i in 0..FILL_ROWS {
+            if let Err(e) = ins.add_row(&[&i, &text]) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let took = start.elapsed();
+        drop(ins);
+        let next = Instant::now();
+        let after = conn.execute_command("SELECT 1");
+        done.send((failed, took, after, next.elapsed())).unwrap();
+    });
+    let (failed, took, after, next_took) = outcome
+        .recv_timeout(WATCHDOG)
+        .expect("the inserter hung in a socket write");
+    let e = failed.expect("the server read nothing, yet every row was sent");
+    assert_write_timed_out(&e, took);
+    let e = after.unwrap_err();
+    assert!(e.is_closed(), "the next call fails fast: {e:?}");
+    assert!(next_took < Duration::from_secs(1), "{next_took:?}");
+    drop(release);
+    server.join().unwrap().unwrap();
+}
+
+/// The same for the async inserter: writes are bounded by the deadline.
+#[tokio::test]
+async fn async_inserter_write_times_out_when_the_server_stops_reading() {
+    let (listener, endpoint) = loopback();
+    let (server, release) = stops_reading_during_copy(listener);
+    let options = ConnectOptions::new(endpoint).with_query_timeout(Some(WRITE_TIMEOUT));
+    let mut conn = AsyncConnection::connect_with(&options).await.unwrap();
+    let run = async {
+        let mut ins = hyperdb_api::AsyncInserter::new(&mut conn, &copy_table())
+            .await
+            .unwrap();
+        let text = Some("x".repeat(1024));
+        let start = Instant::now();
+        for i in 0..FILL_ROWS {
+            if let Err(e) = ins.add_row(&[&i, &text]).await {
+                return Some((e, start.elapsed()));
+            }
+        }
+        None
+    };
+    let outcome = tokio::time::timeout(WATCHDOG, run)
+        .await
+        .expect("the inserter hung in a socket write");
+    let (e, took) = outcome.expect("the server read nothing, yet every row was sent");
+    assert_write_timed_out(&e, took);
+    let next = Instant::now();
+    let e = conn.execute_command("SELECT 1").await.unwrap_err();
+    assert!(e.is_closed(), "the next call fails fast: {e:?}");
+    assert!(next.elapsed() < Duration::from_secs(1));
+    drop(release);
+    server.join().unwrap().unwrap();
+}
+
+/// Chunks go out through `send_raw`, straight from the chunk's buffer:
+/// bounded all the same.
+#[test]
+fn chunk_sender_write_times_out_when_the_server_stops_reading() {
+    let (listener, endpoint) = loopback();
+    let (server, release) = stops_reading_during_copy(listener);
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let options = ConnectOptions::new(endpoint).with_query_timeout(Some(WRITE_TIMEOUT));
+        let mut conn = Connection::connect_with(&options).unwrap();
+        let table = copy_table();
+        let mut sender = hyperdb_api::ChunkSender::new(&mut conn, &table).unwrap();
+        let mut chunk = hyperdb_api::InsertChunk::new(&table).unwrap();
+        let text = Some("x".repeat(1024));
+        let start = Instant::now();
+        let mut failed = None;
+        'fill: for _ in 0..FILL_ROWS / 4096 {
+            for i in 0..4096 {
+                chunk.add_row(&[&i, &text]).unwrap();
+            }
+            if let Err(e) = sender.send(&mut chunk) {
+                failed = Some(e);
+                break 'fill;
+            }
+        }
+        done.send((failed, start.elapsed())).unwrap();
+    });
+    let (failed, took) = outcome
+        .recv_timeout(WATCHDOG)
+        .expect("the chunk sender hung in a socket write");
+    let e = failed.expect("the server read nothing, yet every chunk was sent");
+    assert_write_timed_out(&e, took);
+    drop(release);
     server.join().unwrap().unwrap();
 }

@@ -4,6 +4,16 @@
 //! and `is_cancelled()` both hold, which a caller's own cancel never is);
 //! if the server stays silent for a grace period after that, the
 //! connection is given up as broken.
+//!
+//! Writes wait under the same deadline: a server that stops reading
+//! during a COPY gets the cancel request too. After it the server is
+//! expected to read on (it discards the rest of a cancelled COPY), so each
+//! flush gets a grace period of its own ([`Deadline::renew_grace`]); one
+//! that has not finished by then gives up, and since a message may then be
+//! half-sent, the connection is broken. Per flush, not per write call: a
+//! peer that stopped reading still takes a few bytes now and then (the
+//! kernel makes room in its receive queue), which must not keep a write
+//! waiting forever.
 
 use std::time::{Duration, Instant};
 
@@ -49,6 +59,19 @@ impl Deadline {
         (left >= Duration::from_millis(1)).then_some(left)
     }
 
+    /// Once the cancel request is out, restarts the grace period: called
+    /// when a flush starts (and when the request has gone out), so a
+    /// server that keeps reading (draining a cancelled COPY) is waited
+    /// for however long the caller keeps writing, and a flush it does not
+    /// take within a grace period is given up. Before the cancel it does
+    /// nothing.
+    #[inline]
+    pub(crate) fn renew_grace(&mut self) {
+        if self.cancel_sent {
+            self.at = Instant::now() + CANCEL_GRACE;
+        }
+    }
+
     /// Whether this deadline's expiry sent a cancel request: a 57014 that
     /// follows is the timeout's, not a caller's cancel.
     pub(crate) fn cancelled_by_timeout(&self) -> bool {
@@ -82,6 +105,20 @@ mod tests {
         assert!(d.remaining().is_none());
         d.expire().unwrap();
         assert!(d.remaining().is_some(), "grace period");
+        assert!(d.expire().unwrap_err().is_timeout());
+    }
+
+    #[test]
+    fn writes_renew_the_grace_only_after_the_cancel() {
+        let mut d = Deadline::query(Duration::ZERO);
+        d.renew_grace();
+        assert!(d.remaining().is_none(), "no grace before the cancel");
+        d.expire().unwrap();
+        d.at = Instant::now();
+        assert!(d.remaining().is_none());
+        d.renew_grace();
+        assert!(d.remaining().is_some_and(|left| left > CANCEL_GRACE / 2));
+        d.at = Instant::now();
         assert!(d.expire().unwrap_err().is_timeout());
     }
 

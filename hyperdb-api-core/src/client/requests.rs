@@ -49,9 +49,13 @@ macro_rules! request_methods {
 
         /// Makes the connection ready for a new request: fails if it is
         /// broken, drains what is left of an abandoned result, and starts the
-        /// query timeout.
+        /// query timeout. The drain (which may first send what a dropped
+        /// writer queued) runs under a query timeout of its own.
         $($async_kw)? fn begin(&mut self) -> Result<()> {
             self.state.session.check_usable()?;
+            if self.state.session.outstanding() > 0 {
+                self.state.deadline = self.state.query_timeout.map(Deadline::query);
+            }
             while self.state.session.outstanding() > 0 {
                 match self.run(&mut ops::Drain) $($aw)* {
                     Ok(()) => {}

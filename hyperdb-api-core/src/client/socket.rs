@@ -20,6 +20,10 @@ pub trait Transport: Write + Send {
     fn read_into(&mut self, buf: &mut BytesMut, window: usize) -> io::Result<usize>;
     /// Bounds the next reads; `None` blocks indefinitely.
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Bounds each of the next writes: one that can send nothing for this
+    /// long fails with `WouldBlock` or `TimedOut`; `None` blocks
+    /// indefinitely.
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
 }
 
 /// A connected TCP or Unix domain socket.
@@ -173,6 +177,13 @@ impl Transport for Socket {
         match self {
             Socket::Tcp(s) => s.set_read_timeout(timeout),
             Socket::Unix(s) => s.set_read_timeout(timeout),
+        }
+    }
+
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.set_write_timeout(timeout),
+            Socket::Unix(s) => s.set_write_timeout(timeout),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
 use crate::client::deadline::Deadline;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::{NoticeHandler, Session};
 
 #[derive(Debug)]
@@ -41,6 +41,35 @@ impl DriverState {
                 self.session.mark_broken(&e);
                 Err(e)
             }
+        }
+    }
+
+    /// [`expire_deadline`](Self::expire_deadline) for a socket write: when
+    /// it gives up, part of a message may have been sent, and the error
+    /// says so.
+    pub(crate) fn expire_write_deadline(&mut self) -> Result<bool> {
+        let Some(d) = &mut self.deadline else {
+            return Ok(false);
+        };
+        match d.expire() {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                let e = Error::timeout(format!(
+                    "{}; it stopped reading what was sent, so a message may be half-sent \
+                     and the connection is closed",
+                    e.message()
+                ));
+                self.session.mark_broken(&e);
+                Err(e)
+            }
+        }
+    }
+
+    /// When a flush starts: see [`Deadline::renew_grace`].
+    #[inline]
+    pub(crate) fn before_write(&mut self) {
+        if let Some(d) = &mut self.deadline {
+            d.renew_grace();
         }
     }
 }

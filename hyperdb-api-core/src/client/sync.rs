@@ -1,5 +1,5 @@
 //! The std-socket driver: blocking reads straight into the session buffer,
-//! one `write_all` per batch of requests.
+//! one write per batch of requests.
 
 use std::io;
 use std::time::Duration;
@@ -23,6 +23,8 @@ pub struct Client<T: Transport = Socket> {
     state: DriverState,
     /// Whether the socket currently has a read timeout set.
     timeout_armed: bool,
+    /// Whether the socket currently has a write timeout set.
+    write_timeout_armed: bool,
 }
 
 impl Client<Socket> {
@@ -50,6 +52,7 @@ impl<T: Transport> Client<T> {
             stream,
             state: DriverState::new(config, notices),
             timeout_armed: false,
+            write_timeout_armed: false,
         };
         client.startup(config)?;
         Ok(client)
@@ -59,21 +62,65 @@ impl<T: Transport> Client<T> {
 
     /// Sends everything queued in the send buffer.
     pub fn flush(&mut self) -> Result<()> {
-        let buf = self.state.session.write_buf();
-        if buf.is_empty() {
+        if self.state.session.write_buf().is_empty() {
             return Ok(());
         }
-        let res = self.stream.write_all(buf);
+        // Out of the session while it is written, so the deadline can be
+        // handled meanwhile; back in afterwards, empty, its memory kept.
+        let mut buf = std::mem::take(self.state.session.write_buf());
+        let res = self.write_timed(&buf);
         buf.clear();
-        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
+        *self.state.session.write_buf() = buf;
+        res
     }
 
     /// Sends what is queued, then `data` straight from the caller's buffer
     /// (complete frames, e.g. a pre-encoded COPY chunk) without copying it.
     pub fn send_raw(&mut self, data: &[u8]) -> Result<()> {
         self.flush()?;
-        let res = self.stream.write_all(data);
-        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
+        self.write_timed(data)
+    }
+
+    /// Writes all of `data`. Under a deadline (a query's, or the connect
+    /// timeout) each write waits at most until it (`SO_SNDTIMEO`): a
+    /// server that stops reading gets a cancel request, then a grace
+    /// period, then the connection is given up (`deadline.rs`). One
+    /// `setsockopt` per write, and none without a deadline.
+    fn write_timed(&mut self, mut data: &[u8]) -> Result<()> {
+        self.state.before_write();
+        while !data.is_empty() {
+            let timeout = match &self.state.deadline {
+                None => None,
+                Some(d) => match d.remaining() {
+                    Some(left) => Some(left),
+                    None => {
+                        self.on_write_deadline()?;
+                        continue;
+                    }
+                },
+            };
+            if timeout.is_some() || self.write_timeout_armed {
+                self.stream
+                    .set_write_timeout(timeout)
+                    .map_err(|e| Error::io("setting write timeout", e))?;
+                self.write_timeout_armed = timeout.is_some();
+            }
+            match self.stream.write(data) {
+                Ok(0) => {
+                    let e = io::Error::from(io::ErrorKind::WriteZero);
+                    return Err(self.broken(Error::connection_lost("writing to the server", e)));
+                }
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) && self.state.deadline.is_some() => {
+                    self.on_write_deadline()?
+                }
+                Err(e) => {
+                    return Err(self.broken(Error::connection_lost("writing to the server", e)))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.
@@ -105,6 +152,17 @@ impl<T: Transport> Client<T> {
                 }
             }
         }
+    }
+
+    fn on_write_deadline(&mut self) -> Result<()> {
+        if self.state.expire_write_deadline()? {
+            if let Err(e) = self.state.cancel.cancel() {
+                tracing::warn!("query timeout: cancel request failed: {e}");
+            }
+            // The grace period counts from when the request went out.
+            self.state.before_write();
+        }
+        Ok(())
     }
 
     fn on_deadline(&mut self) -> Result<()> {

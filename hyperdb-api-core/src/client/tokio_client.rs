@@ -62,15 +62,30 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
 
     request_methods!(async; .await);
 
-    /// Sends everything queued in the send buffer.
+    /// Sends everything queued in the send buffer. Under a deadline (a
+    /// query's, or the connect timeout) a server that stops reading gets a
+    /// cancel request, then a grace period, then the connection is given
+    /// up (`deadline.rs`).
     pub async fn flush(&mut self) -> Result<()> {
-        // `write_all_buf` advances the buffer as bytes leave, so a dropped
-        // future leaves exactly the unsent rest queued.
-        let res = self
-            .stream
-            .write_all_buf(self.state.session.write_buf())
-            .await;
-        res.map_err(|e| self.broken(Error::connection_lost("writing to the server", e)))
+        self.state.before_write();
+        loop {
+            let at = self.state.deadline.as_ref().map(Deadline::at);
+            // `write_all_buf` advances the buffer as bytes leave, so a
+            // dropped future (the caller's, or the deadline's) leaves
+            // exactly the unsent rest queued.
+            let write = self.stream.write_all_buf(self.state.session.write_buf());
+            let res = match at {
+                None => Some(write.await),
+                Some(at) => tokio::time::timeout_at(at.into(), write).await.ok(),
+            };
+            match res {
+                Some(Ok(())) => return Ok(()),
+                Some(Err(e)) => {
+                    return Err(self.broken(Error::connection_lost("writing to the server", e)))
+                }
+                None => self.on_write_deadline().await?,
+            }
+        }
     }
 
     /// Sends what is queued, then `data` (complete frames). `data` is copied
@@ -106,6 +121,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
                 Err(e) => Err(self.broken(Error::connection_lost("reading from the server", e))),
             };
         }
+    }
+
+    async fn on_write_deadline(&mut self) -> Result<()> {
+        if self.state.expire_write_deadline()? {
+            if let Err(e) = self.state.cancel.cancel_async().await {
+                tracing::warn!("query timeout: cancel request failed: {e}");
+            }
+            // The grace period counts from when the request went out.
+            self.state.before_write();
+        }
+        Ok(())
     }
 
     async fn on_deadline(&mut self) -> Result<()> {

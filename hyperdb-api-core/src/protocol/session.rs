@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::{Buf, BufMut, BytesMut};
 
-use crate::error::{DbError, Error, Result, Severity};
+use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::backend::{self, Message, TransactionStatus};
 use crate::protocol::Limits;
 
@@ -315,6 +315,12 @@ impl Session {
                         self.mark_broken(&e.message);
                         return Err(Error::server(*e));
                     }
+                    if out_of_step(&e) {
+                        self.mark_broken(
+                            "the server refused a message as too large and reads the rest \
+                             of it as new messages: the connection is out of step",
+                        );
+                    }
                     // Keep the first error; later ones are consequences.
                     self.pending_error.get_or_insert(e);
                 }
@@ -336,6 +342,15 @@ impl Session {
             }
         }
     }
+}
+
+/// hyperd's answer to a `CopyData` over
+/// [`MAX_COPY_DATA`](crate::protocol::frontend::MAX_COPY_DATA): it then
+/// reads the rest of that message as new messages, so nothing after it can
+/// be trusted. The client never sends one; this catches whatever else
+/// does (bytes given to `send_raw`, a server with a lower limit).
+fn out_of_step(e: &DbError) -> bool {
+    e.code == Some(SqlState::PROGRAM_LIMIT_EXCEEDED) && e.message == "packet too large"
 }
 
 /// The key hyperd hands a session for cancel requests. Anyone who has it
@@ -394,6 +409,28 @@ mod tests {
         let e = s.next_message().unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("42601"));
         assert_eq!(s.outstanding(), 0);
+        assert!(s.check_usable().is_ok());
+    }
+
+    /// After hyperd's "packet too large" the stream is out of step: the
+    /// error is reported, and every later request fails fast.
+    #[test]
+    fn packet_too_large_breaks_the_session() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        s.expect_ready();
+        push(&mut s, b'E', b"SERROR\0C54000\0Mpacket too large\0\0");
+        push(&mut s, b'Z', b"I");
+        let e = s.next_message().unwrap_err();
+        assert_eq!(e.code(), Some(&SqlState::PROGRAM_LIMIT_EXCEEDED));
+        assert!(s.check_usable().unwrap_err().is_closed());
+        // Another 54000 is an ordinary error.
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        s.expect_ready();
+        push(&mut s, b'E', b"SERROR\0C54000\0Mtoo many columns\0\0");
+        push(&mut s, b'Z', b"I");
+        assert!(s.next_message().is_err());
         assert!(s.check_usable().is_ok());
     }
 

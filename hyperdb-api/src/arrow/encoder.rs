@@ -133,7 +133,7 @@ impl ArrowEncoder {
     }
 
     pub(crate) fn set_flush_threshold(&mut self, bytes: usize) {
-        self.flush_threshold = bytes.max(1);
+        self.flush_threshold = bytes.clamp(1, crate::insert::MAX_FLUSH_THRESHOLD);
     }
 
     pub(crate) fn flush_threshold(&self) -> usize {

@@ -15,7 +15,8 @@ use crate::Connection;
 macro_rules! arrow_inserter_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Sets how many bytes are buffered before they are written to the
-        /// socket (default [`DEFAULT_ARROW_FLUSH_THRESHOLD`](super::DEFAULT_ARROW_FLUSH_THRESHOLD)).
+        /// socket (default [`DEFAULT_ARROW_FLUSH_THRESHOLD`](super::DEFAULT_ARROW_FLUSH_THRESHOLD),
+        /// at most [`MAX_FLUSH_THRESHOLD`](crate::insert::MAX_FLUSH_THRESHOLD)).
         /// It is also the largest CopyData frame.
         pub fn with_flush_threshold(mut self, bytes: usize) -> Self {
             self.encoder.set_flush_threshold(bytes);

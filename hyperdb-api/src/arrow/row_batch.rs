@@ -42,7 +42,7 @@ use super::encoder::{ArrowEncoder, DEFAULT_ARROW_FLUSH_THRESHOLD};
 use super::layout;
 use super::schema::{arrow_type, UTC};
 use crate::error::{Error, Result};
-use crate::insert::encoder::{HeldRows, RowSink};
+use crate::insert::encoder::{FrameError, HeldRows, RowSink};
 use crate::table_definition::TableDefinition;
 use crate::types::SqlType;
 
@@ -308,13 +308,14 @@ impl RowSink for ArrowRows {
     }
 
     /// Frames are closed as batches are copied in; a partial batch waits.
-    fn close_frame(&mut self, _: &mut BytesMut) -> Result<()> {
+    /// Rows are not framed one by one, so none is ever too large.
+    fn close_frame(&mut self, _: &mut BytesMut) -> Result<(), FrameError> {
         Ok(())
     }
 
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         self.send_batch(buf)?;
-        self.end_stream(buf)
+        Ok(self.end_stream(buf)?)
     }
 
     fn set_flush_threshold(&mut self, bytes: usize) {

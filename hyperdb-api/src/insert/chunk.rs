@@ -34,7 +34,8 @@ impl InsertChunk {
         self
     }
 
-    /// Sets the CopyData frame size inside the chunk.
+    /// Sets the CopyData frame size inside the chunk (at most
+    /// [`MAX_FLUSH_THRESHOLD`](crate::insert::MAX_FLUSH_THRESHOLD)).
     pub fn with_flush_threshold(mut self, bytes: usize) -> InsertChunk {
         self.encoder.set_flush_threshold(bytes);
         self

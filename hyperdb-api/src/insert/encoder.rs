@@ -12,6 +12,17 @@ use crate::table_definition::TableDefinition;
 /// Default size of one CopyData frame, and so of one socket write.
 pub const DEFAULT_FLUSH_THRESHOLD: usize = 4 << 20;
 
+/// The largest flush threshold an inserter takes; larger ones are lowered
+/// to it. hyperd refuses a CopyData message over 150 MiB
+/// ([`MAX_COPY_DATA`](hyperdb_api_core::protocol::frontend::MAX_COPY_DATA))
+/// and then falls out of step with the connection; frames past 256 KiB
+/// gain nothing measurable (DEVELOPMENT.md), and this leaves room for a
+/// HyperBinary row or a held-back Arrow IPC header on top of a full frame.
+pub const MAX_FLUSH_THRESHOLD: usize = 64 << 20;
+
+/// Tag and length word of a CopyData message.
+const FRAME_HEADER: usize = 5;
+
 /// `COPY "t" ("a", ...) FROM STDIN WITH (FORMAT HYPERBINARY)`.
 pub(crate) fn copy_sql(table: &TableDefinition, format: &str) -> Result<String> {
     table.validate()?;
@@ -54,11 +65,12 @@ pub(crate) trait RowSink {
     /// True when `buf` should be written out (after [`RowSink::close_frame`]).
     fn frame_full(&self, buf: &BytesMut) -> bool;
 
-    /// Leaves only whole CopyData frames in `buf`.
-    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()>;
+    /// Leaves only whole CopyData frames in `buf`, or refuses the last row
+    /// ([`FrameError::RowTooLarge`], the frame left open).
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<(), FrameError>;
 
     /// Puts everything still held, and the end of the stream, into `buf`.
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()>;
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError>;
 
     fn set_flush_threshold(&mut self, bytes: usize);
 
@@ -101,6 +113,31 @@ impl HeldRows {
     }
 }
 
+/// Why a [`RowSink`] could not close its frame.
+#[derive(Debug)]
+pub(crate) enum FrameError {
+    /// The last row, at `row_start..` in the buffer, is larger than one
+    /// CopyData message may carry (`max` bytes): the encoder refuses it
+    /// and has the sink discard it. Nothing of it was sent.
+    RowTooLarge {
+        row_start: usize,
+        max: usize,
+    },
+    Failed(Error),
+}
+
+impl From<Error> for FrameError {
+    fn from(e: Error) -> FrameError {
+        FrameError::Failed(e)
+    }
+}
+
+impl From<hyperdb_api_core::Error> for FrameError {
+    fn from(e: hyperdb_api_core::Error) -> FrameError {
+        FrameError::Failed(e.into())
+    }
+}
+
 /// Validates rows against a table definition and hands their values to a
 /// [`RowSink`]. A rejected row leaves nothing behind in the sink.
 #[derive(Debug, Clone)]
@@ -123,6 +160,12 @@ impl RowEncoder<HyperBinaryFrames> {
         self.rows = 0;
         self.next_col = 0;
         self.sink.reset();
+    }
+
+    /// Lowers the CopyData limit, so tests need no 150 MiB rows.
+    #[cfg(test)]
+    fn set_max_payload(&mut self, bytes: usize) {
+        self.sink.max_payload = bytes;
     }
 }
 
@@ -148,7 +191,8 @@ impl<S: RowSink> RowEncoder<S> {
     }
 
     pub(crate) fn set_flush_threshold(&mut self, bytes: usize) {
-        self.sink.set_flush_threshold(bytes.max(1));
+        self.sink
+            .set_flush_threshold(bytes.clamp(1, MAX_FLUSH_THRESHOLD));
     }
 
     pub(crate) fn rows(&self) -> u64 {
@@ -238,6 +282,35 @@ impl<S: RowSink> RowEncoder<S> {
         self.sink.end_row(buf)
     }
 
+    /// A sink could not close its frame. When the last row is too large
+    /// for any frame it is taken back: un-counted and removed, and the
+    /// error names it (this runs before the caller writes anything out,
+    /// and callers check `frame_full` after every row, so it is that row
+    /// which took the frame past the limit).
+    #[cold]
+    fn frame_error(&mut self, buf: &mut BytesMut, e: FrameError) -> Result<()> {
+        match e {
+            FrameError::Failed(e) => Err(e),
+            FrameError::RowTooLarge { row_start, max } => {
+                self.rows = self.rows.saturating_sub(1);
+                let row = &buf[row_start..];
+                let largest = largest_value(row, &self.types);
+                let message = format!(
+                    "the row is {} bytes in HyperBinary, more than the {max} one CopyData \
+                     message may carry (hyperd's limit){}; nothing of it was sent. \
+                     InsertFormat::ArrowStream splits rows across messages",
+                    row.len(),
+                    largest
+                        .map(|(_, bytes)| format!(", {bytes} of them this column's value"))
+                        .unwrap_or_default()
+                );
+                let err = self.row_error(largest.map(|(i, _)| i), RowErrorKind::TooLarge, message);
+                self.sink.discard_row(buf, self.types.len());
+                Err(err)
+            }
+        }
+    }
+
     /// Drops a row started with `add` and not ended.
     pub(crate) fn discard_partial(&mut self, buf: &mut BytesMut) {
         if self.next_col != 0 {
@@ -257,16 +330,25 @@ impl<S: RowSink> RowEncoder<S> {
         self.next_col == 0 && self.sink.frame_full(buf)
     }
 
-    /// Leaves only whole CopyData frames in `buf` (a half-built row is dropped).
+    /// Leaves only whole CopyData frames in `buf` (a half-built row is
+    /// dropped). A row too large for any frame is refused here
+    /// ([`RowErrorKind::TooLarge`]); the frame is then left open, holding
+    /// the rows before it.
     pub(crate) fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
         self.discard_partial(buf);
-        self.sink.close_frame(buf)
+        match self.sink.close_frame(buf) {
+            Ok(()) => Ok(()),
+            Err(e) => self.frame_error(buf, e),
+        }
     }
 
     /// Ends the stream: every row held and the stream's end go into `buf`.
     pub(crate) fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
         self.discard_partial(buf);
-        self.sink.finish(buf)
+        match self.sink.finish(buf) {
+            Ok(()) => Ok(()),
+            Err(e) => self.frame_error(buf, e),
+        }
     }
 
     /// Rows the sink held back from its format, if any.
@@ -309,15 +391,57 @@ impl<S: RowSink> RowEncoder<S> {
     }
 }
 
+/// The column and size of the largest value of a HyperBinary row (`row`:
+/// its bytes, the columns' values in order). `None` if the bytes do not
+/// walk (they always do: the encoder wrote them).
+fn largest_value(row: &[u8], types: &[ColumnType]) -> Option<(usize, usize)> {
+    let mut at = 0usize;
+    let mut largest: Option<(usize, usize)> = None;
+    for (i, ty) in types.iter().enumerate() {
+        if ty.is_nullable() {
+            let null = *row.get(at)?;
+            at += 1;
+            if null != 0 {
+                continue;
+            }
+        }
+        let len = match ty.sql_type.fixed_width() {
+            Some(width) => width,
+            None => {
+                let prefix: [u8; 4] = row.get(at..at + 4)?.try_into().ok()?;
+                at += 4;
+                u32::from_le_bytes(prefix) as usize
+            }
+        };
+        at = at.checked_add(len)?;
+        if largest.is_none_or(|(_, most)| len > most) {
+            largest = Some((i, len));
+        }
+    }
+    (at == row.len()).then_some(largest).flatten()
+}
+
 /// HyperBinary rows straight into the caller's buffer (the connection's
 /// send buffer, or a chunk's), in CopyData frames of about the flush
 /// threshold: no per-row allocation, and a rejected row is truncated away.
+///
+/// A frame never exceeds hyperd's limit ([`frontend::MAX_COPY_DATA`]).
+/// Frames are cut only between rows (a row is the unit this sink can
+/// undo), and checked when they are closed: the flush threshold is at most
+/// [`MAX_FLUSH_THRESHOLD`], far below the limit, and callers close a full
+/// frame after every row, so only the last row can take a frame past the
+/// limit. It then goes into a frame of its own, or, larger than the limit,
+/// is refused ([`FrameError::RowTooLarge`]) before any of it is sent. One
+/// compare per frame, nothing per row.
 #[derive(Debug, Clone)]
 pub(crate) struct HyperBinaryFrames {
     row_start: usize,
     /// Offset of the open CopyData frame's header, if one is open.
     frame_start: Option<usize>,
     flush_threshold: usize,
+    /// The largest frame payload: [`frontend::MAX_COPY_DATA`] (lowered by
+    /// tests).
+    max_payload: usize,
 }
 
 impl HyperBinaryFrames {
@@ -326,7 +450,25 @@ impl HyperBinaryFrames {
             row_start: 0,
             frame_start: None,
             flush_threshold: DEFAULT_FLUSH_THRESHOLD,
+            max_payload: frontend::MAX_COPY_DATA,
         }
+    }
+
+    /// The last row took the open frame (at `start`) past the limit: it
+    /// moves to a frame of its own, or is refused if even that is too
+    /// small.
+    #[cold]
+    fn make_room(&mut self, buf: &mut BytesMut, start: usize) -> Result<(), FrameError> {
+        if buf.len() - self.row_start > self.max_payload {
+            return Err(FrameError::RowTooLarge {
+                row_start: self.row_start,
+                max: self.max_payload,
+            });
+        }
+        let next = frontend::split_copy_data(buf, start, self.row_start)?;
+        self.frame_start = Some(next);
+        self.row_start = next + FRAME_HEADER;
+        Ok(())
     }
 
     /// Forgets the open frame (its buffer was cleared).
@@ -384,9 +526,14 @@ impl RowSink for HyperBinaryFrames {
     }
 
     /// Patches the open frame's length; an empty frame is removed.
-    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
+        if let Some(start) = self.frame_start {
+            if buf.len() - start - FRAME_HEADER > self.max_payload {
+                self.make_room(buf, start)?;
+            }
+        }
         if let Some(start) = self.frame_start.take() {
-            if buf.len() == start + 5 {
+            if buf.len() == start + FRAME_HEADER {
                 buf.truncate(start);
             } else {
                 frontend::end_copy_data(buf, start)?;
@@ -396,7 +543,7 @@ impl RowSink for HyperBinaryFrames {
     }
 
     /// HyperBinary has no trailer: the last frame is closed and that is all.
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         self.close_frame(buf)
     }
 
@@ -408,7 +555,7 @@ impl RowSink for HyperBinaryFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hyperdb_api_core::types::SqlType;
+    use hyperdb_api_core::types::{SqlType, COPY_HEADER};
 
     fn table() -> TableDefinition {
         TableDefinition::new("m")
@@ -515,6 +662,140 @@ mod tests {
             at += 1 + len;
         }
         assert_eq!(at, buf.len());
+    }
+
+    /// The payloads of the CopyData frames in `buf`, which must hold
+    /// nothing else.
+    fn frames(buf: &[u8]) -> Vec<&[u8]> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < buf.len() {
+            assert_eq!(buf[at], b'd');
+            let len = i32::from_be_bytes(buf[at + 1..at + 5].try_into().unwrap()) as usize;
+            out.push(&buf[at + 5..at + 1 + len]);
+            at += 1 + len;
+        }
+        assert_eq!(at, buf.len());
+        out
+    }
+
+    fn texts() -> TableDefinition {
+        TableDefinition::new("m")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("a", SqlType::Text)
+            .with_column("b", SqlType::Bytea)
+    }
+
+    /// What every inserter does per row: add it, and write out a full
+    /// frame (here: close it).
+    fn add_row(e: &mut RowEncoder, buf: &mut BytesMut, row: &[&dyn ToHyperBinary]) -> Result<()> {
+        e.add_row(buf, row)?;
+        close_if_full(e, buf)
+    }
+
+    fn close_if_full(e: &mut RowEncoder, buf: &mut BytesMut) -> Result<()> {
+        if e.frame_full(buf) {
+            e.close_frame(buf)?;
+        }
+        Ok(())
+    }
+
+    /// An encoder whose frames may carry 100 bytes, full at 50.
+    fn small_frames(buf: &mut BytesMut) -> RowEncoder {
+        let mut e = RowEncoder::new(&texts()).unwrap();
+        e.set_max_payload(100);
+        e.set_flush_threshold(50);
+        e.start_stream(buf);
+        e
+    }
+
+    /// A row larger than one frame may carry is refused whole, naming the
+    /// column with its largest value; what was framed before it stays,
+    /// and the rows after it go on.
+    #[test]
+    fn rows_over_the_frame_limit_are_refused() {
+        let mut buf = BytesMut::new();
+        let mut e = small_frames(&mut buf);
+        add_row(&mut e, &mut buf, &[&1i32, &Some("x"), &None::<Vec<u8>>]).unwrap();
+        let len = buf.len();
+        let big = vec![7u8; 90];
+        let err = add_row(&mut e, &mut buf, &[&2i32, &Some("y"), &Some(big)]).unwrap_err();
+        match &err {
+            Error::InvalidRow {
+                row: 1,
+                column: Some(c),
+                kind: RowErrorKind::TooLarge,
+                message,
+            } if c == "b" => assert!(message.contains("90 of them"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(err.sqlstate(), "54000");
+        assert_eq!(buf.len(), len, "nothing of the row is left");
+        assert_eq!(e.rows(), 1);
+        // Column by column, the same.
+        e.add(&mut buf, &3i32).unwrap();
+        e.add(&mut buf, &Some("z".repeat(200))).unwrap();
+        e.add(&mut buf, &None::<Vec<u8>>).unwrap();
+        e.end_row(&mut buf).unwrap();
+        let err = close_if_full(&mut e, &mut buf).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidRow { row: 1, column: Some(c), kind: RowErrorKind::TooLarge, .. } if c == "a"),
+            "{err:?}"
+        );
+        assert_eq!(buf.len(), len);
+        add_row(
+            &mut e,
+            &mut buf,
+            &[&4i32, &None::<&str>, &Some(vec![1u8; 3])],
+        )
+        .unwrap();
+        e.finish(&mut buf).unwrap();
+        assert_eq!(e.rows(), 2);
+        let frames = frames(&buf);
+        assert_eq!(frames.len(), 1);
+        let mut want = COPY_HEADER.to_vec();
+        want.extend_from_slice(&1i32.to_le_bytes());
+        want.extend_from_slice(&[0, 1, 0, 0, 0, b'x', 1]);
+        want.extend_from_slice(&4i32.to_le_bytes());
+        want.extend_from_slice(&[1, 0, 3, 0, 0, 0, 1, 1, 1]);
+        assert_eq!(frames[0], &want[..]);
+    }
+
+    /// A row that fits a frame alone, but not behind the rows already in
+    /// the open one, goes into a frame of its own: no frame exceeds the
+    /// limit and the stream's bytes are the same.
+    #[test]
+    fn frames_split_before_a_row_that_would_overflow_them() {
+        let (mut split, mut whole) = (BytesMut::new(), BytesMut::new());
+        let mut e = small_frames(&mut split);
+        let mut reference = RowEncoder::new(&texts()).unwrap();
+        reference.start_stream(&mut whole);
+        for i in 0..40i32 {
+            let a = Some("a".repeat((i as usize * 7) % 80));
+            let row: [&dyn ToHyperBinary; 3] = [&i, &a, &None::<Vec<u8>>];
+            add_row(&mut e, &mut split, &row).unwrap();
+            reference.add_row(&mut whole, &row).unwrap();
+        }
+        e.finish(&mut split).unwrap();
+        reference.finish(&mut whole).unwrap();
+        assert_eq!(e.rows(), 40);
+        let frames = frames(&split);
+        assert!(frames.iter().all(|f| f.len() <= 100));
+        assert!(
+            frames[..frames.len() - 1].iter().any(|f| f.len() < 50),
+            "some frame was cut short of the threshold"
+        );
+        let whole = self::frames(&whole);
+        assert_eq!(whole.len(), 1);
+        assert_eq!(frames.concat(), whole[0]);
+    }
+
+    #[test]
+    fn flush_thresholds_are_capped() {
+        let mut e = RowEncoder::new(&table()).unwrap();
+        e.set_flush_threshold(usize::MAX);
+        assert_eq!(e.sink.flush_threshold, MAX_FLUSH_THRESHOLD);
+        const { assert!(MAX_FLUSH_THRESHOLD < frontend::MAX_COPY_DATA / 2) };
     }
 
     #[test]

@@ -39,7 +39,7 @@ mod wire;
 
 pub use chunk::{ChunkSender, InsertChunk};
 
-pub use encoder::DEFAULT_FLUSH_THRESHOLD;
+pub use encoder::{DEFAULT_FLUSH_THRESHOLD, MAX_FLUSH_THRESHOLD};
 pub use inserter::Inserter;
 pub use mapped::{ColumnMapping, MappedInserter};
 pub(crate) use wire::row_encoder;
@@ -56,7 +56,8 @@ pub use inserter::AsyncInserter;
 macro_rules! inserter_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Sets the CopyData frame size: rows are written out each time this
-        /// many bytes are buffered (default [`DEFAULT_FLUSH_THRESHOLD`](crate::insert::DEFAULT_FLUSH_THRESHOLD)).
+        /// many bytes are buffered (default [`DEFAULT_FLUSH_THRESHOLD`](crate::insert::DEFAULT_FLUSH_THRESHOLD),
+        /// at most [`MAX_FLUSH_THRESHOLD`](crate::insert::MAX_FLUSH_THRESHOLD)).
         /// With [`InsertFormat::ArrowStream`](crate::InsertFormat) a
         /// record batch is always written whole.
         pub fn with_flush_threshold(mut self, bytes: usize) -> Self {
@@ -65,7 +66,11 @@ macro_rules! inserter_methods {
         }
 
         /// Appends one row: one value per column, in table order. `None`
-        /// (of any `Option`) is NULL. A rejected row is not added.
+        /// (of any `Option`) is NULL. A rejected row is not added. With
+        /// [`InsertFormat::HyperBinary`](crate::InsertFormat) a row over
+        /// hyperd's 150 MiB message limit is rejected too
+        /// ([`RowErrorKind::TooLarge`](crate::error::RowErrorKind)); Arrow
+        /// takes it.
         #[inline]
         pub $($async_kw)? fn add_row(&mut self, values: &[&dyn ToHyperBinary]) -> Result<()> {
             self.encoder.add_row(self.client.copy_buf(), values)?;

@@ -6,7 +6,9 @@ use hyperdb_api_core::types::{ColumnType, ToHyperBinary};
 
 use crate::error::Result;
 use crate::insert::copy_tx::CopySql;
-use crate::insert::encoder::{copy_sql, HeldRows, HyperBinaryFrames, RowEncoder, RowSink};
+use crate::insert::encoder::{
+    copy_sql, FrameError, HeldRows, HyperBinaryFrames, RowEncoder, RowSink,
+};
 use crate::table_definition::TableDefinition;
 
 /// The COPY format of an [`Inserter`](crate::Inserter),
@@ -124,11 +126,11 @@ impl RowSink for Wire {
         each!(self, s => s.frame_full(buf))
     }
 
-    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn close_frame(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         each!(self, s => s.close_frame(buf))
     }
 
-    fn finish(&mut self, buf: &mut BytesMut) -> Result<()> {
+    fn finish(&mut self, buf: &mut BytesMut) -> Result<(), FrameError> {
         each!(self, s => s.finish(buf))
     }
 

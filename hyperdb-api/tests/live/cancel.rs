@@ -2,9 +2,13 @@
 
 use std::time::{Duration, Instant};
 
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{
+    AsyncConnection, ConnectOptions, Connection, CreateMode, InsertFormat, Inserter,
+    TableDefinition,
+};
 
-use crate::common::{cancel_soon, endpoints};
+use crate::common::{cancel_soon, db_with_table, endpoints, server, temp_dir, within};
 
 /// Runs for minutes unless cancelled.
 const LONG_QUERY: &str =
@@ -88,4 +92,54 @@ async fn async_query_timeout_cancels() {
     assert!(e.is_timeout(), "{e:?}");
     assert!(start.elapsed() < Duration::from_millis(1400));
     assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
+}
+
+/// A COPY that runs past its query timeout is cancelled like any
+/// statement: the writes go on (hyperd reads and discards the rest of a
+/// cancelled COPY), the insert fails with the timeout error, nothing is
+/// stored, and the connection stays usable.
+#[test]
+fn insert_past_its_query_timeout_is_cancelled() {
+    within(Duration::from_secs(120), || {
+        let dir = temp_dir();
+        let table = TableDefinition::new("slow")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("s", SqlType::Text);
+        db_with_table(&dir, "slow.hyper", &table).close().unwrap();
+        let opts = ConnectOptions::new(server().endpoint().clone())
+            .with_database(dir.path().join("slow.hyper"), CreateMode::DoNotCreate)
+            .with_query_timeout(Some(Duration::from_millis(300)));
+        let mut c = Connection::connect_with(&opts).unwrap();
+        let mut ins = Inserter::with_format(&mut c, &table, InsertFormat::HyperBinary).unwrap();
+        let text = Some("x".repeat(200));
+        let start = Instant::now();
+        let mut result = Ok(0);
+        // Rows until well past the timeout (hyperd takes ~5 M rows/s), then
+        // commit.
+        let mut id = 0i32;
+        while start.elapsed() < Duration::from_secs(2) {
+            for _ in 0..10_000 {
+                if let Err(e) = ins.add_row(&[&id, &text]) {
+                    result = Err(e);
+                    break;
+                }
+                id += 1;
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = ins.execute();
+        } else {
+            drop(ins);
+        }
+        let e = result.unwrap_err();
+        assert!(e.is_timeout(), "{e:?}");
+        assert_eq!(e.sqlstate(), "HYT00");
+        assert_eq!(
+            c.query_scalar::<i64>("SELECT count(*) FROM slow").unwrap(),
+            0
+        );
+    });
 }

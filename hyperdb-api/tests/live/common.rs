@@ -141,3 +141,26 @@ pub async fn async_db_with_table(
         .unwrap();
     c
 }
+
+/// Runs `test` on a thread of its own and fails once it has run for
+/// `limit`: a connection that hangs fails its test instead of the run.
+/// A panic in `test` is passed on.
+pub fn within<T: Send + 'static>(
+    limit: std::time::Duration,
+    test: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, outcome) = std::sync::mpsc::channel();
+    let runner = std::thread::spawn(move || {
+        let _ = done.send(test());
+    });
+    match outcome.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("still running after {limit:?}: hung")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match runner.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the runner sends before it returns"),
+        },
+    }
+}

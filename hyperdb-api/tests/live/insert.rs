@@ -2,6 +2,8 @@
 //! rejected without loss, aborted inserts leave the table unchanged, and ten
 //! million rows arrive intact through each path.
 
+use std::time::{Duration, Instant};
+
 use hyperdb_api::error::RowErrorKind;
 use hyperdb_api::types::{Date, Interval, Numeric, SqlType, Time, Timestamp, TimestampTz};
 use hyperdb_api::{
@@ -9,7 +11,7 @@ use hyperdb_api::{
     InsertChunk, InsertFormat, Inserter, MappedInserter, TableDefinition,
 };
 
-use crate::common::{async_db_with_table, db_with_table, server, temp_dir};
+use crate::common::{async_db_with_table, db_with_table, server, temp_dir, within};
 
 /// Every row inserter test runs once per wire format.
 pub(crate) const FORMATS: [InsertFormat; 2] =
@@ -833,4 +835,87 @@ fn arrow_rows_cross_batches_intact() {
             micros: 65537
         }
     );
+}
+
+/// More than hyperd's 150 MiB CopyData limit.
+const OVERSIZED: usize = 160 << 20;
+/// Less than the limit, but more than it with a flush threshold's worth of
+/// rows in front.
+const NEARLY_OVERSIZED: usize = 149 << 20;
+
+fn blobs() -> TableDefinition {
+    TableDefinition::new("blobs")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("b", SqlType::Bytea)
+}
+
+fn blob_stats(c: &mut Connection) -> (i64, Option<i64>) {
+    let mut rows = c
+        .query_as::<(i64, Option<i64>)>("SELECT count(*), max(length(b))::BIGINT FROM blobs")
+        .unwrap();
+    rows.next().unwrap().unwrap()
+}
+
+/// hyperd refuses a CopyData message over 150 MiB (54000) and then reads
+/// the rest of it as new messages: the session is out of step and the
+/// next request hangs. A HyperBinary row that large can go in no frame, so
+/// it is refused before any of it is sent, naming row and column; the
+/// insert goes on without it and the connection stays in step. A row that
+/// fits alone but not behind the rows already framed gets a frame of its
+/// own.
+#[test]
+fn oversized_hyperbinary_rows_are_refused_before_they_are_sent() {
+    within(Duration::from_secs(240), || {
+        let dir = temp_dir();
+        let mut c = db_with_table(&dir, "huge.hyper", &blobs());
+        let mut ins = Inserter::with_format(&mut c, &blobs(), InsertFormat::HyperBinary).unwrap();
+        ins.add_row(&[&1i32, &Some(vec![1u8; 10])]).unwrap();
+        let started = Instant::now();
+        let e = ins
+            .add_row(&[&2i32, &Some(vec![2u8; OVERSIZED])])
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "refused at once"
+        );
+        match &e {
+            Error::InvalidRow {
+                row: 1,
+                column: Some(column),
+                kind: RowErrorKind::TooLarge,
+                ..
+            } if column == "b" => {}
+            other => panic!("not the oversized row's error: {other:?}"),
+        }
+        assert_eq!(e.sqlstate(), "54000", "{e}");
+        assert!(e.to_string().contains("column `b`"), "{e}");
+        ins.add_row(&[&3i32, &Some(vec![3u8; 20])]).unwrap();
+        assert_eq!(ins.execute().unwrap(), 2);
+        assert_eq!(blob_stats(&mut c), (2, Some(20)), "nothing of row 1");
+
+        // A frame that would grow past the limit is split before the row.
+        let mut ins = Inserter::with_format(&mut c, &blobs(), InsertFormat::HyperBinary).unwrap();
+        for id in 10..13 {
+            ins.add_row(&[&id, &Some(vec![0u8; 1 << 20])]).unwrap();
+        }
+        ins.add_row(&[&13i32, &Some(vec![4u8; NEARLY_OVERSIZED])])
+            .unwrap();
+        assert_eq!(ins.execute().unwrap(), 4);
+        assert_eq!(blob_stats(&mut c), (6, Some(NEARLY_OVERSIZED as i64)));
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    });
+}
+
+/// Arrow streams are cut into frames anywhere, so an Arrow insert (the
+/// row inserters' default) stores a value of any size hyperd takes.
+#[test]
+fn oversized_values_go_in_as_arrow() {
+    within(Duration::from_secs(240), || {
+        let dir = temp_dir();
+        let mut c = db_with_table(&dir, "huge_arrow.hyper", &blobs());
+        let mut ins = Inserter::with_format(&mut c, &blobs(), InsertFormat::ArrowStream).unwrap();
+        ins.add_row(&[&1i32, &Some(vec![1u8; OVERSIZED])]).unwrap();
+        assert_eq!(ins.execute().unwrap(), 1);
+        assert_eq!(blob_stats(&mut c), (1, Some(OVERSIZED as i64)));
+    });
 }
