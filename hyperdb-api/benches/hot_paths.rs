@@ -112,9 +112,7 @@ const CATALOG: [(&str, u32, bool); 4] = [
     ("timestamp", 20, false),
 ];
 
-fn is_catalog_query(body: &[u8]) -> bool {
-    body.windows(12).any(|w| w == b"pg_attribute")
-}
+use fake_hyperd::is_catalog_query;
 
 /// The reply to the catalog query as `DataRow`s (the route without the
 /// `arrow` feature).
@@ -398,32 +396,7 @@ mod arrow {
 
     /// The reply to the catalog query through hyperd's Arrow stream.
     pub fn catalog_copy_reply() -> Vec<u8> {
-        let result = TableDefinition::new("catalog")
-            .with_column("attname", SqlType::Text)
-            .with_column("atttypid", SqlType::Oid)
-            .with_column("atttypmod", SqlType::Int)
-            .with_column("attnotnull", SqlType::Bool)
-            .with_column("collname", SqlType::Text);
-        let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&result).expect("schema"));
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(CATALOG.map(|c| c.0))),
-            Arc::new(UInt32Array::from_iter_values(CATALOG.map(|c| c.1))),
-            Arc::new(Int32Array::from(vec![-1; CATALOG.len()])),
-            Arc::new(BooleanArray::from(CATALOG.map(|c| c.2).to_vec())),
-            Arc::new(StringArray::from(vec![None::<&str>; CATALOG.len()])),
-        ];
-        let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
-        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).expect("writer");
-        w.write(&batch).expect("write");
-        let mut ipc = w.into_inner().expect("finish");
-        // Without the end-of-stream marker, as hyperd sends it.
-        ipc.truncate(ipc.len() - 8);
-        let mut out = BytesMut::new();
-        message(&mut out, b'H', &[0, 0, 0]);
-        message(&mut out, b'd', &ipc);
-        message(&mut out, b'c', b"");
-        complete_and_ready(&mut out, &format!("COPY {}", CATALOG.len()));
-        out.to_vec()
+        super::fake_hyperd::catalog_copy_reply(&CATALOG)
     }
 
     fn sum_ids(batch: &RecordBatch) -> i64 {

@@ -20,7 +20,8 @@ use hyperdb_api::{
 };
 
 use fake_hyperd::{
-    accept_login, complete_and_ready, message, read_message, read_startup, serve_requests,
+    accept_login, catalog_copy_reply, complete_and_ready, is_catalog_query, message, read_message,
+    read_startup, serve_requests,
 };
 
 const PASSWORD: &str = "hunter2-fake";
@@ -207,6 +208,12 @@ fn stops_reading_during_copy(listener: TcpListener) -> (JoinHandle<io::Result<()
         loop {
             out.clear();
             match read_message(&mut s)? {
+                Some((b'Q', sql)) if is_catalog_query(&sql) => {
+                    out.extend_from_slice(&catalog_copy_reply(&[
+                        ("id", 23, true),
+                        ("s", 25, false),
+                    ]));
+                }
                 Some((b'Q', sql)) if sql.starts_with(b"COPY") => break,
                 Some((b'Q', _)) => complete_and_ready(&mut out, "SELECT 0"),
                 Some(_) => {}
