@@ -24,6 +24,9 @@
 //!
 //! Run: `cargo bench -p hyperdb-api --bench hot_paths`.
 
+#[cfg(feature = "arrow")]
+#[path = "../test_support/fake_catalog.rs"]
+mod fake_catalog;
 #[path = "../test_support/fake_hyperd.rs"]
 mod fake_hyperd;
 
@@ -34,7 +37,7 @@ use std::path::Path;
 use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use fake_hyperd::{complete_and_ready, message};
+use fake_hyperd::{complete_and_ready, is_catalog_query, message};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     ConnectOptions, Connection, Endpoint, InsertChunk, InsertFormat, Inserter, TableDefinition,
@@ -111,8 +114,6 @@ const CATALOG: [(&str, u32, bool); 4] = [
     ("value", 701, false),
     ("timestamp", 20, false),
 ];
-
-use fake_hyperd::is_catalog_query;
 
 /// The reply to the catalog query as `DataRow`s (the route without the
 /// `arrow` feature).
@@ -342,12 +343,8 @@ mod arrow {
     use criterion::BenchmarkGroup;
     use hyperdb_api::arrow_array::cast::AsArray;
     use hyperdb_api::arrow_array::types::Int32Type;
-    use hyperdb_api::arrow_array::{
-        ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
-        UInt32Array,
-    };
-    use hyperdb_api::types::SqlType;
-    use hyperdb_api::{Connection, TableDefinition};
+    use hyperdb_api::arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
+    use hyperdb_api::Connection;
 
     use super::{complete_and_ready, message, row, table, CATALOG, ROWS};
 
@@ -396,7 +393,7 @@ mod arrow {
 
     /// The reply to the catalog query through hyperd's Arrow stream.
     pub fn catalog_copy_reply() -> Vec<u8> {
-        super::fake_hyperd::catalog_copy_reply(&CATALOG)
+        super::fake_catalog::catalog_copy_reply(&CATALOG)
     }
 
     fn sum_ids(batch: &RecordBatch) -> i64 {

@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../test_support/fake_catalog.rs"]
+mod fake_catalog;
 #[path = "../test_support/fake_hyperd.rs"]
 mod fake_hyperd;
 
@@ -19,9 +21,10 @@ use hyperdb_api::{
     AsyncConnection, AuthMethod, AuthMethods, ConnectOptions, Connection, Endpoint, ErrorKind,
 };
 
+use fake_catalog::catalog_copy_reply;
 use fake_hyperd::{
-    accept_login, catalog_copy_reply, complete_and_ready, is_catalog_query, message, read_message,
-    read_startup, serve_requests,
+    accept_login, complete_and_ready, is_catalog_query, message, read_message, read_startup,
+    serve_requests,
 };
 
 const PASSWORD: &str = "hunter2-fake";
