@@ -115,7 +115,7 @@ class BufferHandover {
   /** Whether every field has a flat layout (no dictionary, list, ...). */
   flat(arrow: Arrow, schema: Schema): boolean {
     const { Type } = arrow
-    const flatTypes = [
+    const flatTypes = new Set<number>([
       Type.Int,
       Type.Float,
       Type.Binary,
@@ -126,14 +126,13 @@ class BufferHandover {
       Type.Time,
       Type.Timestamp,
       Type.Interval,
-    ]
-    return schema.fields.every((f) => flatTypes.includes(f.typeId))
+    ])
+    return schema.fields.every((f) => flatTypes.has(f.typeId))
   }
 
   async send(arrow: Arrow, inserter: NativeInserter, batch: RecordBatch): Promise<void> {
     if (batch.schema !== this.schema) {
-      const ipc = arrow.tableToIPC(new arrow.Table(batch.schema), 'stream')
-      this.message = ipc.subarray(0, ipc.length - EOS.length)
+      this.message = schemaMessage(arrow, batch.schema)
       this.schema = batch.schema
     }
     const columns = batch.data.children.map(column)
@@ -174,8 +173,7 @@ class OneStream {
     const whole = tableToIPC(new Table([batch]), 'stream')
     const end = whole.length - EOS.length
     if (this.schema === undefined) {
-      const schemaOnly = tableToIPC(new Table(batch.schema), 'stream')
-      this.schema = schemaOnly.subarray(0, schemaOnly.length - EOS.length)
+      this.schema = schemaMessage(this.arrow, batch.schema)
       if (!startsWith(whole, this.schema)) throw notArrow('a batch apache-arrow wrote unexpectedly')
       return whole.subarray(0, end)
     }
@@ -187,6 +185,12 @@ class OneStream {
     }
     return whole.subarray(this.schema.length, end)
   }
+}
+
+/** `schema` as the one IPC schema message apache-arrow writes for it. */
+function schemaMessage(arrow: Arrow, schema: Schema): Uint8Array {
+  const schemaOnly = arrow.tableToIPC(new arrow.Table(schema), 'stream')
+  return schemaOnly.subarray(0, schemaOnly.length - EOS.length)
 }
 
 function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {

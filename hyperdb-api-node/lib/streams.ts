@@ -99,7 +99,7 @@ export class NativeReader<T> {
 const LOOP_BUDGET_MS = 8
 
 /** Gives the event loop a turn once `LOOP_BUDGET_MS` have passed since the last. */
-export class LoopTurns {
+class LoopTurns {
   private last = performance.now()
 
   /** The loop just had a turn (an awaited native call returned). */

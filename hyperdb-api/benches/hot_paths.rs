@@ -37,7 +37,7 @@ use std::path::Path;
 use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use fake_hyperd::{complete_and_ready, is_catalog_query, message};
+use fake_hyperd::{complete_and_ready, is_catalog_query, message, row_description};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     ConnectOptions, Connection, Endpoint, InsertChunk, InsertFormat, Inserter, TableDefinition,
@@ -63,31 +63,21 @@ fn row(id: i32) -> (i32, i32, f64, i64) {
     )
 }
 
-/// Appends one backend message: tag, length, body.
 /// The reply to Parse/Bind/Describe/Execute/Sync: every row as a
 /// HyperBinary DataRow, as hyperd sends it.
 fn rows_reply() -> Vec<u8> {
     let mut out = BytesMut::with_capacity(ROWS as usize * 40);
     message(&mut out, b'1', b"");
     message(&mut out, b'2', b"");
-    let mut desc = BytesMut::new();
-    desc.put_i16(4);
-    for (name, oid, len) in [
-        ("id", 23, 4),
-        ("sensor_id", 23, 4),
-        ("value", 701, 8),
-        ("timestamp", 20, 8),
-    ] {
-        desc.put_slice(name.as_bytes());
-        desc.put_u8(0);
-        desc.put_i32(0);
-        desc.put_i16(0);
-        desc.put_u32(oid);
-        desc.put_i16(len);
-        desc.put_i32(-1);
-        desc.put_i16(2);
-    }
-    message(&mut out, b'T', &desc);
+    row_description(
+        &mut out,
+        &[
+            ("id", 23, 4),
+            ("sensor_id", 23, 4),
+            ("value", 701, 8),
+            ("timestamp", 20, 8),
+        ],
+    );
     for id in 0..ROWS {
         let (id, sensor, value, ts) = row(id);
         out.put_u8(b'D');
@@ -121,25 +111,16 @@ fn catalog_rows() -> Vec<u8> {
     let mut out = BytesMut::new();
     message(&mut out, b'1', b"");
     message(&mut out, b'2', b"");
-    let mut desc = BytesMut::new();
-    desc.put_i16(5);
-    for (name, oid, len) in [
-        ("attname", 25, -1),
-        ("atttypid", 26, 4),
-        ("atttypmod", 23, 4),
-        ("attnotnull", 16, 1),
-        ("collname", 25, -1),
-    ] {
-        desc.put_slice(name.as_bytes());
-        desc.put_u8(0);
-        desc.put_i32(0);
-        desc.put_i16(0);
-        desc.put_u32(oid);
-        desc.put_i16(len);
-        desc.put_i32(-1);
-        desc.put_i16(2);
-    }
-    message(&mut out, b'T', &desc);
+    row_description(
+        &mut out,
+        &[
+            ("attname", 25, -1),
+            ("atttypid", 26, 4),
+            ("atttypmod", 23, 4),
+            ("attnotnull", 16, 1),
+            ("collname", 25, -1),
+        ],
+    );
     for (name, oid, not_null) in CATALOG {
         let mut row = BytesMut::new();
         row.put_i16(5);

@@ -99,6 +99,24 @@ pub fn serve_requests(
     Ok(())
 }
 
+/// Appends a RowDescription of `fields` (name, type OID, type length),
+/// every column in HyperBinary (format 2), as hyperd describes them.
+pub fn row_description(out: &mut BytesMut, fields: &[(&str, u32, i16)]) {
+    let mut desc = BytesMut::new();
+    desc.put_i16(i16::try_from(fields.len()).expect("column count"));
+    for &(name, oid, len) in fields {
+        desc.put_slice(name.as_bytes());
+        desc.put_u8(0);
+        desc.put_i32(0);
+        desc.put_i16(0);
+        desc.put_u32(oid);
+        desc.put_i16(len);
+        desc.put_i32(-1);
+        desc.put_i16(2);
+    }
+    message(out, b'T', &desc);
+}
+
 /// Whether a query is the catalog lookup an inserter checks its
 /// definition with (it reads `pg_attribute`).
 pub fn is_catalog_query(body: &[u8]) -> bool {

@@ -246,10 +246,10 @@ mod fake_hyperd;
 mod malformed_row_tests {
     use std::os::unix::net::UnixListener;
 
-    use bytes::{BufMut, BytesMut};
+    use bytes::BytesMut;
     use hyperdb_api_core::client::Endpoint;
 
-    use super::fake_hyperd::{complete_and_ready, message, serve_session};
+    use super::fake_hyperd::{complete_and_ready, message, row_description, serve_session};
     use crate::{ConnectOptions, Connection, ErrorKind};
 
     /// ParseComplete .. ReadyForQuery for one INT column `n` with `rows`.
@@ -257,16 +257,7 @@ mod malformed_row_tests {
         let mut out = BytesMut::new();
         message(&mut out, b'1', b"");
         message(&mut out, b'2', b"");
-        let mut desc = BytesMut::new();
-        desc.put_i16(1);
-        desc.put_slice(b"n\0");
-        desc.put_i32(0);
-        desc.put_i16(0);
-        desc.put_u32(23);
-        desc.put_i16(4);
-        desc.put_i32(-1);
-        desc.put_i16(2);
-        message(&mut out, b'T', &desc);
+        row_description(&mut out, &[("n", 23, 4)]);
         for row in rows {
             message(&mut out, b'D', row);
         }
