@@ -76,7 +76,7 @@ impl AsyncConnection {
             if let Some(started) = started {
                 let batches = AsyncArrowBatches::resume(&mut self.client, started);
                 return Ok(AsyncRows {
-                    cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema())),
+                    cursor: RowCursor::cooperative(crate::arrow::row_schema(&batches.schema())),
                     source: AsyncRowSource::Arrow(batches),
                 });
             }
@@ -218,7 +218,7 @@ impl<'c> AsyncRows<'c> {
     pub(crate) fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
-            cursor: RowCursor::new(schema),
+            cursor: RowCursor::cooperative(schema),
         }
     }
 
@@ -245,7 +245,7 @@ impl<'c> AsyncRows<'c> {
     /// Fetches the next block once the one at hand ran out; `false` once
     /// the stream has ended.
     async fn refill(&mut self) -> Result<bool> {
-        refill_cursor!(self.cursor, {
+        refill_cursor!(self.cursor, pause: crate::coop::pause().await, {
             let schema = self.cursor.schema();
             match &mut self.source {
                 AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),

@@ -25,6 +25,7 @@ pub mod arrow;
 mod async_connection;
 mod catalog;
 mod connection;
+mod coop;
 pub mod error;
 pub mod escape;
 mod from_row;

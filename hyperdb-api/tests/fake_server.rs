@@ -374,3 +374,120 @@ fn chunk_sender_write_times_out_when_the_server_stops_reading() {
     drop(release);
     server.join().unwrap().unwrap();
 }
+
+/// A server for one insert that logs what the client sends after its
+/// rows (`CopyDone`, `CopyFail`, query texts) and holds back its reply to
+/// `hold` (a query text, or `"CopyDone"`) until released, so that the
+/// client's future can be dropped at exactly that await point. Returns
+/// the log once the client ends the session.
+fn holding_insert_server(
+    listener: TcpListener,
+    hold: &'static str,
+    rows: u64,
+) -> (
+    JoinHandle<io::Result<Vec<String>>>,
+    std::sync::mpsc::Receiver<()>,
+    Sender<()>,
+) {
+    let (held_tx, held) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept()?;
+        read_startup(&mut s)?;
+        let mut out = BytesMut::new();
+        accept_login(&mut out, (7, 8));
+        s.write_all(&out)?;
+        let mut log = Vec::new();
+        let mut copy_ended = false;
+        while let Some((tag, body)) = read_message(&mut s)? {
+            out.clear();
+            let text = String::from_utf8_lossy(body.strip_suffix(b"\0").unwrap_or(&body)).into_owned();
+            let what = match tag {
+                b'X' => break,
+                b'd' => continue,
+                b'c' => "CopyDone".to_owned(),
+                b'f' => "CopyFail".to_owned(),
+                b'Q' => text.clone(),
+                other => format!("message {}", other as char),
+            };
+            if what == "CopyDone" {
+                copy_ended = true;
+            }
+            if copy_ended {
+                log.push(what.clone());
+            }
+            if what == hold {
+                let _ = held_tx.send(());
+                let _ = released.recv_timeout(WATCHDOG);
+            }
+            match tag {
+                b'Q' if is_catalog_query(&body) => {
+                    out.extend_from_slice(&catalog_copy_reply(&[("id", 23, true), ("v", 20, false)]));
+                }
+                // Overall format 0, two columns of format 0.
+                b'Q' if text.starts_with("COPY") => message(&mut out, b'G', &[0, 0, 2, 0, 0, 0, 0]),
+                b'Q' => complete_and_ready(&mut out, text.split(' ').next().unwrap_or("")),
+                b'c' => complete_and_ready(&mut out, &format!("COPY {rows}")),
+                b'f' => {
+                    message(&mut out, b'E', b"SERROR\0C57014\0Mcopy failed\0\0");
+                    message(&mut out, b'Z', b"I");
+                }
+                _ => {}
+            }
+            s.write_all(&out)?;
+        }
+        Ok(log)
+    });
+    (server, held, release)
+}
+
+/// Drives the insert of `ROWS` rows until the server holds its reply to
+/// `hold`, drops the future there, and returns what the client sent after
+/// the rows, its next query (`SELECT 1`) included.
+async fn drop_insert_at(hold: &'static str) -> Vec<String> {
+    const ROWS: u64 = 10;
+    let (listener, endpoint) = loopback();
+    let (server, held, release) = holding_insert_server(listener, hold, ROWS);
+    let mut conn = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
+        .await
+        .unwrap();
+    let table = hyperdb_api::TableDefinition::new("t")
+        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
+        .with_column("v", hyperdb_api::types::SqlType::BigInt);
+    {
+        let mut ins = hyperdb_api::AsyncInserter::new(&mut conn, &table)
+            .await
+            .unwrap();
+        for i in 0..ROWS as i32 {
+            ins.add_row(&[&i, &None::<i64>]).await.unwrap();
+        }
+        let held = tokio::task::spawn_blocking(move || held.recv_timeout(WATCHDOG));
+        tokio::select! {
+            res = ins.execute() => panic!("the insert ended while the server held {hold}: {res:?}"),
+            held = held => held.unwrap().expect("the server never got to the held reply"),
+        }
+    }
+    drop(release);
+    conn.execute_command("SELECT 1").await.unwrap();
+    conn.close().await.unwrap();
+    server.join().unwrap().unwrap()
+}
+
+/// `execute()` dropped while the COPY's reply is awaited (CopyDone sent,
+/// no COMMIT yet): the client rolls the insert's transaction back and
+/// never sends COMMIT. Before, it sent neither, and the rows sat in a
+/// transaction left open, which the session's next statements ran in.
+#[tokio::test]
+async fn an_insert_dropped_before_its_commit_is_rolled_back() {
+    let log = drop_insert_at("CopyDone").await;
+    assert_eq!(log, ["CopyDone", "ROLLBACK", "SELECT 1"]);
+}
+
+/// Dropped while the COMMIT's reply is awaited, the COMMIT went out in
+/// the poll that decided it (the server had it before the future could be
+/// dropped): the insert is the server's, and nothing undoes it.
+#[tokio::test]
+async fn an_insert_dropped_after_its_commit_went_out_sends_nothing_more() {
+    let log = drop_insert_at("COMMIT").await;
+    assert_eq!(log, ["CopyDone", "COMMIT", "SELECT 1"]);
+}

@@ -7,6 +7,8 @@
 
 mod cancel;
 pub mod config;
+#[cfg(feature = "tokio")]
+pub mod coop;
 mod deadline;
 #[macro_use]
 mod requests;

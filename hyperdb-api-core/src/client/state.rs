@@ -65,9 +65,11 @@ impl DriverState {
         }
     }
 
-    /// When a flush starts: see [`Deadline::renew_grace`].
+    /// When a flush starts: see [`Deadline::renew_grace`] and
+    /// [`Session::note_send`].
     #[inline]
     pub(crate) fn before_write(&mut self) {
+        self.session.note_send();
         if let Some(d) = &mut self.deadline {
             d.renew_grace();
         }

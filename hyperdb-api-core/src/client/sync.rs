@@ -165,6 +165,14 @@ impl<T: Transport> Client<T> {
         Ok(())
     }
 
+    /// Cancels the running statement (`begin`, for an abandoned result);
+    /// returns once the server has taken the request.
+    fn cancel_running(&mut self) {
+        if let Err(e) = self.state.cancel.cancel() {
+            tracing::warn!("cancelling an abandoned result: {e}");
+        }
+    }
+
     fn on_deadline(&mut self) -> Result<()> {
         if self.state.expire_deadline()? {
             if let Err(e) = self.state.cancel.cancel() {

@@ -8,6 +8,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
+use crate::client::coop::ByteBudget;
 use crate::client::deadline::Deadline;
 use crate::client::state::DriverState;
 use crate::client::tokio_socket::AsyncSocket;
@@ -20,11 +21,17 @@ use crate::protocol::{frontend, NoticeHandler, Session};
 ///
 /// Cancel-safe at every await point: a dropped future leaves unsent bytes in
 /// the send buffer and unread replies owed; the next request flushes and
-/// drains them.
+/// drains them (an abandoned result stream is cancelled first, see
+/// `begin`).
+///
+/// Cooperative: every byte read or written is charged to the task's tokio
+/// budget ([`coop`](crate::client::coop)), so a task that reads or writes
+/// faster than the socket makes it wait still yields regularly.
 #[derive(Debug)]
 pub struct AsyncClient<T = AsyncSocket> {
     stream: T,
     state: DriverState,
+    budget: ByteBudget,
 }
 
 impl AsyncClient<AsyncSocket> {
@@ -55,6 +62,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
         let mut client = AsyncClient {
             stream,
             state: DriverState::new(config, notices),
+            budget: ByteBudget::default(),
         };
         client.startup(config).await?;
         Ok(client)
@@ -68,6 +76,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     /// up (`deadline.rs`).
     pub async fn flush(&mut self) -> Result<()> {
         self.state.before_write();
+        let queued = self.state.session.write_buf().len();
         loop {
             let at = self.state.deadline.as_ref().map(Deadline::at);
             // `write_all_buf` advances the buffer as bytes leave, so a
@@ -79,7 +88,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
                 Some(at) => tokio::time::timeout_at(at.into(), write).await.ok(),
             };
             match res {
-                Some(Ok(())) => return Ok(()),
+                Some(Ok(())) => {
+                    // After the write: a yield here leaves nothing unsent.
+                    self.budget.charge(queued).await;
+                    return Ok(());
+                }
                 Some(Err(e)) => {
                     return Err(self.broken(Error::connection_lost("writing to the server", e)))
                 }
@@ -117,7 +130,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             };
             return match res {
                 Ok(0) => Err(self.broken(Error::closed("server closed the connection"))),
-                Ok(_) => Ok(()),
+                Ok(n) => {
+                    // The bytes are in the session: a yield here loses nothing.
+                    self.budget.charge(n).await;
+                    Ok(())
+                }
                 Err(e) => Err(self.broken(Error::connection_lost("reading from the server", e))),
             };
         }
@@ -132,6 +149,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             self.state.before_write();
         }
         Ok(())
+    }
+
+    /// Cancels the running statement (`begin`, for an abandoned result);
+    /// returns once the server has taken the request.
+    async fn cancel_running(&mut self) {
+        if let Err(e) = self.state.cancel.cancel_async().await {
+            tracing::warn!("cancelling an abandoned result: {e}");
+        }
     }
 
     async fn on_deadline(&mut self) -> Result<()> {

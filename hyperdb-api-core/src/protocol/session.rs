@@ -90,6 +90,12 @@ pub struct Session {
     /// A COPY OUT is being read: large `CopyData` payloads are received
     /// aligned (see [`Session::prepare_read`]).
     copy_out: bool,
+    /// A result the caller reads piece by piece (rows, or a COPY OUT) is
+    /// being received and its statement has not completed.
+    stream_open: bool,
+    /// Bytes went out after that result's request: a cancel could then
+    /// reach a statement sent behind it.
+    sent_behind: bool,
 }
 
 impl fmt::Debug for Session {
@@ -126,6 +132,8 @@ impl Session {
             backend_key: None,
             notices: notices.unwrap_or_else(default_notice_handler),
             copy_out: false,
+            stream_open: false,
+            sent_behind: false,
         }
     }
 
@@ -198,6 +206,31 @@ impl Session {
     /// an earlier result was abandoned and must be drained first.
     pub fn outstanding(&self) -> u32 {
         self.outstanding
+    }
+
+    /// The reply being read is a result handed to the caller piece by
+    /// piece (`QueryStart`'s rows, `CopyOut`'s chunks), until its statement
+    /// completes. See [`Session::stream_cancellable`].
+    pub(crate) fn open_stream(&mut self) {
+        self.stream_open = true;
+        self.sent_behind = false;
+    }
+
+    /// Drivers call this before they send what is queued.
+    #[inline]
+    pub fn note_send(&mut self) {
+        if self.stream_open && !self.write.is_empty() {
+            self.sent_behind = true;
+        }
+    }
+
+    /// Whether the reply being read is a result stream whose statement
+    /// still runs, with nothing sent after its request: a cancel request
+    /// sent now (and answered before anything else is sent) can only reach
+    /// that statement, or nothing once it has ended. What a driver does
+    /// with an abandoned result (`begin`).
+    pub fn stream_cancellable(&self) -> bool {
+        self.stream_open && !self.sent_behind
     }
 
     /// Startup finished; from now on errors wait for `ReadyForQuery`.
@@ -323,9 +356,11 @@ impl Session {
                     }
                     // Keep the first error; later ones are consequences.
                     self.pending_error.get_or_insert(e);
+                    self.stream_open = false;
                 }
                 Message::ReadyForQuery(status) => {
                     self.copy_out = false;
+                    self.stream_open = false;
                     self.tx_status = status;
                     self.outstanding = self.outstanding.saturating_sub(1);
                     if let Some(e) = self.pending_error.take() {
@@ -337,6 +372,10 @@ impl Session {
                 Message::CopyOutResponse(_) => {
                     self.copy_out = true;
                     return Ok(Some(msg));
+                }
+                done @ Message::CommandComplete(_) => {
+                    self.stream_open = false;
+                    return Ok(Some(done));
                 }
                 other => return Ok(Some(other)),
             }

@@ -138,9 +138,7 @@ impl<'c> ArrowInserter<'c> {
 
 impl Drop for ArrowInserter<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_queued("Arrow inserter dropped without finish()");
-        }
+        self.abort_queued("Arrow inserter dropped without finish()");
     }
 }
 
@@ -179,9 +177,7 @@ impl<'c> AsyncArrowInserter<'c> {
 #[cfg(feature = "async")]
 impl Drop for AsyncArrowInserter<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_queued("Arrow inserter dropped without finish()");
-        }
+        self.abort_queued("Arrow inserter dropped before finish() completed");
     }
 }
 

@@ -244,9 +244,7 @@ impl<'c> ChunkSender<'c> {
 
 impl Drop for ChunkSender<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_copy_queued("chunk sender dropped without execute()");
-        }
+        self.abort_copy_queued("chunk sender dropped without execute()");
     }
 }
 
@@ -288,8 +286,6 @@ impl<'c> AsyncChunkSender<'c> {
 #[cfg(feature = "async")]
 impl Drop for AsyncChunkSender<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_copy_queued("chunk sender dropped without execute()");
-        }
+        self.abort_copy_queued("chunk sender dropped before execute() completed");
     }
 }

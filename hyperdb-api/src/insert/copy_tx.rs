@@ -36,6 +36,21 @@ pub(crate) struct CopySql {
     pub(crate) held: Option<String>,
 }
 
+/// Where an inserter's COPY stands: what dropping the inserter (or a
+/// future of it, at any await point) must queue so that nothing is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// A COPY runs, or its statement went out: a drop ends it with
+    /// `CopyFail` (and rolls back the inserter's own transaction).
+    Copying,
+    /// No COPY runs (the last one was ended with `CopyDone`, or the next
+    /// has not been started): a drop rolls back the own transaction.
+    Between,
+    /// Committed or rolled back, or the COMMIT has been decided (it goes
+    /// out in the same poll): nothing is left to undo.
+    Settled,
+}
+
 /// The transaction an inserter's COPY runs in, and what it stored so far.
 #[derive(Debug)]
 pub(crate) struct CopyTx {
@@ -44,9 +59,18 @@ pub(crate) struct CopyTx {
     sql: CopySql,
     /// Rows stored by the COPYs already ended.
     stored: u64,
+    phase: Phase,
 }
 
 impl CopyTx {
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    pub(crate) fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
     pub(crate) fn own(&self) -> bool {
         self.own
     }
@@ -89,6 +113,22 @@ macro_rules! rollback {
     };
 }
 
+/// Sends `COMMIT` and waits for its reply. The async form writes it in the
+/// poll that calls it, whatever the task's budget (`unconstrained`; the
+/// socket took everything before the COPY's reply, so it has room): so
+/// the only await point after the commit was decided is the wait for the
+/// reply, by when the COMMIT is the server's.
+macro_rules! commit {
+    ($client:expr;) => {
+        $client.execute("COMMIT").map(drop)
+    };
+    ($client:expr; .await) => {
+        tokio::task::coop::unconstrained($client.execute("COMMIT"))
+            .await
+            .map(drop)
+    };
+}
+
 /// `CopyTx::open` for [`crate::Connection`] and `CopyTx::open_async` for
 /// [`crate::AsyncConnection`].
 macro_rules! open_fn {
@@ -105,14 +145,24 @@ macro_rules! open_fn {
                 sql: CopySql,
                 check: bool,
             ) -> Result<CopyTx> {
-                /// Queues `ROLLBACK` if `open` stops after its `BEGIN`
-                /// without settling the transaction (its future dropped):
-                /// else the session's later statements would run in it.
-                struct Begun<'a>(&'a mut $conn, bool);
+                /// Queues what undoes `open` if it stops midway (its future
+                /// dropped): `CopyFail` once the COPY statement went out,
+                /// `ROLLBACK` after its own `BEGIN`. Else the session's
+                /// later statements would run in the transaction, or reach
+                /// a server waiting for COPY data.
+                struct Begun<'a> {
+                    conn: &'a mut $conn,
+                    own: bool,
+                    phase: Phase,
+                }
                 impl Drop for Begun<'_> {
                     fn drop(&mut self) {
-                        if self.1 {
-                            if let Err(e) = self.0.client().enqueue_command("ROLLBACK") {
+                        let client = self.conn.client();
+                        if self.phase == Phase::Copying {
+                            client.queue_copy_fail("the insert's start was abandoned");
+                        }
+                        if self.own && self.phase != Phase::Settled {
+                            if let Err(e) = client.enqueue_command("ROLLBACK") {
                                 tracing::warn!("could not queue ROLLBACK for an insert: {e}");
                             }
                         }
@@ -125,31 +175,36 @@ macro_rules! open_fn {
                 let own = conn.transaction_status() == TransactionStatus::Idle;
                 // Armed before `BEGIN` is sent: a future dropped while it
                 // waits for the reply leaves the transaction begun.
-                let mut begun = Begun(conn, own);
+                let mut begun = Begun { conn, own, phase: Phase::Between };
                 if own {
-                    begun.0.client().execute("BEGIN") $($aw)* ?;
+                    begun.conn.client().execute("BEGIN") $($aw)* ?;
                 }
                 let mut started = Ok(());
                 if check {
                     started = begun
-                        .0
+                        .conn
                         .catalog()
                         .resolved_definition(table.name())
                         $($aw)*
                         .and_then(|actual| table.check_columns_match(&actual));
                 }
                 if started.is_ok() {
-                    started = begun.0.client().copy_in(&sql.copy) $($aw)* .map(drop).map_err(Error::from);
+                    begun.phase = Phase::Copying;
+                    started = begun.conn.client().copy_in(&sql.copy) $($aw)* .map(drop).map_err(Error::from);
                 }
                 if let Err(e) = started {
+                    // No COPY runs: it never started, or the server refused it.
+                    begun.phase = Phase::Between;
                     if own {
-                        rollback!(begun.0.client(); $($aw)*);
+                        rollback!(begun.conn.client(); $($aw)*);
                     }
-                    begun.1 = false;
+                    begun.phase = Phase::Settled;
                     return Err(e);
                 }
-                begun.1 = false;
-                Ok(CopyTx { own, sql, stored: 0 })
+                // The inserter's own phases take over.
+                begun.phase = Phase::Settled;
+                begun.own = false;
+                Ok(CopyTx { own, sql, stored: 0, phase: Phase::Copying })
             }
         }
     };
@@ -167,7 +222,9 @@ macro_rules! copy_methods {
         /// Ends the COPY, sends `held` rows in a HyperBinary COPY of their
         /// own, and checks that the server stored `sent` rows in all. Only
         /// then commits the inserter's own transaction; on error rolls it
-        /// back, so nothing was stored.
+        /// back, so nothing was stored. A future of it dropped before the
+        /// COMMIT went out stores nothing either (`Phase`); dropped while
+        /// it waits for the COMMIT's reply, the COMMIT is the server's.
         $($async_kw)? fn end_copy(
             &mut self,
             sent: u64,
@@ -188,8 +245,9 @@ macro_rules! copy_methods {
             });
             match checked {
                 Ok(stored) => {
+                    self.copy.set_phase(crate::insert::copy_tx::Phase::Settled);
                     if self.copy.own() {
-                        self.client.execute("COMMIT") $($aw)* ?;
+                        crate::insert::copy_tx::commit!(self.client; $($aw)*)?;
                     }
                     Ok(stored)
                 }
@@ -197,6 +255,7 @@ macro_rules! copy_methods {
                     if self.copy.own() {
                         crate::insert::copy_tx::rollback!(self.client; $($aw)*);
                     }
+                    self.copy.set_phase(crate::insert::copy_tx::Phase::Settled);
                     Err(e)
                 }
             }
@@ -204,17 +263,33 @@ macro_rules! copy_methods {
 
         /// Ends the running COPY with CopyDone and counts what it stored.
         $($async_kw)? fn end_segment(&mut self) -> Result<()> {
+            // CopyDone is queued when `copy_in_finish` first runs, before
+            // it awaits anything: from here no COPY is left to fail.
+            self.copy.set_phase(crate::insert::copy_tx::Phase::Between);
             let rows = self.client.copy_in_finish() $($aw)* ?;
             self.copy.add_stored(rows);
             Ok(())
         }
 
+        /// Starts the COPY `sql` (none running); the phase says `Copying`
+        /// from before its statement goes out.
+        $($async_kw)? fn start_segment(&mut self, sql: &str) -> Result<()> {
+            self.copy.set_phase(crate::insert::copy_tx::Phase::Copying);
+            let started = self.client.copy_in(sql) $($aw)*;
+            if started.is_err() {
+                self.copy.set_phase(crate::insert::copy_tx::Phase::Between);
+            }
+            started.map(drop).map_err(crate::Error::from)
+        }
+
         /// A HyperBinary COPY of `held` (no other COPY running); the rows
         /// it stored are checked at once.
         $($async_kw)? fn copy_held(&mut self, held: crate::insert::encoder::HeldRows) -> Result<()> {
-            self.client.copy_in(self.copy.held_sql()?) $($aw)* ?;
+            let sql = self.copy.held_sql()?.to_owned();
+            self.start_segment(&sql) $($aw)* ?;
             if let Err(e) = held.put(self.client.copy_buf()) {
                 self.client.queue_copy_fail("the held rows could not be framed");
+                self.copy.set_phase(crate::insert::copy_tx::Phase::Between);
                 return Err(e);
             }
             let before = self.copy.stored();
@@ -226,19 +301,26 @@ macro_rules! copy_methods {
             Ok(())
         }
 
-        /// Ends the COPY with `CopyFail`, and the inserter's own
-        /// transaction with `ROLLBACK`, without waiting (for `Drop`): the
-        /// connection's next request sends both and settles the replies.
+        /// Undoes the insert without waiting (for `Drop`): ends a running
+        /// COPY with `CopyFail` and the inserter's own transaction with
+        /// `ROLLBACK`, as far as its phase needs; the connection's next
+        /// request sends them and settles the replies.
         fn abort_copy_queued(&mut self, reason: &str) {
-            self.client.queue_copy_fail(reason);
-            if self.copy.own() {
+            use crate::insert::copy_tx::Phase;
+            let phase = self.copy.phase();
+            if phase == Phase::Copying {
+                self.client.queue_copy_fail(reason);
+            }
+            if phase != Phase::Settled && self.copy.own() {
                 if let Err(e) = self.client.enqueue_command("ROLLBACK") {
                     tracing::warn!("could not queue ROLLBACK for an aborted insert: {e}");
                 }
             }
+            self.copy.set_phase(Phase::Settled);
         }
     };
 }
 
+pub(crate) use commit;
 pub(crate) use copy_methods;
 pub(crate) use rollback;

@@ -72,9 +72,7 @@ impl<'c> Inserter<'c> {
 
 impl Drop for Inserter<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_queued("inserter dropped without execute()");
-        }
+        self.abort_queued("inserter dropped without execute()");
     }
 }
 
@@ -130,8 +128,6 @@ impl<'c> AsyncInserter<'c> {
 #[cfg(feature = "async")]
 impl Drop for AsyncInserter<'_> {
     fn drop(&mut self) {
-        if !self.finished {
-            self.abort_queued("inserter dropped without execute()");
-        }
+        self.abort_queued("inserter dropped before execute() completed");
     }
 }

@@ -338,6 +338,11 @@ impl fmt::Debug for Row {
 pub(crate) struct RowCursor {
     row: Row,
     next: usize,
+    /// Where [`advance`](Self::advance) stops: the block's end, or sooner
+    /// for a cooperative cursor (see [`resume`](Self::resume)).
+    stop: usize,
+    /// Rows between two stops within a block (`usize::MAX`: none).
+    stride: usize,
     /// Set once the stream ended: the affected-row count (0 after an error).
     affected: Option<u64>,
 }
@@ -359,7 +364,20 @@ impl RowCursor {
                 spans: RowSpans::new(),
             },
             next: 0,
+            stop: 0,
+            stride: usize::MAX,
             affected: None,
+        }
+    }
+
+    /// A cursor for an async stream: it stops every
+    /// [`ROWS_PER_UNIT`](crate::coop::ROWS_PER_UNIT) rows, so the stream
+    /// spends task budget per rows handed out (see [`crate::coop`]).
+    #[cfg(feature = "async")]
+    pub(crate) fn cooperative(schema: Arc<Schema>) -> RowCursor {
+        RowCursor {
+            stride: crate::coop::ROWS_PER_UNIT,
+            ..RowCursor::new(schema)
         }
     }
 
@@ -436,14 +454,27 @@ impl RowCursor {
     }
 
     /// Moves the row to the next index of the block at hand; `false` when
-    /// it ran out.
+    /// it ran out, or at a stop of a cooperative cursor.
     #[inline(always)]
     pub(crate) fn advance(&mut self) -> bool {
-        if self.next >= self.row.block.rows {
+        if self.next >= self.stop {
             return false;
         }
         self.row.index = self.next;
         self.next += 1;
+        true
+    }
+
+    /// After `advance` returned `false`: `true` when that was a stop within
+    /// the block (which moves on to the next stop), `false` when the block
+    /// is used up and the next must be fetched.
+    #[inline]
+    pub(crate) fn resume(&mut self) -> bool {
+        let rows = self.row.block.rows;
+        if self.next >= rows {
+            return false;
+        }
+        self.stop = rows.min(self.next.saturating_add(self.stride));
         true
     }
 
@@ -487,6 +518,7 @@ impl RowCursor {
             None => self.row.block = Arc::new(block),
         }
         self.next = 0;
+        self.stop = self.row.block.rows.min(self.stride);
     }
 
     /// Lets go of the block at hand before the next is fetched, unless rows
@@ -565,12 +597,16 @@ macro_rules! read_typed_rows {
 }
 pub(crate) use read_typed_rows;
 
-/// The body of every row stream's `refill`: the next block from `$fetch`
-/// (a [`Fetched`]; it may `.await`) into `$cursor`; `Ok(false)` once the
-/// stream has ended.
+/// The body of every row stream's `refill`: at a stop of a cooperative
+/// cursor `$pause` (spending task budget; `()` for the others), else the
+/// next block from `$fetch` (a [`Fetched`]; it may `.await`) into
+/// `$cursor`; `Ok(false)` once the stream has ended.
 macro_rules! refill_cursor {
-    ($cursor:expr, $fetch:expr) => {{
-        if $cursor.ended().is_some() {
+    ($cursor:expr, pause: $pause:expr, $fetch:expr) => {{
+        if $cursor.resume() {
+            $pause;
+            Ok(true)
+        } else if $cursor.ended().is_some() {
             Ok(false)
         } else {
             $cursor.release();
@@ -647,5 +683,59 @@ mod tests {
         ]);
         let err = Block::wire(&schema, rows).expect_err("2 columns, 1 field");
         assert!(err.to_string().contains("1 fields"), "{err}");
+    }
+
+    /// `n` one-INT `DataRow`s as a block.
+    #[cfg(feature = "async")]
+    fn int_rows(schema: &Arc<Schema>, n: i32) -> Block {
+        use bytes::{BufMut, BytesMut};
+        use hyperdb_api_core::protocol::backend::{parse, Message};
+        use hyperdb_api_core::protocol::Limits;
+        let mut buf = BytesMut::new();
+        for i in 0..n {
+            buf.put_u8(b'D');
+            buf.put_i32(4 + 2 + 4 + 4);
+            buf.put_i16(1);
+            buf.put_i32(4);
+            buf.put_i32_le(i);
+        }
+        let Ok(Some(Message::DataRows(rows))) = parse(&mut buf, &Limits::default()) else {
+            panic!("not a row block")
+        };
+        Block::wire(schema, rows).expect("a block")
+    }
+
+    /// An async stream's cursor stops every `ROWS_PER_UNIT` rows of a
+    /// block (where the stream spends task budget) and then goes on over
+    /// the same block; a sync stream's runs through. Every row is read
+    /// once either way.
+    #[cfg(feature = "async")]
+    #[test]
+    fn a_cooperative_cursor_stops_every_unit_of_rows() {
+        let schema = Schema::from_sql_types([("i".to_owned(), Some(SqlType::Int))]);
+        let unit = crate::coop::ROWS_PER_UNIT;
+        let rows = 2 * unit + 22;
+        for (mut cursor, stops) in [
+            (RowCursor::cooperative(schema.clone()), 2),
+            (RowCursor::new(schema.clone()), 0),
+        ] {
+            cursor
+                .take(Fetched::Block(int_rows(&schema, rows as i32)))
+                .expect("loaded");
+            let (mut seen, mut paused) = (Vec::new(), 0);
+            loop {
+                if cursor.advance() {
+                    cursor.index_current().expect("well-formed");
+                    seen.push(cursor.row().try_get::<i32>(0).expect("an INT"));
+                } else if cursor.resume() {
+                    assert_eq!(seen.len() % unit, 0, "stopped mid-unit");
+                    paused += 1;
+                } else {
+                    break;
+                }
+            }
+            assert_eq!(paused, stops);
+            assert_eq!(seen, (0..rows as i32).collect::<Vec<_>>());
+        }
     }
 }

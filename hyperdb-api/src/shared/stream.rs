@@ -13,7 +13,8 @@
 //!   so the waiting call runs (one connection, two interleaved streams:
 //!   the first is buffered instead of deadlocking the second);
 //! - nothing else: an abandoned stream (consumer dropped) stops reading at
-//!   once, and the connection's next request settles what was left.
+//!   once, and the task settles what was left before it lets go of the
+//!   connection (a long rest is cancelled, not read; see `begin` in core).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -103,7 +104,7 @@ impl<T: Send + 'static> ResultStream<T> {
         token: Option<&CancelToken>,
     ) -> Result<ResultStream<T>> {
         let (first_tx, first_rx) = oneshot::channel();
-        let (ends, pump) = Ends::new();
+        let (ends, end) = Ends::new();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
         if let Some(token) = token {
             token.start(StreamCanceller {
@@ -117,16 +118,21 @@ impl<T: Send + 'static> ResultStream<T> {
             match start(guard.conn(), query).await {
                 Err(e) => {
                     let _ = first_tx.send(Err(e));
-                    pump.done().await;
                 }
                 Ok((schema, source)) => {
                     if first_tx.send(Ok(schema)).is_ok() {
-                        pump.run(source, Some(&inner)).await;
-                    } else {
-                        pump.done().await;
+                        pump(source, &end.tx, &end.credits, Some(&inner)).await;
                     }
                 }
             };
+            // What the consumer abandoned is settled while the connection
+            // is still held, the way any next request would (a long rest
+            // is cancelled, `begin` in core): the next call neither waits
+            // for the rest to be produced nor meets a cancel meant for it.
+            if let Err(e) = guard.conn().client().settle().await {
+                tracing::debug!("settling an abandoned result stream: {e}");
+            }
+            end.done().await;
         });
         let schema = first_rx.await.map_err(|_| task_gone())??;
         Ok(ends.stream(schema, cancel))
@@ -141,7 +147,7 @@ impl<T: Send + 'static> ResultStream<T> {
         cancel: hyperdb_api_core::grpc::GrpcCancelHandle,
     ) -> ResultStream<T> {
         let (ends, pump) = Ends::new();
-        tokio::spawn(async move { pump.run(Box::new(source), None).await });
+        tokio::spawn(async move { pump.run(Box::new(source)).await });
         ends.stream(schema, CancelBy::Grpc(cancel))
     }
 
@@ -200,10 +206,7 @@ impl<T: Send + 'static> ResultStream<T> {
 
 /// Reads `source` into `tx`, one credit an item, until the end, an error,
 /// or the consumer goes away. With `inner` (a connection's), it spills
-/// when another call waits for that connection, and an abandoned result is
-/// cancelled and drained here, while the connection is still held: the
-/// next call then neither waits for the rest of a long result to be
-/// produced nor meets a cancel meant for this one.
+/// when another call waits for that connection.
 async fn pump<T>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Result<T>>,
@@ -239,16 +242,6 @@ async fn pump<T>(
                     return;
                 }
                 if tx.send(item).is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    // Abandoned before its end.
-    if let Some(inner) = inner {
-        if inner.cancel.cancel_async().await.is_ok() {
-            while let Some(item) = source.next_item().await {
-                if item.is_err() {
                     break;
                 }
             }
@@ -305,10 +298,12 @@ impl<T> Ends<T> {
 }
 
 impl<T> PumpEnd<T> {
-    /// Pumps `source`, then marks the result no longer read (after any
-    /// cancel of it in flight has landed; see `StreamCanceller`).
-    async fn run(self, source: Box<dyn Source<T> + '_>, inner: Option<&Inner>) {
-        pump(source, &self.tx, &self.credits, inner).await;
+    /// Pumps `source` (which holds no connection), then marks the result
+    /// no longer read (after any cancel of it in flight has landed; see
+    /// `StreamCanceller`).
+    #[cfg(feature = "grpc")]
+    async fn run(self, source: Box<dyn Source<T> + '_>) {
+        pump(source, &self.tx, &self.credits, None).await;
         self.done().await;
     }
 

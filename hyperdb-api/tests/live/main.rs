@@ -3,8 +3,11 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod abandoned;
 #[cfg(feature = "arrow")]
 mod arrow;
+mod async_drop;
+mod async_yield;
 mod auth;
 mod cancel;
 mod catalog;
@@ -24,3 +27,4 @@ mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
+mod zz_probe;

@@ -80,6 +80,7 @@ impl Operation for QueryStart {
             Message::ParseComplete | Message::BindComplete => Ok(None),
             Message::RowDescription(fields) => {
                 session.expect_row_fields(Some(fields.len()));
+                session.open_stream();
                 Ok(Some(fields))
             }
             Message::NoData => {
@@ -211,6 +212,64 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::Protocol, "{err}");
             assert!(err.to_string().contains("field"), "{err}");
         }
+    }
+
+    /// A row stream may be cancelled while its statement runs (what a
+    /// driver does with an abandoned one), not once a request was sent
+    /// behind it, nor once its statement completed.
+    #[test]
+    fn a_row_stream_is_cancellable_while_its_statement_runs() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+        s.note_send();
+        s.write_buf().clear();
+        assert!(!s.stream_cancellable(), "not before it is described");
+        push(&mut s, b'1', b"");
+        push(&mut s, b'2', b"");
+        push(&mut s, b'T', &description(1));
+        run(&mut s, &mut op).expect("described");
+        assert!(s.stream_cancellable());
+        push(&mut s, b'D', &[0, 1, 0, 0, 0, 1, 7]);
+        run(&mut s, &mut NextRow::default()).expect("rows");
+        assert!(s.stream_cancellable(), "rows still come");
+        // Queued behind it: still only the stream's statement runs...
+        crate::protocol::ops::Command::send(&mut s, "ROLLBACK").expect("queued");
+        assert!(s.stream_cancellable());
+        // ...until the request goes out.
+        s.note_send();
+        assert!(!s.stream_cancellable(), "a cancel could reach the ROLLBACK");
+
+        // Completed: nothing left to cancel, its ReadyForQuery aside.
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+        push(&mut s, b'1', b"");
+        push(&mut s, b'2', b"");
+        push(&mut s, b'T', &description(1));
+        run(&mut s, &mut op).expect("described");
+        push(&mut s, b'C', b"SELECT 0\0");
+        assert!(s.next_message().expect("complete").is_some());
+        assert!(!s.stream_cancellable());
+    }
+
+    /// The same for a COPY OUT (an Arrow result), and for a stream whose
+    /// statement failed.
+    #[test]
+    fn a_copy_out_is_cancellable_while_its_statement_runs() {
+        use crate::protocol::ops::CopyOut;
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = CopyOut::send(&mut s, "COPY (SELECT 1) TO STDOUT").expect("queued");
+        push(&mut s, b'H', &[1, 0, 0]);
+        run(&mut s, &mut op).expect("started");
+        assert!(s.stream_cancellable());
+        push(&mut s, b'd', b"abc");
+        run(&mut s, &mut CopyOut::default()).expect("data");
+        assert!(s.stream_cancellable());
+        push(&mut s, b'E', b"SERROR\0C57014\0Mcanceled\0\0");
+        assert!(s.next_message().expect("held").is_none());
+        assert!(!s.stream_cancellable(), "its statement has failed");
     }
 
     /// Rows that match the description pass, block by block.

@@ -1,0 +1,316 @@
+//! Dropped and timed-out async futures (issue 18, defect 4): an insert
+//! whose future is dropped at any await point before its COMMIT went out
+//! stores nothing, and every dropped insert or read leaves the connection
+//! usable and idle for the next call.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_util::future::LocalBoxFuture;
+use hyperdb_api::arrow_array::{Int32Array, Int64Array, RecordBatch};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{
+    AsyncArrowInserter, AsyncChunkSender, AsyncConnection, AsyncInserter, InsertChunk,
+    InsertFormat, TableDefinition, TransactionStatus,
+};
+
+use crate::common::{async_db_with_table, connect_async, temp_dir};
+use crate::insert::FORMATS;
+
+fn table() -> TableDefinition {
+    TableDefinition::new("t")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("v", SqlType::BigInt)
+}
+
+async fn count(c: &mut AsyncConnection) -> i64 {
+    c.query_scalar("SELECT count(*) FROM t").await.unwrap()
+}
+
+/// After a dropped insert: nothing stored, no transaction left open, and
+/// the next insert commits as usual.
+async fn assert_nothing_stored_and_usable(c: &mut AsyncConnection, what: &str) {
+    assert_eq!(count(c).await, 0, "{what}: rows of the dropped insert");
+    assert_eq!(
+        c.transaction_status(),
+        TransactionStatus::Idle,
+        "{what}: a transaction was left open"
+    );
+    let mut ins = AsyncInserter::new(c, &table()).await.unwrap();
+    ins.add_row(&[&7i32, &Some(7i64)]).await.unwrap();
+    assert_eq!(ins.execute().await.unwrap(), 1, "{what}");
+    assert_eq!(count(c).await, 1, "{what}: the next insert");
+    c.execute_command("DELETE FROM t").await.unwrap();
+}
+
+/// Polls `fut` until it is ready or has returned `Pending` `pendings`
+/// times, then drops it: a drop at exactly that await point.
+async fn run_for<F: Future>(fut: F, pendings: usize) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut seen = 0;
+    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+        Poll::Ready(out) => Poll::Ready(Some(out)),
+        Poll::Pending => {
+            seen += 1;
+            if seen >= pendings {
+                Poll::Ready(None)
+            } else {
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}
+
+const ROWS: i32 = 1_000_000;
+
+/// The issue's case: a timeout around an insert. Before, the insert never
+/// yielded until its CopyDone, the timeout dropped `execute()` while it
+/// waited for the COPY's reply, and the rows sat in the insert's own
+/// transaction, left open.
+#[tokio::test]
+async fn an_insert_that_times_out_stores_nothing() {
+    for format in FORMATS {
+        let dir = temp_dir();
+        let mut c = async_db_with_table(&dir, "timeout.hyper", &table()).await;
+        let mut ins = AsyncInserter::with_format(&mut c, &table(), format)
+            .await
+            .unwrap();
+        let insert = async move {
+            for i in 0..ROWS {
+                ins.add_row(&[&i, &Some(i64::from(i))]).await?;
+            }
+            ins.execute().await
+        };
+        let outcome = tokio::time::timeout(Duration::from_millis(1), insert).await;
+        assert!(outcome.is_err(), "{format:?}: 1M rows within 1 ms");
+        assert_nothing_stored_and_usable(&mut c, &format!("{format:?}")).await;
+    }
+}
+
+/// Another branch of a `select!` wins: the insert future is dropped
+/// mid-way (it yields, so the other branch gets its turn).
+#[tokio::test]
+async fn an_insert_that_loses_a_select_stores_nothing() {
+    let dir = temp_dir();
+    let mut c = async_db_with_table(&dir, "select.hyper", &table()).await;
+    let insert = async {
+        let mut ins = AsyncInserter::new(&mut c, &table()).await?;
+        for i in 0..ROWS {
+            ins.add_row(&[&i, &None::<i64>]).await?;
+        }
+        ins.execute().await
+    };
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    // Fires once the insert has yielded to this task a few times.
+    let other = tokio::spawn(async move {
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        let _ = done_tx.send(());
+    });
+    tokio::select! {
+        biased;
+        res = insert => panic!("the insert finished first: {res:?}"),
+        _ = done_rx => {}
+    }
+    other.await.unwrap();
+    assert_nothing_stored_and_usable(&mut c, "select").await;
+}
+
+/// `execute()` dropped at its first await: the COPY is ending (CopyDone
+/// sent, its reply awaited) and no COMMIT has gone out. Before, the rows
+/// were left in the insert's open transaction, which the session's next
+/// statements then ran in.
+#[tokio::test]
+async fn execute_dropped_while_the_copy_ends_stores_nothing() {
+    let dir = temp_dir();
+    let mut c = async_db_with_table(&dir, "ending.hyper", &table()).await;
+    for format in FORMATS {
+        let mut ins = AsyncInserter::with_format(&mut c, &table(), format)
+            .await
+            .unwrap();
+        for i in 0..200_000 {
+            ins.add_row(&[&i, &Some(1i64)]).await.unwrap();
+        }
+        assert!(run_for(ins.execute(), 1).await.is_none(), "{format:?}");
+        assert_nothing_stored_and_usable(&mut c, &format!("{format:?}")).await;
+    }
+    let mut ins = AsyncArrowInserter::new(&mut c, &table()).await.unwrap();
+    ins.insert_batch(&batch(0, 200_000)).await.unwrap();
+    assert!(run_for(ins.finish(), 1).await.is_none());
+    assert_nothing_stored_and_usable(&mut c, "AsyncArrowInserter").await;
+    let mut sender = AsyncChunkSender::new(&mut c, &table()).await.unwrap();
+    let mut chunk = InsertChunk::new(&table()).unwrap();
+    for i in 0..200_000 {
+        chunk.add_row(&[&i, &None::<i64>]).unwrap();
+    }
+    sender.send(&mut chunk).await.unwrap();
+    assert!(run_for(sender.execute(), 1).await.is_none());
+    assert_nothing_stored_and_usable(&mut c, "AsyncChunkSender").await;
+}
+
+fn batch(from: i32, rows: i32) -> RecordBatch {
+    RecordBatch::try_new(
+        Arc::new(hyperdb_api::arrow::arrow_schema(&table()).unwrap()),
+        vec![
+            Arc::new(Int32Array::from_iter_values(from..from + rows)),
+            Arc::new(Int64Array::from_iter_values(
+                (from..from + rows).map(i64::from),
+            )),
+        ],
+    )
+    .unwrap()
+}
+
+/// Drops a whole insert (start, rows, end) at each of its await points in
+/// turn, until one run completes. Each drop before the COMMIT went out
+/// stores nothing. Dropped while awaiting the COMMIT's reply, the COMMIT
+/// is the server's (the rows are stored): that is the last await point, so
+/// once a drop left the rows stored, every later one does too or the
+/// insert completes. Every drop leaves the connection idle and usable.
+#[tokio::test]
+async fn an_insert_dropped_at_any_await_point_stores_nothing_before_its_commit() {
+    let dir = temp_dir();
+    let mut c = async_db_with_table(&dir, "every.hyper", &table()).await;
+    for format in FORMATS {
+        every_await_point(&mut c, "AsyncInserter", format, rows_insert).await;
+    }
+    let arrow = InsertFormat::ArrowStream;
+    every_await_point(&mut c, "AsyncArrowInserter", arrow, batch_insert).await;
+}
+
+/// A whole insert of 100 rows, as one future.
+type Insert = for<'c> fn(&'c mut AsyncConnection, InsertFormat) -> LocalBoxFuture<'c, hyperdb_api::Result<u64>>;
+
+fn rows_insert(c: &mut AsyncConnection, format: InsertFormat) -> LocalBoxFuture<'_, hyperdb_api::Result<u64>> {
+    Box::pin(async move {
+        let mut ins = AsyncInserter::with_format(c, &table(), format).await?;
+        for i in 0..100 {
+            ins.add_row(&[&i, &None::<i64>]).await?;
+        }
+        ins.execute().await
+    })
+}
+
+fn batch_insert(c: &mut AsyncConnection, _: InsertFormat) -> LocalBoxFuture<'_, hyperdb_api::Result<u64>> {
+    Box::pin(async move {
+        let mut ins = AsyncArrowInserter::new(c, &table()).await?;
+        ins.insert_batch(&batch(0, 100)).await?;
+        ins.finish().await
+    })
+}
+
+async fn every_await_point(
+    c: &mut AsyncConnection,
+    name: &str,
+    format: InsertFormat,
+    insert: Insert,
+) {
+    let what = format!("{name} {format:?}");
+    let mut committed_at = None;
+    for k in 1.. {
+        assert!(k < 1_000, "{what}: still not done after {k} await points");
+        let done = run_for(insert(c, format), k).await;
+        if let Some(res) = done {
+            assert_eq!(res.unwrap(), 100, "{what}");
+            assert_eq!(count(c).await, 100, "{what}");
+            c.execute_command("DELETE FROM t").await.unwrap();
+            return;
+        }
+        let n: i64 = c
+            .query_scalar("SELECT count(*) FROM t")
+            .await
+            .unwrap_or_else(|e| { let log = hyperdb_api_core::DBG.lock().unwrap().join("\n"); panic!("{what}: dropped at await point {k}, then: {e}\nLOG:\n{log}") });
+        hyperdb_api_core::DBG.lock().unwrap().clear();
+        assert_eq!(c.transaction_status(), TransactionStatus::Idle, "{what}");
+        match (n, committed_at) {
+            (0, None) => {}
+            (100, _) => {
+                committed_at.get_or_insert(k);
+                c.execute_command("DELETE FROM t").await.unwrap();
+            }
+            (n, Some(at)) => panic!(
+                "{what}: dropped at await point {k}, {n} rows stored; \
+                 at {at} a drop already left the insert committed"
+            ),
+            (n, None) => panic!("{what}: dropped at await point {k}, {n} rows stored"),
+        }
+    }
+}
+
+const BIG: &str = "SELECT i::BIGINT FROM generate_series(1, 50000000) g(i)";
+
+/// Reads whose futures time out or lose a `select!`, on every async read
+/// path: the connection answers the next query at once and correctly.
+#[tokio::test]
+async fn reads_that_time_out_or_are_dropped_leave_the_connection_usable() {
+    let dir = temp_dir();
+    let mut c = connect_async(&dir, "reads.hyper").await;
+    for path in 0..4 {
+        let read = async {
+            let mut n = 0u64;
+            let res: hyperdb_api::Result<()> = async {
+            match path {
+                0 => {
+                    let mut rows = c.execute_query(BIG).await?;
+                    while let Some(row) = rows.next_row().await {
+                        row?;
+                        n += 1;
+                    }
+                }
+                1 => {
+                    let mut rows = c.execute_query_params(BIG, &[]).await?;
+                    while let Some(row) = rows.next_as::<(i64,)>().await {
+                        row?;
+                        n += 1;
+                    }
+                }
+                2 => {
+                    let mut batches = c.query_arrow(BIG).await?;
+                    while let Some(b) = batches.next().await {
+                        n += b?.num_rows() as u64;
+                    }
+                }
+                _ => {
+                    let mut chunks = c.query_arrow_ipc(BIG).await?;
+                    while let Some(chunk) = chunks.next().await {
+                        n += chunk?.len() as u64;
+                    }
+                }
+            }
+            Ok(())
+            }
+            .await;
+            res.map(|()| n)
+        };
+        let outcome = tokio::time::timeout(Duration::from_millis(20), read).await;
+        assert!(outcome.is_err(), "path {path}: 50M rows within 20 ms");
+        let sum: i64 = c
+            .query_scalar("SELECT sum(i) FROM generate_series(1, 1000) g(i)")
+            .await
+            .unwrap();
+        assert_eq!(sum, 500_500, "path {path}");
+        assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+    }
+    // Lost a select! to another branch after the first rows.
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let read = async {
+        let mut rows = c.execute_query_params(BIG, &[]).await.unwrap();
+        let mut tx = Some(tx);
+        while let Some(row) = rows.next_row().await {
+            row.unwrap();
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(());
+            }
+        }
+    };
+    tokio::select! {
+        biased;
+        () = read => panic!("50M rows read before the other branch ran"),
+        _ = rx => {}
+    }
+    assert_eq!(c.query_scalar::<i32>("SELECT 42").await.unwrap(), 42);
+}
