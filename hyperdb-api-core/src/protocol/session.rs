@@ -10,6 +10,7 @@ use bytes::{Buf, BufMut, BytesMut};
 
 use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::backend::{self, Message, TransactionStatus};
+use crate::protocol::statements::Statements;
 use crate::protocol::Limits;
 
 /// Where a large COPY OUT payload starts (Arrow needs 8; i128 wants 16).
@@ -90,6 +91,7 @@ pub struct Session {
     /// A COPY OUT is being read: large `CopyData` payloads are received
     /// aligned (see [`Session::prepare_read`]).
     copy_out: bool,
+    statements: Statements,
 }
 
 impl fmt::Debug for Session {
@@ -126,7 +128,36 @@ impl Session {
             backend_key: None,
             notices: notices.unwrap_or_else(default_notice_handler),
             copy_out: false,
+            statements: Statements::new(0),
         }
+    }
+
+    /// Sets how many statements the `*_params` cache keeps (0: off).
+    pub fn with_statement_cache(mut self, capacity: usize) -> Session {
+        self.statements = Statements::new(capacity);
+        self
+    }
+
+    /// Named statements: the cache, queued closes, names.
+    pub fn statements(&mut self) -> &mut Statements {
+        &mut self.statements
+    }
+
+    /// Where dropped statement handles queue their `Close` (a clone of the
+    /// session's queue).
+    pub fn close_queue(&self) -> crate::protocol::CloseQueue {
+        self.statements.close_queue().clone()
+    }
+
+    /// This session's id, unique in the process (see [`Statements::session_id`]).
+    pub fn session_id(&self) -> u64 {
+        self.statements.session_id()
+    }
+
+    /// Appends a `Close` for every statement queued for closing; extended
+    /// requests call it first, so the closes share their `Sync`.
+    pub(crate) fn write_queued_closes(&mut self) -> Result<()> {
+        self.statements.write_closes(&mut self.write)
     }
 
     /// Readies the receive buffer for the next read and returns how many
@@ -337,6 +368,10 @@ impl Session {
                 Message::CopyOutResponse(_) => {
                     self.copy_out = true;
                     return Ok(Some(msg));
+                }
+                Message::CommandComplete(tag) => {
+                    self.statements.note_command(&tag);
+                    return Ok(Some(Message::CommandComplete(tag)));
                 }
                 other => return Ok(Some(other)),
             }
