@@ -253,7 +253,8 @@ impl Error {
     /// A prepared statement's rows no longer have the shape it was
     /// described with: hyperd re-plans a named statement against the
     /// current catalog when it runs, but describes it as first planned. The
-    /// rows were discarded and the connection is idle; SQLSTATE 0A000 and
+    /// statement ran (a write took effect), its rows were discarded, and
+    /// the connection is idle; SQLSTATE 0A000 and
     /// the message PostgreSQL gives for the same case.
     pub fn stale_statement(statement: &str, described: Option<usize>, sent: usize) -> Error {
         let described = match described {
@@ -266,7 +267,8 @@ impl Error {
         );
         db.detail = Some(format!(
             "statement `{statement}` was described with {described}, but hyperd sent rows of \
-             {sent} fields: a table it reads changed since it was prepared"
+             {sent} fields: a table it reads changed since it was prepared; it ran, and \
+             its rows were discarded"
         ));
         db.hint = Some("prepare the statement again".to_owned());
         Error::server(db)

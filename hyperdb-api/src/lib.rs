@@ -24,6 +24,7 @@ pub mod arrow;
 #[cfg(feature = "async")]
 mod async_connection;
 mod catalog;
+mod conn_string;
 mod connection;
 pub mod error;
 pub mod escape;
@@ -36,6 +37,7 @@ mod options;
 mod params;
 mod process;
 mod rows;
+mod statement;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
 mod table_definition;
@@ -67,6 +69,7 @@ pub use shared::{
     CancelToken, ConnectionGuard, InsertPiece, InsertSink, Place, ResultStream, SharedConnection,
     StreamCanceller,
 };
+pub use statement::{Statement, ToStatement};
 pub use table_definition::{ColumnDefinition, TableDefinition};
 pub use transaction::Transaction;
 pub use value::Value;

@@ -18,6 +18,8 @@ mod insert_arrow_range;
 mod insert_definition;
 mod interop;
 mod params;
+mod prepared;
+mod prepared_cache;
 mod process;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
