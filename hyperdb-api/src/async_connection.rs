@@ -16,10 +16,10 @@ use crate::error::Result;
 use crate::from_row::FromRow;
 use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
-use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
 use crate::rows::{
     fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
 };
+use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
 
 /// An async connection to hyperd.
 ///

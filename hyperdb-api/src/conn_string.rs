@@ -59,12 +59,12 @@ fn bad(part: &str, message: impl Into<String>) -> Error {
 }
 
 fn parse(s: &str) -> Result<ConnectOptions> {
-    let rest = s.strip_prefix("hyper://").ok_or_else(|| {
-        match s.split_once("://") {
+    let rest = s
+        .strip_prefix("hyper://")
+        .ok_or_else(|| match s.split_once("://") {
             Some((scheme, _)) => bad("scheme", format!("`{scheme}://`; expected `hyper://`")),
             None => bad("scheme", "missing; the string must start with `hyper://`"),
-        }
-    })?;
+        })?;
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = match rest.find('/') {
         Some(at) => rest.split_at(at),
@@ -94,9 +94,9 @@ fn parse(s: &str) -> Result<ConnectOptions> {
     let mut create_mode = CreateMode::DoNotCreate;
     let mut settings: Vec<Box<dyn FnOnce(ConnectOptions) -> ConnectOptions>> = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, raw) = pair.split_once('=').ok_or_else(|| {
-            bad("query", format!("`{pair}` has no `=`; expected key=value"))
-        })?;
+        let (key, raw) = pair
+            .split_once('=')
+            .ok_or_else(|| bad("query", format!("`{pair}` has no `=`; expected key=value")))?;
         let key = decode("query key", key)?;
         let value = decode(&key, raw);
         let value = if key == "password" {
@@ -124,7 +124,10 @@ fn parse(s: &str) -> Result<ConnectOptions> {
             }
             "statement_cache_capacity" => {
                 let n = value.parse::<usize>().map_err(|_| {
-                    bad(&key, format!("`{value}` is not a count (0 turns the cache off)"))
+                    bad(
+                        &key,
+                        format!("`{value}` is not a count (0 turns the cache off)"),
+                    )
                 })?;
                 settings.push(Box::new(move |o| o.with_statement_cache_capacity(n)));
             }
@@ -154,7 +157,8 @@ fn parse(s: &str) -> Result<ConnectOptions> {
             },
         }
     }
-    let host = host.ok_or_else(|| bad("host", "missing: give host:port, or ?host=/path/to/socket"))?;
+    let host =
+        host.ok_or_else(|| bad("host", "missing: give host:port, or ?host=/path/to/socket"))?;
     let mut opts = ConnectOptions::new(parse_endpoint(&host)?);
     if let Some(db) = database {
         opts = opts.with_database(db, create_mode);
@@ -272,11 +276,15 @@ fn decode(part: &str, s: &str) -> Result<String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| {
-                let shown: String = s[i..].chars().take(3).collect();
-                bad(part, format!("bad percent-escape `{shown}` in `{s}`"))
-            })?;
+            let hex = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            let byte = hex
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| {
+                    let shown: String = s[i..].chars().take(3).collect();
+                    bad(part, format!("bad percent-escape `{shown}` in `{s}`"))
+                })?;
             out.push(byte);
             i += 3;
         } else {
@@ -298,10 +306,7 @@ mod tests {
 
     fn error(s: &str) -> String {
         let e = s.parse::<ConnectOptions>().expect_err(s);
-        assert!(
-            matches!(e, Error::InvalidArgument { .. }),
-            "{s}: {e:?}"
-        );
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{s}: {e:?}");
         e.to_string()
     }
 
@@ -326,7 +331,10 @@ mod tests {
             AuthMethods::SCRAM_SHA_256 | AuthMethods::TRUST
         );
         let shown = format!("{o:?}");
-        assert!(!shown.contains("p@ss:w") && shown.contains("redacted"), "{shown}");
+        assert!(
+            !shown.contains("p@ss:w") && shown.contains("redacted"),
+            "{shown}"
+        );
         assert!(shown.contains("lc_time"), "{shown}");
     }
 
@@ -372,13 +380,29 @@ mod tests {
             ("hyper://h:x1", "port", "x1"),
             ("hyper://:5", "host", "empty"),
             ("hyper://[::1/x", "host", "[::1"),
-            ("hyper://h:1?create_mode=sometimes&database=/x", "create_mode", "sometimes"),
-            ("hyper://h:1?create_mode=create", "create_mode", "without a database"),
+            (
+                "hyper://h:1?create_mode=sometimes&database=/x",
+                "create_mode",
+                "sometimes",
+            ),
+            (
+                "hyper://h:1?create_mode=create",
+                "create_mode",
+                "without a database",
+            ),
             ("hyper://h:1?query_timeout=soon", "query_timeout", "soon"),
             ("hyper://h:1?connect_timeout=-1", "connect_timeout", "-1"),
             ("hyper://h:1?keepalive=1h", "keepalive", "1h"),
-            ("hyper://h:1?statement_cache_capacity=-3", "statement_cache_capacity", "-3"),
-            ("hyper://h:1?require_auth=kerberos", "require_auth", "kerberos"),
+            (
+                "hyper://h:1?statement_cache_capacity=-3",
+                "statement_cache_capacity",
+                "-3",
+            ),
+            (
+                "hyper://h:1?require_auth=kerberos",
+                "require_auth",
+                "kerberos",
+            ),
             ("hyper://h:1?colour=blue", "query", "colour"),
             ("hyper://h:1?set.=x", "query", "set."),
             ("hyper://h:1?justakey", "query", "justakey"),
@@ -388,7 +412,10 @@ mod tests {
             ("hyper://@h:1", "user", "empty"),
         ] {
             let e = error(s);
-            assert!(e.contains(&format!("connection string: {part}")), "{s}: {e}");
+            assert!(
+                e.contains(&format!("connection string: {part}")),
+                "{s}: {e}"
+            );
             assert!(e.contains(shows), "{s}: {e}");
         }
     }

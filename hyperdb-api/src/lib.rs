@@ -37,9 +37,9 @@ mod options;
 mod params;
 mod process;
 mod rows;
-mod statement;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
+mod statement;
 mod table_definition;
 mod transaction;
 mod value;

@@ -22,7 +22,8 @@ pub use session::{
 };
 pub(crate) use statements::retry_after;
 pub use statements::{
-    keeps_catalog, reads_only, CachedStatement, CloseQueue, StatementCache, StatementDescription, Statements,
+    keeps_catalog, reads_only, CachedStatement, CloseQueue, StatementCache, StatementDescription,
+    Statements,
 };
 
 /// Caps on what the server may make us buffer.

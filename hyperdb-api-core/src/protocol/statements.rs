@@ -42,7 +42,10 @@ pub struct CloseQueue(Arc<Mutex<Vec<String>>>);
 impl CloseQueue {
     /// Queues `Close Statement name`.
     pub fn push(&self, name: String) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(name);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(name);
     }
 
     /// Takes every queued name.
@@ -176,17 +179,16 @@ impl Statements {
 pub(crate) fn retry_after(e: &Error, sql: &str) -> Option<bool> {
     let db = e.db_error()?;
     let code = db.code?;
-    if code == SqlState::T_R_SERIALIZATION_FAILURE || code == SqlState::INVALID_SQL_STATEMENT_NAME
-    {
+    if code == SqlState::T_R_SERIALIZATION_FAILURE || code == SqlState::INVALID_SQL_STATEMENT_NAME {
         // Refused before anything ran ("the referenced schema object is
         // no longer valid", or the statement is gone).
         return Some(true);
     }
-    if code == SqlState::SYNTAX_ERROR && db.message.starts_with("unrecognized prepared statement")
-    {
+    if code == SqlState::SYNTAX_ERROR && db.message.starts_with("unrecognized prepared statement") {
         return Some(true);
     }
-    if code == SqlState::FEATURE_NOT_SUPPORTED && db.message == "cached plan must not change result type"
+    if code == SqlState::FEATURE_NOT_SUPPORTED
+        && db.message == "cached plan must not change result type"
     {
         // The statement ran: run it again only if that changes nothing.
         return Some(reads_only(sql));
@@ -385,10 +387,20 @@ mod tests {
     #[test]
     fn hits_by_text_and_parameter_types() {
         let mut c = StatementCache::new(4);
-        assert!(c.insert("SELECT $1", &[23], "c1".into(), col("a")).is_empty());
-        assert!(c.insert("SELECT $1", &[20], "c2".into(), col("b")).is_empty());
-        assert_eq!(c.get("SELECT $1", &[23]).map(|e| e.name.as_str()), Some("c1"));
-        assert_eq!(c.get("SELECT $1", &[20]).map(|e| e.name.as_str()), Some("c2"));
+        assert!(c
+            .insert("SELECT $1", &[23], "c1".into(), col("a"))
+            .is_empty());
+        assert!(c
+            .insert("SELECT $1", &[20], "c2".into(), col("b"))
+            .is_empty());
+        assert_eq!(
+            c.get("SELECT $1", &[23]).map(|e| e.name.as_str()),
+            Some("c1")
+        );
+        assert_eq!(
+            c.get("SELECT $1", &[20]).map(|e| e.name.as_str()),
+            Some("c2")
+        );
         assert!(c.get("SELECT $1", &[25]).is_none());
         assert!(c.get("SELECT $2", &[23]).is_none());
         assert_eq!(c.len(), 2);
@@ -436,37 +448,78 @@ mod tests {
 
     #[test]
     fn catalog_changing_tags() {
-        for keeps in ["SELECT 1", "INSERT 0 5", "UPDATE 2", "DELETE 0", "COPY 7", "BEGIN", "COMMIT", "ROLLBACK"] {
+        for keeps in [
+            "SELECT 1",
+            "INSERT 0 5",
+            "UPDATE 2",
+            "DELETE 0",
+            "COPY 7",
+            "BEGIN",
+            "COMMIT",
+            "ROLLBACK",
+        ] {
             assert!(keeps_catalog(keeps), "{keeps}");
         }
-        for changes in ["CREATE TABLE", "DROP TABLE", "ALTER TABLE", "SET", "ATTACH DATABASE", "DETACH DATABASE", "CREATE SCHEMA", "TRUNCATE TABLE", ""] {
+        for changes in [
+            "CREATE TABLE",
+            "DROP TABLE",
+            "ALTER TABLE",
+            "SET",
+            "ATTACH DATABASE",
+            "DETACH DATABASE",
+            "CREATE SCHEMA",
+            "TRUNCATE TABLE",
+            "",
+        ] {
             assert!(!keeps_catalog(changes), "{changes}");
         }
     }
 
     #[test]
     fn read_only_statements() {
-        for sql in ["SELECT 1", "  select v FROM t", "(SELECT 1) UNION (SELECT 2)", "VALUES (1)", "TABLE t", "show x"] {
+        for sql in [
+            "SELECT 1",
+            "  select v FROM t",
+            "(SELECT 1) UNION (SELECT 2)",
+            "VALUES (1)",
+            "TABLE t",
+            "show x",
+        ] {
             assert!(reads_only(sql), "{sql}");
         }
-        for sql in ["INSERT INTO t SELECT 1", "WITH x AS (SELECT 1) SELECT * FROM x", "-- c\nSELECT 1", "", "SELECTED"] {
+        for sql in [
+            "INSERT INTO t SELECT 1",
+            "WITH x AS (SELECT 1) SELECT * FROM x",
+            "-- c\nSELECT 1",
+            "",
+            "SELECTED",
+        ] {
             assert!(!reads_only(sql), "{sql}");
         }
     }
 
     #[test]
     fn which_errors_forget_or_retry_a_cached_statement() {
-        let err = |code: &str, msg: &str| Error::server(crate::error::DbError::new(SqlState::from_code(code), msg));
+        let err = |code: &str, msg: &str| {
+            Error::server(crate::error::DbError::new(SqlState::from_code(code), msg))
+        };
         let gone = err("40001", "The referenced schema object is no longer valid");
         assert_eq!(retry_after(&gone, "INSERT INTO t VALUES ($1)"), Some(true));
         let lost = err("42601", "unrecognized prepared statement 'c1'");
         assert_eq!(retry_after(&lost, "SELECT 1"), Some(true));
         let stale = Error::stale_statement("c1", Some(2), 3);
         assert_eq!(retry_after(&stale, "SELECT * FROM t"), Some(true));
-        assert_eq!(retry_after(&stale, "INSERT INTO t SELECT 1 RETURNING *"), Some(false));
+        assert_eq!(
+            retry_after(&stale, "INSERT INTO t SELECT 1 RETURNING *"),
+            Some(false)
+        );
         let dropped = err("42P01", "table \"t\" does not exist");
         assert_eq!(retry_after(&dropped, "SELECT 1"), Some(false));
-        for kept in [err("22012", "division by zero"), err("25P02", "aborted"), err("57014", "canceled")] {
+        for kept in [
+            err("22012", "division by zero"),
+            err("25P02", "aborted"),
+            err("57014", "canceled"),
+        ] {
             assert_eq!(retry_after(&kept, "SELECT 1"), None);
         }
         assert_eq!(retry_after(&Error::closed("gone"), "SELECT 1"), None);

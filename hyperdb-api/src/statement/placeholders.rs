@@ -17,13 +17,18 @@ pub(crate) fn placeholder_count(sql: &str) -> usize {
             }
             b'"' => i = skip_quoted(b, i + 1, b'"', false),
             b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |n| i + n + 1);
+                i = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |n| i + n + 1);
             }
             b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i + 2),
             b'$' if !ident_before(b, i) => {
                 let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
                 if digits > 0 {
-                    let n = sql[i + 1..i + 1 + digits].parse::<usize>().unwrap_or(usize::MAX);
+                    let n = sql[i + 1..i + 1 + digits]
+                        .parse::<usize>()
+                        .unwrap_or(usize::MAX);
                     max = max.max(n);
                     i += 1 + digits;
                 } else {
@@ -38,7 +43,11 @@ pub(crate) fn placeholder_count(sql: &str) -> usize {
 
 /// Whether the byte before `at` continues an identifier.
 fn ident_before(b: &[u8], at: usize) -> bool {
-    at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b'$' || b[at - 1] >= 0x80)
+    at > 0
+        && (b[at - 1].is_ascii_alphanumeric()
+            || b[at - 1] == b'_'
+            || b[at - 1] == b'$'
+            || b[at - 1] >= 0x80)
 }
 
 /// Past the closing `quote` of a literal starting at `i`; a doubled quote

@@ -20,8 +20,14 @@ fn a_statement_runs_many_times_with_other_parameters() {
     let dir = temp_dir();
     let mut c = connect(&dir, "p.hyper");
     people(&mut c);
-    let lookup = c.prepare("SELECT name, id FROM people WHERE id = $1").unwrap();
-    assert_eq!(lookup.params(), &[None], "hyperd reports undeclared types as 0");
+    let lookup = c
+        .prepare("SELECT name, id FROM people WHERE id = $1")
+        .unwrap();
+    assert_eq!(
+        lookup.params(),
+        &[None],
+        "hyperd reports undeclared types as 0"
+    );
     let columns: Vec<_> = lookup
         .columns()
         .iter()
@@ -60,21 +66,28 @@ fn a_statement_runs_many_times_with_other_parameters() {
         .unwrap();
     assert_eq!(rows, vec![("p12".to_owned(),)]);
     assert_eq!(
-        c.execute("DELETE FROM people WHERE id > $1", &[&11]).unwrap(),
+        c.execute("DELETE FROM people WHERE id > $1", &[&11])
+            .unwrap(),
         3
     );
 }
 
 #[test]
 fn declared_types_are_reported_and_checked() {
-    let mut c = Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
+    let mut c =
+        Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
     let s = c
         .prepare_typed("SELECT $1 + 1, $2", &[SqlType::BigInt])
         .unwrap();
     assert_eq!(s.params(), &[Some(SqlType::BigInt), None]);
     assert_eq!(s.columns()[0].sql_type(), Some(&SqlType::BigInt));
     // A narrower integer binds to a wider one.
-    let row = c.query(&s, &[&41i32, &"x"]).unwrap().next().unwrap().unwrap();
+    let row = c
+        .query(&s, &[&41i32, &"x"])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
     assert_eq!(row.try_get::<i64>(0).unwrap(), 42);
     // Refused before anything is sent, the connection untouched.
     let wrong = c.query(&s, &[&"41", &"x"]).unwrap_err();
@@ -82,22 +95,36 @@ fn declared_types_are_reported_and_checked() {
     assert!(wrong.to_string().contains("parameter $1"), "{wrong}");
     assert!(wrong.to_string().contains("BIGINT"), "{wrong}");
     let count = c.query(&s, &[&1i64]).unwrap_err();
-    assert!(count.to_string().contains("2 parameter(s), 1 value(s)"), "{count}");
+    assert!(
+        count.to_string().contains("2 parameter(s), 1 value(s)"),
+        "{count}"
+    );
     let too_many = c.prepare_typed("SELECT $1", &[SqlType::Int, SqlType::Int]);
     assert!(matches!(too_many, Err(Error::InvalidArgument { .. })));
     // hyperd's own refusals come back as server errors, connection usable.
-    let bad = c.prepare("SELECT * FROM no_such_table WHERE x = $1").unwrap_err();
+    let bad = c
+        .prepare("SELECT * FROM no_such_table WHERE x = $1")
+        .unwrap_err();
     assert_eq!(bad.sqlstate(), "42P01");
     let int = c.prepare_typed("SELECT $1", &[SqlType::Int]).unwrap();
-    let ok: i32 = c.query(&int, &[&7i16]).unwrap().next().unwrap().unwrap().try_get(0).unwrap();
+    let ok: i32 = c
+        .query(&int, &[&7i16])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert_eq!(ok, 7);
     c.ping().unwrap();
 }
 
 #[test]
 fn a_statement_belongs_to_its_connection() {
-    let mut a = Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
-    let mut b = Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
+    let mut a =
+        Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
+    let mut b =
+        Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap();
     let s = a.prepare("SELECT $1::int").unwrap();
     let e = b.query(&s, &[&1]).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
@@ -120,7 +147,14 @@ fn statements_live_across_transactions_and_survive_a_failed_one() {
     let aborted = tx.query(&s, &[&1]).unwrap_err();
     assert_eq!(aborted.sqlstate(), "25P02");
     drop(tx);
-    let name: String = c.query(&s, &[&1]).unwrap().next().unwrap().unwrap().try_get(0).unwrap();
+    let name: String = c
+        .query(&s, &[&1])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .try_get(0)
+        .unwrap();
     assert_eq!(name, "ada");
 }
 
@@ -137,9 +171,16 @@ fn rows_of_another_shape_than_described_are_an_error_not_garbage() {
         .unwrap();
     let e = c.query(&all, &[&1]).unwrap_err();
     assert_eq!(e.sqlstate(), "0A000", "{e}");
-    assert!(e.to_string().contains("cached plan must not change result type"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("cached plan must not change result type"),
+        "{e}"
+    );
     let detail = e.db_error().unwrap().detail.clone().unwrap();
-    assert!(detail.contains("2 result columns") && detail.contains("3 fields"), "{detail}");
+    assert!(
+        detail.contains("2 result columns") && detail.contains("3 fields"),
+        "{detail}"
+    );
     // The connection is idle and usable; prepared again, it fits.
     c.ping().unwrap();
     let all = c.prepare("SELECT * FROM people WHERE id = $1").unwrap();
@@ -152,7 +193,8 @@ fn rows_of_another_shape_than_described_are_an_error_not_garbage() {
 fn ping_answers_while_the_server_lives_and_fails_once_it_is_gone() {
     within(Duration::from_secs(60), || {
         let hyper = hyperdb_api::HyperProcess::start().unwrap();
-        let mut c = Connection::connect_with(&ConnectOptions::new(hyper.endpoint().clone())).unwrap();
+        let mut c =
+            Connection::connect_with(&ConnectOptions::new(hyper.endpoint().clone())).unwrap();
         for _ in 0..3 {
             c.ping().unwrap();
         }
@@ -160,9 +202,14 @@ fn ping_answers_while_the_server_lives_and_fails_once_it_is_gone() {
         tx.ping().unwrap();
         drop(tx);
         c.ping().unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let mut a = rt
-            .block_on(AsyncConnection::connect_with(&ConnectOptions::new(hyper.endpoint().clone())))
+            .block_on(AsyncConnection::connect_with(&ConnectOptions::new(
+                hyper.endpoint().clone(),
+            )))
             .unwrap();
         rt.block_on(a.ping()).unwrap();
         kill(hyper.pid());
@@ -202,13 +249,24 @@ fn a_connection_string_connects() {
     c.close().unwrap();
     assert!(path.exists());
     // Unix socket, by `host=`.
-    let unix = crate::common::unix_server().endpoint().unix_path().unwrap().to_owned();
-    let url = format!("hyper://{}?host={}", path.to_str().unwrap().replace(' ', "%20"), unix.display());
+    let unix = crate::common::unix_server()
+        .endpoint()
+        .unix_path()
+        .unwrap()
+        .to_owned();
+    let url = format!(
+        "hyper://{}?host={}",
+        path.to_str().unwrap().replace(' ', "%20"),
+        unix.display()
+    );
     let mut c = Connection::connect_with(&url.parse().unwrap()).unwrap();
     let n: i64 = c.query_scalar("SELECT count(*) FROM t").unwrap();
     assert_eq!(n, 1);
     // Well-formed but wrong: the server's error.
-    let url = format!("hyper://{host}:{port}/{}/missing.hyper", dir.path().display());
+    let url = format!(
+        "hyper://{host}:{port}/{}/missing.hyper",
+        dir.path().display()
+    );
     let e = Connection::connect_with(&url.parse().unwrap()).unwrap_err();
     assert!(e.code().is_some(), "{e}");
 }
@@ -243,27 +301,41 @@ fn connections_to_hyperd_have_keepalive_on() {
         &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(sync_idle)),
     )
     .unwrap();
-    assert_eq!(sockets_with_keepalive(sync_idle), vec![(Duration::from_secs(10), 3)]);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    assert_eq!(
+        sockets_with_keepalive(sync_idle),
+        vec![(Duration::from_secs(10), 3)]
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let async_idle = Duration::from_secs(78);
     let a = rt
         .block_on(AsyncConnection::connect_with(
             &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(async_idle)),
         ))
         .unwrap();
-    assert_eq!(sockets_with_keepalive(async_idle), vec![(Duration::from_secs(10), 3)]);
+    assert_eq!(
+        sockets_with_keepalive(async_idle),
+        vec![(Duration::from_secs(10), 3)]
+    );
     drop(a);
     drop(c);
     // The default, read back from the options every connection uses.
     let default = ConnectOptions::new(server().endpoint().clone());
-    assert_eq!(default.config().socket_options().keepalive, Some(Duration::from_secs(60)));
+    assert_eq!(
+        default.config().socket_options().keepalive,
+        Some(Duration::from_secs(60))
+    );
 }
 
 #[tokio::test]
 async fn async_statements_are_send_and_static() {
     let dir = temp_dir();
     let mut c = connect_async(&dir, "a.hyper").await;
-    c.execute_command("CREATE TABLE t (id INT, v TEXT)").await.unwrap();
+    c.execute_command("CREATE TABLE t (id INT, v TEXT)")
+        .await
+        .unwrap();
     let insert = c.prepare("INSERT INTO t VALUES ($1, $2)").await.unwrap();
     let lookup: Statement = c
         .prepare_typed("SELECT v FROM t WHERE id = $1", &[SqlType::Int])
@@ -305,7 +377,10 @@ fn create_modes_in_strings_reach_the_server() {
         panic!("TCP")
     };
     let url = format!("hyper://{host}:{port}{}?create_mode=create", path.display());
-    Connection::connect_with(&url.parse().unwrap()).unwrap().close().unwrap();
+    Connection::connect_with(&url.parse().unwrap())
+        .unwrap()
+        .close()
+        .unwrap();
     // `create` again: the file exists now.
     let e = Connection::connect_with(&url.parse().unwrap()).unwrap_err();
     assert!(e.code().is_some(), "{e}");

@@ -30,7 +30,8 @@ impl Proxy {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
                 let upstream = TcpStream::connect((host.as_str(), port)).unwrap();
-                let (mut c_in, mut s_out) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+                let (mut c_in, mut s_out) =
+                    (client.try_clone().unwrap(), upstream.try_clone().unwrap());
                 let (mut s_in, mut c_out) = (upstream, client);
                 std::thread::spawn(move || std::io::copy(&mut s_in, &mut c_out));
                 let seen = seen.clone();
@@ -51,7 +52,8 @@ impl Proxy {
                                 break;
                             }
                             let at = header - 4;
-                            let len = i32::from_be_bytes(pending[at..at + 4].try_into().unwrap()) as usize;
+                            let len = i32::from_be_bytes(pending[at..at + 4].try_into().unwrap())
+                                as usize;
                             if pending.len() < at + len {
                                 break;
                             }
@@ -72,7 +74,12 @@ impl Proxy {
     }
 
     fn count(&self, tag: u8) -> usize {
-        self.tags.lock().unwrap().iter().filter(|&&t| t == tag).count()
+        self.tags
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&t| t == tag)
+            .count()
     }
 
     fn options(&self, dir: &tempfile::TempDir, file: &str) -> ConnectOptions {
@@ -126,7 +133,9 @@ fn repeats_bind_without_parse_and_the_cache_can_be_turned_off() {
 fn the_least_recently_used_statement_is_evicted_and_closed() {
     let dir = temp_dir();
     let proxy = Proxy::start();
-    let opts = proxy.options(&dir, "lru.hyper").with_statement_cache_capacity(2);
+    let opts = proxy
+        .options(&dir, "lru.hyper")
+        .with_statement_cache_capacity(2);
     let mut c = Connection::connect_with(&opts).unwrap();
     table(&mut c);
     let texts = [
@@ -175,7 +184,8 @@ fn ddl_on_this_connection_empties_the_cache() {
     // The same through the extended protocol, and a table dropped and made
     // again with other types.
     c.execute("DROP TABLE t", &[]).unwrap();
-    c.execute_command("CREATE TABLE t (id INT NOT NULL, v INT)").unwrap();
+    c.execute_command("CREATE TABLE t (id INT NOT NULL, v INT)")
+        .unwrap();
     c.execute_command("INSERT INTO t VALUES (1, 42)").unwrap();
     let row = c.query(star, &[&1]).unwrap().next().unwrap().unwrap();
     assert_eq!(row.try_get::<i32>(1).unwrap(), 42);
@@ -188,19 +198,28 @@ fn a_table_changed_by_another_session_is_prepared_again_transparently() {
     let mut c = Connection::connect_with(&proxy.options(&dir, "other.hyper")).unwrap();
     table(&mut c);
     assert_eq!(lookup(&mut c, 1), vec!["a"]);
-    let mut other = Connection::connect(server().endpoint(), dir.path().join("other.hyper"), CreateMode::DoNotCreate).unwrap();
+    let mut other = Connection::connect(
+        server().endpoint(),
+        dir.path().join("other.hyper"),
+        CreateMode::DoNotCreate,
+    )
+    .unwrap();
     // Dropped and made again, same shape: hyperd answers 40001 once.
     other.execute_command("DROP TABLE t").unwrap();
     other
         .execute_command("CREATE TABLE t (id INT NOT NULL, v TEXT NOT NULL)")
         .unwrap();
-    other.execute_command("INSERT INTO t VALUES (1, 'new')").unwrap();
+    other
+        .execute_command("INSERT INTO t VALUES (1, 'new')")
+        .unwrap();
     assert_eq!(lookup(&mut c, 1), vec!["new"]);
     assert_eq!(proxy.count(b'P'), 2);
     // A column added: rows of another shape, a read, run again.
     let star = "SELECT * FROM t WHERE id = $1";
     assert_eq!(c.query(star, &[&1]).unwrap().schema().len(), 2);
-    other.execute_command("ALTER TABLE t ADD COLUMN w INT").unwrap();
+    other
+        .execute_command("ALTER TABLE t ADD COLUMN w INT")
+        .unwrap();
     let rows: Vec<_> = c.query(star, &[&1]).unwrap().collect();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].as_ref().unwrap().schema().len(), 3);
@@ -208,13 +227,21 @@ fn a_table_changed_by_another_session_is_prepared_again_transparently() {
     // A write is not run twice: the error is returned, the entry forgotten.
     let returning = "INSERT INTO t SELECT * FROM t WHERE id = $1 RETURNING *";
     assert_eq!(c.query(returning, &[&1]).unwrap().count(), 1);
-    other.execute_command("ALTER TABLE t ADD COLUMN x INT").unwrap();
+    other
+        .execute_command("ALTER TABLE t ADD COLUMN x INT")
+        .unwrap();
     let e = c.query(returning, &[&1]).unwrap_err();
     assert_eq!(e.sqlstate(), "0A000", "{e}");
     // Its write took effect (two rows with id 1 became four), once.
-    let n: i64 = c.query_scalar("SELECT count(*) FROM t WHERE id = 1").unwrap();
+    let n: i64 = c
+        .query_scalar("SELECT count(*) FROM t WHERE id = 1")
+        .unwrap();
     assert_eq!(n, 4);
-    assert_eq!(c.query(returning, &[&1]).unwrap().count(), 4, "prepared afresh");
+    assert_eq!(
+        c.query(returning, &[&1]).unwrap().count(),
+        4,
+        "prepared afresh"
+    );
 }
 
 #[test]
@@ -230,7 +257,10 @@ fn errors_and_failed_transactions_do_not_poison_the_cache() {
     assert_eq!(e.sqlstate(), "23502", "{e}");
     c.execute(insert, &[&5, &"e"]).unwrap();
     let mut tx = c.transaction().unwrap();
-    assert_eq!(tx.execute_command("SELECT 1/0").unwrap_err().sqlstate(), "22012");
+    assert_eq!(
+        tx.execute_command("SELECT 1/0").unwrap_err().sqlstate(),
+        "22012"
+    );
     let e = tx
         .query("SELECT v FROM t WHERE id = $1", &[&1])
         .unwrap_err();
@@ -240,7 +270,10 @@ fn errors_and_failed_transactions_do_not_poison_the_cache() {
     assert_eq!(proxy.count(b'P'), 2, "one lookup, one insert statement");
     // A statement that never parses is not cached.
     for _ in 0..2 {
-        assert_eq!(c.execute("SELEC $1", &[&1]).unwrap_err().sqlstate(), "42601");
+        assert_eq!(
+            c.execute("SELEC $1", &[&1]).unwrap_err().sqlstate(),
+            "42601"
+        );
     }
     assert_eq!(lookup(&mut c, 2), vec!["b"]);
 }
@@ -252,7 +285,9 @@ async fn the_async_connection_caches_the_same_way() {
     let mut c = AsyncConnection::connect_with(&proxy.options(&dir, "async.hyper"))
         .await
         .unwrap();
-    c.execute_command("CREATE TABLE t (id INT, v TEXT)").await.unwrap();
+    c.execute_command("CREATE TABLE t (id INT, v TEXT)")
+        .await
+        .unwrap();
     for id in 0..10 {
         c.execute_command_params("INSERT INTO t VALUES ($1, $2)", &[&id, &"x"])
             .await

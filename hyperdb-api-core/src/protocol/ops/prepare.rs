@@ -223,13 +223,23 @@ mod tests {
         let mut op = Prepare::send(&mut s, "s2", "SELECT 1", &[]).unwrap();
         push(&mut s, b'1', b"");
         push(&mut s, b'Z', b"I");
-        assert_eq!(run(&mut s, &mut op).unwrap_err().kind(), ErrorKind::Protocol);
+        assert_eq!(
+            run(&mut s, &mut op).unwrap_err().kind(),
+            ErrorKind::Protocol
+        );
     }
 
     #[test]
     fn a_bound_run_sends_no_parse_and_expects_the_described_fields() {
         let mut s = session();
-        let mut op = BoundStart::send(&mut s, "s1", Some(1), &[Some(&[0, 0, 0, 7])], FORMAT_HYPER_BINARY).unwrap();
+        let mut op = BoundStart::send(
+            &mut s,
+            "s1",
+            Some(1),
+            &[Some(&[0, 0, 0, 7])],
+            FORMAT_HYPER_BINARY,
+        )
+        .unwrap();
         assert_eq!(tags(s.write_buf()), "BES");
         push(&mut s, b'2', b"");
         run(&mut s, &mut op).unwrap();
@@ -276,7 +286,9 @@ mod tests {
     fn ddl_tags_empty_the_cache() {
         let mut s = session();
         let cols = Vec::new();
-        s.statements().cache().insert("SELECT 1", &[], "c1".into(), cols);
+        s.statements()
+            .cache()
+            .insert("SELECT 1", &[], "c1".into(), cols);
         s.expect_ready();
         push(&mut s, b'C', b"INSERT 0 1\0");
         push(&mut s, b'Z', b"I");
