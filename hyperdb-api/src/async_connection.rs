@@ -255,6 +255,14 @@ impl AsyncConnection {
         self.client.session().transaction_status()
     }
 
+    /// The connection can no longer be used (the server closed it, the
+    /// socket failed, or the stream fell out of step): every call on it
+    /// fails with [`Error::is_closed`](crate::Error::is_closed). Pools drop
+    /// such connections.
+    pub fn is_broken(&self) -> bool {
+        self.client.session().is_broken()
+    }
+
     /// A handle that cancels this connection's running statement; use
     /// [`CancelHandle::cancel_async`] from async code.
     pub fn cancel_handle(&self) -> CancelHandle {

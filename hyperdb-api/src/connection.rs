@@ -261,6 +261,14 @@ impl Connection {
         self.client.session().transaction_status()
     }
 
+    /// The connection can no longer be used (the server closed it, the
+    /// socket failed, or the stream fell out of step): every call on it
+    /// fails with [`Error::is_closed`](crate::Error::is_closed). Pools drop
+    /// such connections.
+    pub fn is_broken(&self) -> bool {
+        self.client.session().is_broken()
+    }
+
     /// A handle that cancels this connection's running statement from any
     /// thread.
     pub fn cancel_handle(&self) -> CancelHandle {

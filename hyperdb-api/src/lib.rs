@@ -35,6 +35,8 @@ pub mod insert;
 mod names;
 mod options;
 mod params;
+#[cfg(feature = "pool")]
+pub mod pool;
 mod process;
 mod rows;
 #[cfg(all(feature = "async", feature = "arrow"))]
@@ -80,6 +82,10 @@ pub use arrow::{ArrowBatches, ArrowInserter, ArrowIpcChunks};
 pub use arrow::{AsyncArrowBatches, AsyncArrowInserter, AsyncArrowIpcChunks};
 #[cfg(feature = "grpc")]
 pub use grpc::{AsyncGrpcConnection, GrpcConfig, GrpcConnectOptions, GrpcConnection, TransferMode};
+#[cfg(all(feature = "pool", feature = "async"))]
+pub use pool::{AsyncPool, AsyncPooledConnection};
+#[cfg(feature = "pool")]
+pub use pool::{Pool, PoolOptions, PooledConnection};
 /// The Arrow crates the `arrow` API is built on, so callers can use the same versions.
 #[cfg(feature = "arrow")]
 pub use {arrow_array, arrow_schema};

@@ -18,6 +18,8 @@ mod insert_arrow_range;
 mod insert_definition;
 mod interop;
 mod params;
+#[cfg(feature = "pool")]
+mod pool;
 mod prepared;
 mod prepared_cache;
 mod process;
