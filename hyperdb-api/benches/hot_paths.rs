@@ -149,11 +149,20 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
         let Ok(s) = stream else { return };
         let (rows, copy, catalog_copy) = (rows.clone(), copy.clone(), catalog_copy.clone());
         std::thread::spawn(move || {
-            let mut parsed_catalog = false;
+            let (mut parsed_catalog, mut parsed, mut described) = (false, false, false);
             fake_hyperd::serve_session(s, |tag, body, out| match tag {
-                b'P' => parsed_catalog = is_catalog_query(body),
+                b'P' => {
+                    parsed_catalog = is_catalog_query(body);
+                    parsed = true;
+                }
+                b'D' => described = true,
                 b'S' if parsed_catalog => out.extend_from_slice(&catalog_rows()),
-                b'S' => out.extend_from_slice(&rows),
+                b'S' => as_asked(
+                    &rows,
+                    std::mem::take(&mut parsed),
+                    std::mem::take(&mut described),
+                    out,
+                ),
                 b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
                     message(out, b'G', &[0, 0, 0]);
                 }
@@ -167,6 +176,22 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
             })
         });
     }
+}
+
+/// `rows` (ParseComplete, BindComplete, RowDescription, rows) as hyperd
+/// answers what was sent since the last `Sync`: ParseComplete only after a
+/// Parse, the RowDescription only after a Describe (a cached statement
+/// sends Bind and Execute alone).
+fn as_asked(rows: &[u8], parsed: bool, described: bool, out: &mut BytesMut) {
+    let description = 1 + u32::from_be_bytes([rows[11], rows[12], rows[13], rows[14]]) as usize;
+    if parsed {
+        out.extend_from_slice(&rows[..5]);
+    }
+    out.extend_from_slice(&rows[5..10]);
+    if described {
+        out.extend_from_slice(&rows[10..10 + description]);
+    }
+    out.extend_from_slice(&rows[10 + description..]);
 }
 
 const SCAN: &str = "SELECT id, sensor_id, value, timestamp FROM measurements";

@@ -304,3 +304,29 @@ async fn the_async_connection_caches_the_same_way() {
     assert_eq!(proxy.count(b'P'), 2);
     assert_eq!(proxy.count(b'B'), 20);
 }
+
+#[test]
+fn a_dropped_statement_is_closed_with_the_next_request() {
+    let dir = temp_dir();
+    let proxy = Proxy::start();
+    let opts = proxy
+        .options(&dir, "drop.hyper")
+        .with_statement_cache_capacity(0);
+    let mut c = Connection::connect_with(&opts).unwrap();
+    table(&mut c);
+    let s = c.prepare("SELECT v FROM t WHERE id = $1").unwrap();
+    let clone = s.clone();
+    drop(s);
+    c.ping().unwrap();
+    assert_eq!(proxy.count(b'C'), 0, "a clone still holds it");
+    assert_eq!(c.query(&clone, &[&2]).unwrap().count(), 1);
+    drop(clone);
+    assert_eq!(proxy.count(b'C'), 0, "nothing sent by drop itself");
+    let syncs = proxy.count(b'S');
+    c.ping().unwrap();
+    assert_eq!(proxy.count(b'C'), 1, "sent with the next request");
+    assert_eq!(proxy.count(b'S'), syncs + 1, "in its Sync group");
+    // The name is free on the server: the connection goes on as before.
+    let again = c.prepare("SELECT v FROM t WHERE id = $1").unwrap();
+    assert_eq!(c.query(&again, &[&1]).unwrap().count(), 1);
+}
