@@ -368,21 +368,22 @@ impl<'c> AsyncRows<'c> {
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        // Asked per row (a few compares), as each call may read another `T`.
-        let plain = T::reads_plain(self.cursor.schema());
+        // Asked per row (a few compares), as each call may read another
+        // `T`; a by-name type's columns are looked up once, then cached.
+        let plan = self.cursor.plan::<T>();
         read_typed_rows!(
             self.cursor,
             T,
-            plain: plain,
-            checked: self.read_checked::<T>(),
+            plan: plan,
+            checked: self.read_checked::<T>(plan),
             self.refill().await
         )
     }
 
     /// The row at hand as `T`, read with every check: its value or error.
     #[inline(never)]
-    fn read_checked<T: FromRow>(&mut self) -> Result<T> {
-        match self.cursor.read_current::<T>() {
+    fn read_checked<T: FromRow>(&mut self, plan: crate::rows::ReadPlan) -> Result<T> {
+        match self.cursor.read_current::<T>(plan) {
             Ok(row) => row,
             Err(e) => Err(self.broken(e)),
         }

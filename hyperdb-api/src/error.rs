@@ -53,6 +53,21 @@ pub enum Error {
         source: hyperdb_api_core::Error,
     },
 
+    /// A field of a `#[derive(FromRow)]` type could not be read: `source`
+    /// says why ([`ColumnNotFound`](Error::ColumnNotFound),
+    /// [`UnexpectedNull`](Error::UnexpectedNull),
+    /// [`TypeMismatch`](Error::TypeMismatch) or
+    /// [`Conversion`](Error::Conversion), naming the column).
+    #[error("{rust_type}.{field}: {source}")]
+    Field {
+        /// The struct, as written in its definition.
+        rust_type: &'static str,
+        /// The field: its name, or its position in a tuple struct.
+        field: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// A row given to an inserter was rejected before anything was sent;
     /// the row was discarded and the inserter is still usable.
     #[error("row {row}{}: {kind}: {message}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
@@ -255,6 +270,7 @@ impl Error {
     /// | a row too large for one COPY message | `54000` program_limit_exceeded |
     /// | no rows where one was required | `02000` no_data |
     /// | no pooled connection in time / pool closed | `HYT00` / `08003` |
+    /// | a field of a derived row type ([`Error::Field`]) | its column error's |
     /// | hyperd missing or failing to start, other I/O | `58000` system_error |
     pub fn sqlstate(&self) -> &str {
         // Before the server's code: a timeout's cancellation is a 57014 too.
@@ -265,6 +281,7 @@ impl Error {
             return code.code();
         }
         match self {
+            Error::Field { source, .. } => source.sqlstate(),
             Error::Client(e) => match e.kind() {
                 ErrorKind::Closed | ErrorKind::Io => "08006",
                 ErrorKind::Timeout => "HYT00",

@@ -10,6 +10,8 @@ mod cancel;
 mod catalog;
 mod common;
 mod connect;
+#[cfg(feature = "derive")]
+mod derive;
 mod errors;
 #[cfg(feature = "grpc")]
 mod grpc;
