@@ -1,0 +1,130 @@
+//! The Arrow readers: a query's Arrow result (`COPY ... TO STDOUT WITH
+//! (FORMAT ARROWSTREAM)` payloads) decoded and read as rows exactly as
+//! `execute_query` reads it, whole and cut into arbitrary payloads (the
+//! same rows either way); and `batch_from_buffers`, which turns a
+//! binding's column buffers into a batch of a table's schema.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hyperdb_api::arrow::{arrow_schema, batch_from_buffers, ColumnBuffer, ColumnInput};
+use hyperdb_api::fuzzing::arrow_rows;
+use hyperdb_api::{Error, TableDefinition};
+
+use crate::alloc::{assert_bounded, peak_during};
+use crate::hyperbinary::sql_type;
+use crate::reads::{agree, read_row, Mixed, Plain};
+use crate::{chunks, Input};
+
+/// Rows read per input: a batch may declare millions of NULL-type rows in
+/// a few bytes, and reading each is the same code.
+const MAX_ROWS: usize = 4096;
+
+pub fn check(data: &[u8]) {
+    let (_, peak) = peak_during(|| {
+        let mut input = Input::new(data);
+        if input.byte() & 1 == 0 {
+            ipc_stream(input);
+        } else {
+            from_buffers(input);
+        }
+    });
+    assert_bounded("Arrow readers", peak, data.len());
+}
+
+fn ipc_stream(mut input: Input<'_>) {
+    let sizes = input.bytes(4).to_vec();
+    let ipc = input.rest();
+    let whole = read(&[ipc]);
+    let cut = read(&chunks(ipc, &sizes, 7));
+    assert_eq!(whole, cut, "cut as {sizes:?}");
+}
+
+/// The rows as read, and whether the stream ended in an error.
+fn read(payloads: &[&[u8]]) -> (Vec<Vec<String>>, Result<bool, String>) {
+    let payloads: Vec<Bytes> = payloads.iter().map(|p| Bytes::copy_from_slice(p)).collect();
+    let mut rows = Vec::new();
+    let plain = arrow_rows::<Plain>(payloads.clone(), |row, reads| {
+        agree(&reads);
+        rows.push(read_row(row));
+        rows.len() < MAX_ROWS
+    });
+    let mut again = 0;
+    let mixed = arrow_rows::<Mixed>(payloads, |_, reads| {
+        agree(&reads);
+        again += 1;
+        again < MAX_ROWS
+    });
+    assert_eq!(again, rows.len());
+    let ended = match (plain, mixed) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a, b);
+            Ok(a.is_some())
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string());
+            assert!(matches!(a, Error::Arrow(_)), "untyped error: {a:?}");
+            Err("error".to_owned())
+        }
+        (a, b) => panic!("read as Plain: {a:?}, as Mixed: {b:?}"),
+    };
+    (rows, ended)
+}
+
+/// Column buffers as a binding hands them over, for a table of up to
+/// three columns: any row count, any buffers.
+fn from_buffers(mut input: Input<'_>) {
+    let mut table = TableDefinition::new("t");
+    for i in 0..input.byte() % 4 {
+        if let Some(ty) = sql_type(&mut input) {
+            table = table.with_column(format!("c{i}"), ty);
+        }
+    }
+    let Ok(schema) = arrow_schema(&table) else {
+        return;
+    };
+    let schema = Arc::new(schema);
+    let rows = if input.byte() & 1 == 0 {
+        usize::from(input.byte())
+    } else {
+        input.u32() as usize
+    };
+    let owned: Vec<(u8, Vec<u8>, Vec<u16>, Vec<u32>, Option<Vec<u8>>)> = (0..input.byte() % 5)
+        .map(|_| {
+            let kind = input.byte();
+            let bytes = input.short().to_vec();
+            let units = input
+                .short()
+                .chunks(2)
+                .map(|c| u16::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0)]))
+                .collect();
+            let offsets = input.short().iter().map(|&o| u32::from(o)).collect();
+            let validity = (kind & 4 != 0).then(|| input.short().to_vec());
+            (kind, bytes, units, offsets, validity)
+        })
+        .collect();
+    let columns: Vec<ColumnInput<'_>> = owned
+        .iter()
+        .map(|(kind, bytes, units, offsets, validity)| ColumnInput {
+            values: match kind % 3 {
+                0 => ColumnBuffer::Fixed(bytes),
+                1 => ColumnBuffer::Utf16 { units, offsets },
+                _ => ColumnBuffer::Binary {
+                    data: bytes,
+                    offsets,
+                },
+            },
+            validity: validity.as_deref(),
+        })
+        .collect();
+    match batch_from_buffers(&schema, rows, 0, &columns) {
+        Ok(batch) => {
+            assert_eq!(batch.num_rows(), rows);
+            assert_eq!(batch.schema(), schema);
+        }
+        Err(e) => assert!(
+            matches!(e, Error::InvalidRow { .. } | Error::Arrow(_)),
+            "untyped error: {e:?}"
+        ),
+    }
+}
