@@ -4,7 +4,7 @@
 //! same rows either way); and `batch_from_buffers`, which turns a
 //! binding's column buffers into a batch of a table's schema.
 
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 
 use bytes::Bytes;
 use hyperdb_api::arrow::{arrow_schema, batch_from_buffers, ColumnBuffer, ColumnInput};
@@ -20,7 +20,28 @@ use crate::{chunks, Input};
 /// a few bytes, and reading each is the same code.
 const MAX_ROWS: usize = 4096;
 
+/// Lets panics raised inside the arrow crates unwind to the reader, which
+/// turns them into errors (`decode_caught` in `arrow/reader.rs`):
+/// libFuzzer's panic hook aborts at any panic, caught or not. A panic
+/// nobody catches still ends the run (libfuzzer-sys aborts when one
+/// reaches it), and every other panic goes to the hook as before.
+fn let_arrow_panics_unwind() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let next = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let in_arrow = info
+                .location()
+                .is_some_and(|l| l.file().contains("/arrow-"));
+            if !in_arrow {
+                next(info);
+            }
+        }));
+    });
+}
+
 pub fn check(data: &[u8]) {
+    let_arrow_panics_unwind();
     let (_, peak) = peak_during(|| {
         let mut input = Input::new(data);
         if input.byte() & 1 == 0 {
@@ -71,6 +92,15 @@ fn read(payloads: &[&[u8]]) -> (Vec<Vec<String>>, Result<bool, String>) {
     (rows, ended)
 }
 
+/// One column's buffers, owned; `kind` picks the `ColumnBuffer` variant.
+struct Buffers {
+    kind: u8,
+    bytes: Vec<u8>,
+    units: Vec<u16>,
+    offsets: Vec<u32>,
+    validity: Option<Vec<u8>>,
+}
+
 /// Column buffers as a binding hands them over, for a table of up to
 /// three columns: any row count, any buffers.
 fn from_buffers(mut input: Input<'_>) {
@@ -89,32 +119,37 @@ fn from_buffers(mut input: Input<'_>) {
     } else {
         input.u32() as usize
     };
-    let owned: Vec<(u8, Vec<u8>, Vec<u16>, Vec<u32>, Option<Vec<u8>>)> = (0..input.byte() % 5)
+    let owned: Vec<Buffers> = (0..input.byte() % 5)
         .map(|_| {
             let kind = input.byte();
-            let bytes = input.short().to_vec();
-            let units = input
-                .short()
-                .chunks(2)
-                .map(|c| u16::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0)]))
-                .collect();
-            let offsets = input.short().iter().map(|&o| u32::from(o)).collect();
-            let validity = (kind & 4 != 0).then(|| input.short().to_vec());
-            (kind, bytes, units, offsets, validity)
+            Buffers {
+                kind,
+                bytes: input.short().to_vec(),
+                units: input
+                    .short()
+                    .chunks(2)
+                    .map(|c| u16::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0)]))
+                    .collect(),
+                offsets: input.short().iter().map(|&o| u32::from(o)).collect(),
+                validity: (kind & 4 != 0).then(|| input.short().to_vec()),
+            }
         })
         .collect();
     let columns: Vec<ColumnInput<'_>> = owned
         .iter()
-        .map(|(kind, bytes, units, offsets, validity)| ColumnInput {
-            values: match kind % 3 {
-                0 => ColumnBuffer::Fixed(bytes),
-                1 => ColumnBuffer::Utf16 { units, offsets },
+        .map(|b| ColumnInput {
+            values: match b.kind % 3 {
+                0 => ColumnBuffer::Fixed(&b.bytes),
+                1 => ColumnBuffer::Utf16 {
+                    units: &b.units,
+                    offsets: &b.offsets,
+                },
                 _ => ColumnBuffer::Binary {
-                    data: bytes,
-                    offsets,
+                    data: &b.bytes,
+                    offsets: &b.offsets,
                 },
             },
-            validity: validity.as_deref(),
+            validity: b.validity.as_deref(),
         })
         .collect();
     match batch_from_buffers(&schema, rows, 0, &columns) {

@@ -17,8 +17,14 @@ use crate::{chunks, Input};
 enum Event {
     Message(Message),
     /// One `DataRow`: its field count and its fields' bytes.
-    Row { columns: usize, fields: Vec<u8> },
-    Error { kind: ErrorKind, message: String },
+    Row {
+        columns: usize,
+        fields: Vec<u8>,
+    },
+    Error {
+        kind: ErrorKind,
+        message: String,
+    },
     /// The stream ended inside a message, this many bytes of it received.
     Pending(usize),
 }

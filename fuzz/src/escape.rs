@@ -104,7 +104,10 @@ fn refused_nul(s: &str, out: Result<String, Error>) -> Option<String> {
         }
         Err(e) => {
             assert!(s.contains('\0'), "refused {s:?}: {e}");
-            assert!(matches!(e, Error::InvalidArgument { .. }), "untyped error: {e:?}");
+            assert!(
+                matches!(e, Error::InvalidArgument { .. }),
+                "untyped error: {e:?}"
+            );
             None
         }
     }
@@ -128,9 +131,11 @@ fn literal(s: &str) {
 }
 
 fn list(names: &[&str]) {
-    let all = names.iter().map(|n| n.contains('\0')).any(|nul| nul);
-    let Some(sql) = refused_nul(if all { "\0" } else { "" }, identifier_list(names.iter().copied()))
-    else {
+    let all = names.iter().any(|n| n.contains('\0'));
+    let Some(sql) = refused_nul(
+        if all { "\0" } else { "" },
+        identifier_list(names.iter().copied()),
+    ) else {
         return;
     };
     let mut want = Vec::new();

@@ -11,8 +11,8 @@ use hyperdb_api_core::error::ErrorKind;
 use hyperdb_api_core::protocol::backend::{parse, FieldDescription, Message};
 use hyperdb_api_core::protocol::Limits;
 use hyperdb_api_core::types::{
-    Date, FromHyperBinary, FromPgBinary, Interval, Numeric, SqlType, Time, Timestamp,
-    TimestampTz, ToHyperBinary, ToPgBinary,
+    Date, FromHyperBinary, FromPgBinary, Interval, Numeric, SqlType, Time, Timestamp, TimestampTz,
+    ToHyperBinary, ToPgBinary,
 };
 
 use crate::alloc::{assert_bounded, peak_during};
@@ -231,7 +231,8 @@ fn pg_round_trips(ty: &SqlType, raw: &[u8]) {
             // it reads as the same value.
             if let Ok(n) = <Numeric as FromPgBinary>::decode_pg_binary(ty, raw) {
                 let mut buf = BytesMut::new();
-                n.encode_pg_binary(&mut buf).expect("a NUMERIC that was read");
+                n.encode_pg_binary(&mut buf)
+                    .expect("a NUMERIC that was read");
                 let again = <Numeric as FromPgBinary>::decode_pg_binary(ty, &buf);
                 assert_eq!(again.ok(), Some(n), "{raw:?} -> {buf:?}");
             }

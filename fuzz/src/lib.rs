@@ -24,9 +24,12 @@ pub mod session;
 
 pub use input::{chunks, Input};
 
+/// A target's check: one input in, a panic when an invariant breaks.
+pub type Check = fn(&[u8]);
+
 /// Every target: its name (the libFuzzer binary's, the corpus and
 /// regression folders') and its check.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("backend", backend::check),
     ("session", session::check),
     ("hyperbinary", hyperbinary::check),

@@ -49,7 +49,9 @@ fn render<T: std::fmt::Debug>(read: hyperdb_api::Result<T>) -> String {
             assert!(
                 matches!(
                     e,
-                    Error::Conversion { .. } | Error::TypeMismatch { .. } | Error::UnexpectedNull { .. }
+                    Error::Conversion { .. }
+                        | Error::TypeMismatch { .. }
+                        | Error::UnexpectedNull { .. }
                 ),
                 "untyped error from try_get: {e:?}"
             );

@@ -61,7 +61,10 @@ fn raw(mut input: Input<'_>) {
         Ok(reply) => reply,
         Err(e) => {
             assert_auth_or_protocol(&e);
-            assert!(s.verify_server_final(last).is_err(), "went on after a failure");
+            assert!(
+                s.verify_server_final(last).is_err(),
+                "went on after a failure"
+            );
             return;
         }
     };
@@ -112,11 +115,17 @@ fn built(mut input: Input<'_>) {
         return;
     }
     let expected = Oracle::new(&salt, iterations, &server_first, &nonce);
-    assert_eq!(reply.expect("a well-formed server-first"), expected.client_final().into_bytes());
+    assert_eq!(
+        reply.expect("a well-formed server-first"),
+        expected.client_final().into_bytes()
+    );
     let signature = BASE64.encode(expected.server_signature);
     let (last, valid) = match spoil % 8 {
         0 => (format!("v={signature}"), true),
-        1 => (format!("v={signature},{}", String::from_utf8_lossy(extension)), true),
+        1 => (
+            format!("v={signature},{}", String::from_utf8_lossy(extension)),
+            true,
+        ),
         2 => {
             let mut wrong = expected.server_signature;
             wrong[usize::from(spoil >> 3) % 32] ^= 1 << (spoil % 8);
@@ -150,7 +159,7 @@ fn requests(mut input: Input<'_>) {
     let password = (input.byte() & 1 == 0).then_some(PASSWORD);
     let mut auth = Authenticator::new("fuzz", password).with_allowed(allowed);
     let mut failed = false;
-    let mechanisms = vec!["SCRAM-SHA-256".to_owned(), "OTHER".to_owned()];
+    let mechanisms = ["SCRAM-SHA-256".to_owned(), "OTHER".to_owned()];
     while !input.is_empty() {
         let kind = input.byte();
         let data = input.short();
@@ -171,7 +180,10 @@ fn requests(mut input: Input<'_>) {
         };
         let was_done = auth.is_done();
         let step = auth.step(req);
-        assert!(!format!("{auth:?}").contains(PASSWORD), "Debug shows the password");
+        assert!(
+            !format!("{auth:?}").contains(PASSWORD),
+            "Debug shows the password"
+        );
         match step {
             Ok(response) => {
                 assert!(!failed, "a step succeeded after a failure: {req:?}");
@@ -222,7 +234,12 @@ fn parse_first(msg: &str) -> (&str, Vec<u8>, u32) {
 }
 
 /// The signature a server knowing [`PASSWORD`] sends for this exchange.
-pub(crate) fn server_signature(salt: &[u8], iterations: u32, server_first: &str, nonce: &str) -> [u8; 32] {
+pub(crate) fn server_signature(
+    salt: &[u8],
+    iterations: u32,
+    server_first: &str,
+    nonce: &str,
+) -> [u8; 32] {
     Oracle::new(salt, iterations, server_first, nonce).server_signature
 }
 

@@ -107,7 +107,11 @@ fn backend() -> Vec<Vec<u8>> {
     stream.extend(frame(b'R', &[0, 0, 0, 5, 1, 2, 3, 4]));
     stream.extend(frame(b'Z', b"T"));
     let mut seeds = Vec::new();
-    for (limits, sizes) in [(0u8, [0u8, 0, 0, 0]), (0, [3, 7, 200, 255]), (0x81, [9, 1, 2, 3])] {
+    for (limits, sizes) in [
+        (0u8, [0u8, 0, 0, 0]),
+        (0, [3, 7, 200, 255]),
+        (0x81, [9, 1, 2, 3]),
+    ] {
         let mut seed = vec![limits];
         seed.extend_from_slice(&sizes);
         seed.extend_from_slice(&stream);
@@ -173,7 +177,11 @@ fn hyperbinary() -> Vec<Vec<u8>> {
     seeds.push(seed(
         &[[2, 0, 0], [8, 0, 0], [5, 0, 0]],
         &[
-            row(&[Some(&7i32.to_le_bytes()), Some(b"seven"), Some(&7.5f64.to_le_bytes())]),
+            row(&[
+                Some(&7i32.to_le_bytes()),
+                Some(b"seven"),
+                Some(&7.5f64.to_le_bytes()),
+            ]),
             row(&[None, None, None]),
         ],
     ));
@@ -189,7 +197,11 @@ fn hyperbinary() -> Vec<Vec<u8>> {
     // INT, DOUBLE, BOOL: the plain tuple's own types.
     seeds.push(seed(
         &[[2, 0, 0], [5, 0, 0], [0, 0, 0]],
-        &[row(&[Some(&1i32.to_le_bytes()), Some(&0.5f64.to_le_bytes()), Some(&[1])])],
+        &[row(&[
+            Some(&1i32.to_le_bytes()),
+            Some(&0.5f64.to_le_bytes()),
+            Some(&[1]),
+        ])],
     ));
     // BIGINT, VARCHAR(8), NUMERIC(30,4), INTERVAL.
     seeds.push(seed(
@@ -251,7 +263,9 @@ fn scram() -> Vec<Vec<u8>> {
     raw.extend_from_slice(first.as_bytes());
     raw.extend_from_slice(last.as_bytes());
     // Built: suffix, salt, iterations, extension, how to spoil the final.
-    let built = vec![1, 3, b'a', b'b', b'c', 4, 1, 2, 3, 4, 16, 0, 2, b'x', b'=', 0];
+    let built = vec![
+        1, 3, b'a', b'b', b'c', 4, 1, 2, 3, 4, 16, 0, 2, b'x', b'=', 0,
+    ];
     // Requests: SASL, then server-first, then Ok.
     let mut requests = vec![2, 0, 0, 3 | 8, 0, 4, first.len() as u8];
     requests.extend_from_slice(first.as_bytes());
@@ -262,7 +276,12 @@ fn scram() -> Vec<Vec<u8>> {
 fn escape() -> Vec<Vec<u8>> {
     vec![
         b"my table\xffit's\xffa\"b".to_vec(),
-        ["\u{e4}\u{1F600} \"quoted\" 'x'".as_bytes(), &[0xff, 0xff], b"public"].concat(),
+        [
+            "\u{e4}\u{1F600} \"quoted\" 'x'".as_bytes(),
+            &[0xff, 0xff],
+            b"public",
+        ]
+        .concat(),
         b"a\0b\xffc".to_vec(),
         b"\\' OR 1=1 --\xff\"; DROP TABLE t; --".to_vec(),
     ]

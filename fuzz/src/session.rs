@@ -161,12 +161,20 @@ fn run(data: &[u8]) {
         if broken_before {
             // A broken connection fails at once, before any read (queuing a
             // command for later, as `Drop` does, reads nothing either).
-            assert_eq!(delivered.load(Ordering::Relaxed), delivered_before, "{op:?} read");
+            assert_eq!(
+                delivered.load(Ordering::Relaxed),
+                delivered_before,
+                "{op:?} read"
+            );
             if let Op::EnqueueCommand = op {
                 continue;
             }
             let e = outcome.expect_err("a call on a broken connection succeeded");
-            assert_eq!(e.kind(), ErrorKind::Closed, "{op:?} on a broken connection: {e}");
+            assert_eq!(
+                e.kind(),
+                ErrorKind::Closed,
+                "{op:?} on a broken connection: {e}"
+            );
             continue;
         }
         if let Err(e) = outcome {
