@@ -11,7 +11,7 @@ use hyperdb_api::arrow::{arrow_schema, batch_from_buffers, ColumnBuffer, ColumnI
 use hyperdb_api::fuzzing::arrow_rows;
 use hyperdb_api::{Error, TableDefinition};
 
-use crate::alloc::{assert_bounded, peak_during};
+use crate::alloc::{assert_bounded, assert_bounded_with, peak_during};
 use crate::hyperbinary::sql_type;
 use crate::reads::{agree, read_row, Mixed, Plain};
 use crate::{chunks, Input};
@@ -40,17 +40,23 @@ fn let_arrow_panics_unwind() {
     });
 }
 
+/// What arrow-ipc 60.1's `StreamDecoder` reserves for a message body
+/// declared longer than what has arrived (its `MAX_PREALLOC_BYTES`): a
+/// server can make it reserve this much with a few bytes (found by this
+/// target; kept in `regressions/arrow/`). Bounded upstream and not touched
+/// until written, so allowed here; what more it reserves is a finding.
+const ARROW_IPC_PREALLOC: usize = 64 << 20;
+
 pub fn check(data: &[u8]) {
     let_arrow_panics_unwind();
-    let (_, peak) = peak_during(|| {
-        let mut input = Input::new(data);
-        if input.byte() & 1 == 0 {
-            ipc_stream(input);
-        } else {
-            from_buffers(input);
-        }
-    });
-    assert_bounded("Arrow readers", peak, data.len());
+    let mut input = Input::new(data);
+    if input.byte() & 1 == 0 {
+        let (_, peak) = peak_during(|| ipc_stream(input));
+        assert_bounded_with("Arrow result", peak, data.len(), ARROW_IPC_PREALLOC);
+    } else {
+        let (_, peak) = peak_during(|| from_buffers(input));
+        assert_bounded("batch_from_buffers", peak, data.len());
+    }
 }
 
 fn ipc_stream(mut input: Input<'_>) {
