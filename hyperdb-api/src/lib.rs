@@ -93,6 +93,9 @@ mod connection;
 pub mod error;
 pub mod escape;
 mod from_row;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod insert;
