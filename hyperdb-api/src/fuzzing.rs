@@ -42,15 +42,15 @@ pub fn wire_rows<T: FromRow>(
     mut each: impl FnMut(&Row, TypedReads<T>) -> bool,
 ) -> Result<()> {
     let schema = Schema::from_fields(fields);
-    let plain = T::reads_plain(&schema);
     let mut cursor = RowCursor::new(schema.clone());
+    let plan = cursor.plan::<T>();
     for block in blocks {
         cursor.release();
         cursor.take(fetched_from_wire(&schema, Ok(RowEvent::Rows(block))))?;
         while cursor.advance() {
-            let unchecked = cursor.try_read_current::<T>(plain);
+            let unchecked = cursor.try_read_current::<T>(plan);
             // An outer error is a malformed row: it ends the stream.
-            let checked = cursor.read_current::<T>()?;
+            let checked = cursor.read_current::<T>(plan)?;
             cursor.index_current()?;
             let by_index = T::from_row(cursor.row());
             let reads = TypedReads {
@@ -109,9 +109,10 @@ pub fn arrow_rows<T: FromRow>(
         });
         cursor.release();
         cursor.take(fetched_from_arrow(schema, Some(Ok(batch)), || None))?;
+        let plan = cursor.plan::<T>();
         while cursor.advance() {
-            let unchecked = cursor.try_read_current::<T>(false);
-            let checked = cursor.read_current::<T>()?;
+            let unchecked = cursor.try_read_current::<T>(plan);
+            let checked = cursor.read_current::<T>(plan)?;
             let by_index = T::from_row(cursor.row());
             let reads = TypedReads {
                 unchecked,
