@@ -29,7 +29,10 @@ fn replay(target: &str) {
             kept += 1;
         }
     }
-    eprintln!("{target}: {} seeds and {kept} kept inputs pass", seeds.len());
+    eprintln!(
+        "{target}: {} seeds and {kept} kept inputs pass",
+        seeds.len()
+    );
 }
 
 #[test]

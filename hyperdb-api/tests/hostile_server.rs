@@ -154,7 +154,11 @@ fn assert_broken(conn: &mut Connection, requests: &AtomicUsize) {
     assert!(e.to_string().contains("unusable"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(1));
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(requests.load(Ordering::Relaxed), before, "a request was sent");
+    assert_eq!(
+        requests.load(Ordering::Relaxed),
+        before,
+        "a request was sent"
+    );
 }
 
 /// Runs the DataRow path (`SHOW` is not served from Arrow) to its end.
@@ -188,7 +192,10 @@ fn described(columns: usize) -> Vec<u8> {
     message(&mut out, b'1', b"");
     message(&mut out, b'2', b"");
     let fields: Vec<(String, u32, i16)> = (0..columns).map(|i| (format!("c{i}"), 23, 4)).collect();
-    let fields: Vec<(&str, u32, i16)> = fields.iter().map(|(n, o, l)| (n.as_str(), *o, *l)).collect();
+    let fields: Vec<(&str, u32, i16)> = fields
+        .iter()
+        .map(|(n, o, l)| (n.as_str(), *o, *l))
+        .collect();
     fake_hyperd::row_description(&mut out, &fields);
     out.to_vec()
 }
@@ -238,16 +245,26 @@ fn huge_declared_lengths_are_refused_from_the_header() {
 /// into a buffer aligned for Arrow) alike.
 #[test]
 fn large_declared_lengths_allocate_only_what_arrives() {
-    let copy_out = [frame(b'H', &[0, 0, 0]), header(b'd', 250 << 20), vec![0; 1000]].concat();
+    let copy_out = [
+        frame(b'H', &[0, 0, 0]),
+        header(b'd', 250 << 20),
+        vec![0; 1000],
+    ]
+    .concat();
     for (reply, arrow) in [
-        ([described(1), header(b'D', 250 << 20), vec![0; 1000]].concat(), false),
+        (
+            [described(1), header(b'D', 250 << 20), vec![0; 1000]].concat(),
+            false,
+        ),
         (copy_out, true),
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Close);
         let mut conn = connect(endpoint);
         let (e, heap) = peak_heap(|| {
             if arrow {
-                conn.query_arrow("SELECT 1").and_then(|mut b| b.next().transpose()).unwrap_err()
+                conn.query_arrow("SELECT 1")
+                    .and_then(|mut b| b.next().transpose())
+                    .unwrap_err()
             } else {
                 read_all_rows(&mut conn).unwrap_err()
             }
@@ -268,8 +285,12 @@ fn the_control_message_cap_is_exact() {
     // then the terminating NUL: 11 bytes and the text.
     let notice = |body_len: usize| {
         let text = "n".repeat(body_len - 11);
-        [frame(b'N', format!("SNOTICE\0M{text}\0\0").as_bytes()), frame(b'C', b"SELECT 0\0"), frame(b'Z', b"I")]
-            .concat()
+        [
+            frame(b'N', format!("SNOTICE\0M{text}\0\0").as_bytes()),
+            frame(b'C', b"SELECT 0\0"),
+            frame(b'Z', b"I"),
+        ]
+        .concat()
     };
     let (endpoint, server, _) = hostile(notice(1 << 20), Then::Serve);
     let mut conn = connect(endpoint);
@@ -282,7 +303,11 @@ fn the_control_message_cap_is_exact() {
     let mut conn = connect(endpoint);
     let e = conn.execute_command("SELECT 0").unwrap_err();
     assert_eq!(kind(&e), Some(ErrorKind::Protocol), "{e}");
-    assert!(e.to_string().contains("1048577 bytes, over the 1048576-byte limit"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("1048577 bytes, over the 1048576-byte limit"),
+        "{e}"
+    );
     assert_broken(&mut conn, &requests);
     drop(conn);
     server.join().unwrap();
@@ -292,7 +317,8 @@ fn the_control_message_cap_is_exact() {
         max_data_message: 1 << 20,
     };
     let (endpoint, server, _) = hostile(notice(101), Then::Serve);
-    let mut conn = Connection::connect_with(&ConnectOptions::new(endpoint).with_limits(limits)).unwrap();
+    let mut conn =
+        Connection::connect_with(&ConnectOptions::new(endpoint).with_limits(limits)).unwrap();
     let e = conn.execute_command("SELECT 0").unwrap_err();
     assert!(e.to_string().contains("over the 100-byte limit"), "{e}");
     drop(conn);
@@ -309,7 +335,10 @@ fn negative_lengths_are_protocol_errors() {
     for (reply, what) in [
         (header(b'C', -1), "declares length -1"),
         (header(b'D', i32::MIN), "declares length"),
-        ([described(1), frame(b'D', &negative_field)].concat(), "negative field length"),
+        (
+            [described(1), frame(b'D', &negative_field)].concat(),
+            "negative field length",
+        ),
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Serve);
         let mut conn = connect(endpoint);
@@ -336,11 +365,17 @@ fn counts_that_disagree_are_protocol_errors() {
     few_columns.put_slice(b"only\0");
     let ok = |n| data_row(&vec![Some(1); n]);
     for (reply, what) in [
-        ([described(2), data_row(&[Some(1), Some(2), Some(3)])].concat(), "3 fields"),
+        (
+            [described(2), data_row(&[Some(1), Some(2), Some(3)])].concat(),
+            "3 fields",
+        ),
         ([described(2), data_row(&[Some(1)])].concat(), "1 fields"),
         ([described(3), frame(b'D', &short)].concat(), "DataRow"),
         (frame(b'T', &few_columns), "truncated"),
-        ([described(2), ok(2), ok(2), ok(3), ok(2)].concat(), "3 fields"),
+        (
+            [described(2), ok(2), ok(2), ok(3), ok(2)].concat(),
+            "3 fields",
+        ),
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Serve);
         let mut conn = connect(endpoint);
@@ -382,29 +417,34 @@ fn unknown_and_misplaced_tags_are_protocol_errors() {
 fn floods_keep_memory_bounded_and_the_connection_usable() {
     let mut notices = BytesMut::new();
     for i in 0..200_000 {
-        message(&mut notices, b'N', format!("SNOTICE\0Mnotice {i}\0\0").as_bytes());
+        message(
+            &mut notices,
+            b'N',
+            format!("SNOTICE\0Mnotice {i}\0\0").as_bytes(),
+        );
     }
     complete_and_ready(&mut notices, "SELECT 0");
     let mut statuses = BytesMut::new();
     for i in 0..200_000 {
-        message(&mut statuses, b'S', format!("flood_{i}\0value\0").as_bytes());
+        message(
+            &mut statuses,
+            b'S',
+            format!("flood_{i}\0value\0").as_bytes(),
+        );
     }
     complete_and_ready(&mut statuses, "SELECT 0");
     let field = "x".repeat(200_000);
     let mut error = BytesMut::new();
-    let body = format!(
-        "SERROR\0C42601\0M{field}\0D{field}\0H{field}\0W{field}\0q{field}\0\0"
-    );
+    let body = format!("SERROR\0C42601\0M{field}\0D{field}\0H{field}\0W{field}\0q{field}\0\0");
     message(&mut error, b'E', body.as_bytes());
     message(&mut error, b'Z', b"I");
     for (reply, is_error) in [(notices, false), (statuses, false), (error, true)] {
         let seen = Arc::new(AtomicUsize::new(0));
         let count = seen.clone();
         let (endpoint, server, _) = hostile(reply.to_vec(), Then::Serve);
-        let options = ConnectOptions::new(endpoint)
-            .with_notice_handler(move |_| {
-                count.fetch_add(1, Ordering::Relaxed);
-            });
+        let options = ConnectOptions::new(endpoint).with_notice_handler(move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
         let mut conn = Connection::connect_with(&options).unwrap();
         let (outcome, heap) = peak_heap(|| conn.execute_command("SELECT 0"));
         assert!(heap < HEAP_BOUND, "{heap} bytes of heap");
@@ -437,12 +477,42 @@ fn a_stream_cut_off_or_truncated_breaks_the_connection() {
     let desc = described(2);
     for (reply, then, want, what) in [
         (vec![b'C', 0, 0], Then::Close, ErrorKind::Closed, "closed"),
-        ([desc.clone(), row[..row.len() - 3].to_vec()].concat(), Then::Close, ErrorKind::Closed, "closed"),
-        (desc[..desc.len() - 10].to_vec(), Then::Close, ErrorKind::Closed, "closed"),
-        (frame(b'C', b"SELECT 1"), Then::Serve, ErrorKind::Protocol, "truncated"),
-        (frame(b'Z', b""), Then::Serve, ErrorKind::Protocol, "truncated"),
-        (frame(b'K', &[0, 0, 0, 1]), Then::Serve, ErrorKind::Protocol, "truncated"),
-        (frame(b'E', b"SERROR\0Mno end"), Then::Serve, ErrorKind::Protocol, "truncated"),
+        (
+            [desc.clone(), row[..row.len() - 3].to_vec()].concat(),
+            Then::Close,
+            ErrorKind::Closed,
+            "closed",
+        ),
+        (
+            desc[..desc.len() - 10].to_vec(),
+            Then::Close,
+            ErrorKind::Closed,
+            "closed",
+        ),
+        (
+            frame(b'C', b"SELECT 1"),
+            Then::Serve,
+            ErrorKind::Protocol,
+            "truncated",
+        ),
+        (
+            frame(b'Z', b""),
+            Then::Serve,
+            ErrorKind::Protocol,
+            "truncated",
+        ),
+        (
+            frame(b'K', &[0, 0, 0, 1]),
+            Then::Serve,
+            ErrorKind::Protocol,
+            "truncated",
+        ),
+        (
+            frame(b'E', b"SERROR\0Mno end"),
+            Then::Serve,
+            ErrorKind::Protocol,
+            "truncated",
+        ),
     ] {
         let (endpoint, server, requests) = hostile(reply, then);
         let mut conn = connect(endpoint);

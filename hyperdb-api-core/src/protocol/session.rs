@@ -609,7 +609,10 @@ mod tests {
                     let have = s.read_buf().len();
                     let room = s.read_buf().capacity();
                     assert!(room >= have + n, "the read fits");
-                    assert!(room <= 2 * (have + WINDOW) + 4 * PAYLOAD_ALIGN, "{room} for {have}");
+                    assert!(
+                        room <= 2 * (have + WINDOW) + 4 * PAYLOAD_ALIGN,
+                        "{room} for {have}"
+                    );
                     grown += usize::from(room != before);
                     s.read_buf().put_slice(&wire[..n]);
                     wire = &wire[n..];

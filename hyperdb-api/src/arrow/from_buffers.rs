@@ -189,7 +189,7 @@ impl Column<'_> {
 
     /// `bytes` holds exactly `rows` values of `width` bytes.
     fn fixed<'b>(&self, bytes: &'b [u8], width: usize) -> Result<&'b [u8]> {
-        let want = self.rows.checked_mul(width).unwrap_or(usize::MAX);
+        let want = self.rows.saturating_mul(width);
         if bytes.len() != want {
             return Err(self.size_error("value bytes", bytes.len(), want));
         }

@@ -111,7 +111,7 @@ impl ArrowDecoder {
                 Ok(None) => {}
                 // "Unexpected EOS": the server did end its stream.
                 Err(_) if self.decoder.finish().is_ok() => break,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         self.on_schema_once();

@@ -523,7 +523,10 @@ mod tests {
         let block = take(&mut buf, &Limits::default()).unwrap();
         assert_eq!((block.len(), block.columns()), (1, 1));
         let err = take(&mut buf, &Limits::default()).unwrap_err();
-        assert!(err.to_string().contains("shorter than its field count"), "{err}");
+        assert!(
+            err.to_string().contains("shorter than its field count"),
+            "{err}"
+        );
     }
 
     /// A reader may stop early: `finish` walks and checks the rest.
