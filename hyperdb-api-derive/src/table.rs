@@ -134,8 +134,7 @@ fn write(f: &Field<'_>, krate: &syn::Path) -> TokenStream {
     let value = match (&f.into, f.option_inner()) {
         (None, _) => quote_spanned!(ty.span()=> &self.#member),
         (Some(into), Some(_)) => quote_spanned! {into.span()=>
-            &::core::clone::Clone::clone(&self.#member)
-                .map(|v| ::core::convert::Into::<#into>::into(v))
+            &::core::clone::Clone::clone(&self.#member).map(::core::convert::Into::<#into>::into)
         },
         (Some(into), None) => quote_spanned! {into.span()=>
             &::core::convert::Into::<#into>::into(::core::clone::Clone::clone(&self.#member))

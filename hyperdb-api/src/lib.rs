@@ -187,7 +187,10 @@ mod readme_tests {
         let docs: Vec<&str> = lib
             .lines()
             .take_while(|l| l.starts_with("//!"))
-            .map(|l| l.strip_prefix("//! ").unwrap_or(l.trim_start_matches("//!")))
+            .map(|l| {
+                l.strip_prefix("//! ")
+                    .unwrap_or(l.trim_start_matches("//!"))
+            })
             .collect();
         let docs = docs.join("\n");
         let doc_code = docs
@@ -199,4 +202,3 @@ mod readme_tests {
         assert_eq!(code, doc_code);
     }
 }
-

@@ -1,18 +1,25 @@
-//! A [`TableRow`] value into a row encoder: its fields go in one by one
-//! through the encoder's `add` (the checks and errors of every other row),
-//! with nothing allocated per row.
+//! A [`TableRow`] value into a row encoder: `add_row`'s loop, the values
+//! handed over by the row's `write_row` instead of read from a slice. The
+//! same checks, errors and bytes; nothing allocated per row, and no
+//! per-value bookkeeping in the encoder (measured: going through the
+//! encoder's `add` per value made a row 2.3x slower than `add_row`).
 
 use bytes::BytesMut;
-use hyperdb_api_core::types::ToHyperBinary;
+use hyperdb_api_core::types::{ColumnType, ToHyperBinary};
 
 use crate::error::{Error, Result, RowErrorKind};
-use crate::insert::encoder::{RowEncoder, RowSink};
+use crate::insert::encoder::{row_error, value_error, RowEncoder, RowSink};
 use crate::table_row::{sealed, RowWriter, TableRow};
 
-/// The row a [`TableRow`] writes: the encoder and the buffer it fills.
+/// The row a [`TableRow`] writes: the sink it goes to, and the column
+/// the next value is for.
 struct EncoderRow<'e, S> {
-    encoder: &'e mut RowEncoder<S>,
+    types: &'e [ColumnType],
+    names: &'e [String],
+    rows: u64,
+    sink: &'e mut S,
     buf: &'e mut BytesMut,
+    next: usize,
 }
 
 impl<S> sealed::Sealed for EncoderRow<'_, S> {}
@@ -20,7 +27,31 @@ impl<S> sealed::Sealed for EncoderRow<'_, S> {}
 impl<S: RowSink> RowWriter for EncoderRow<'_, S> {
     #[inline(always)]
     fn value(&mut self, value: &dyn ToHyperBinary) -> Result<()> {
-        self.encoder.add(self.buf, value)
+        let i = self.next;
+        let Some(column) = self.types.get(i) else {
+            return Err(self.count_error(i + 1));
+        };
+        match self.sink.put(self.buf, i, column, value) {
+            Ok(()) => {
+                self.next = i + 1;
+                Ok(())
+            }
+            Err(e) => Err(value_error(self.names, self.rows, i, value, &e)),
+        }
+    }
+}
+
+impl<S> EncoderRow<'_, S> {
+    #[cold]
+    fn count_error(&self, values: usize) -> Error {
+        let message = format!("{values} or more values for {} columns", self.types.len());
+        row_error(
+            self.names,
+            self.rows,
+            None,
+            RowErrorKind::ColumnCount,
+            message,
+        )
     }
 }
 
@@ -43,16 +74,36 @@ impl<S: RowSink> RowEncoder<S> {
                     .into(),
             });
         }
-        let written = row.write_row(&mut EncoderRow {
-            encoder: &mut *self,
+        self.sink.begin_row(buf);
+        let mut w = EncoderRow {
+            types: &self.types,
+            names: &self.names,
+            rows: self.rows,
+            sink: &mut self.sink,
             buf: &mut *buf,
-        });
+            next: 0,
+        };
+        let written = row.write_row(&mut w);
+        let values = w.next;
         match written {
-            Ok(()) => self.end_row(buf),
+            Ok(()) if values == self.types.len() => {
+                self.rows += 1;
+                self.sink.end_row(buf)
+            }
+            Ok(()) => {
+                self.sink.discard_row(buf, values);
+                let message = format!("{values} values for {} columns", self.types.len());
+                Err(row_error(
+                    &self.names,
+                    self.rows,
+                    None,
+                    RowErrorKind::ColumnCount,
+                    message,
+                ))
+            }
+            // A value's error, or one of the writer's own (a conversion).
             Err(e) => {
-                // A value's error discarded the row already; an error of
-                // the writer's own (a conversion) may come mid-row.
-                self.discard_partial(buf);
+                self.sink.discard_row(buf, values);
                 Err(e)
             }
         }
