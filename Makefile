@@ -10,7 +10,7 @@ CARGO ?= cargo
 NPM ?= npm
 NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data fuzz fuzz-short
 
 all: test
 
@@ -22,9 +22,9 @@ hyperd:
 interop-deps:
 	@scripts/install-interop.sh
 
-## Every test: formatting, lints, unit tests and live tests against a real hyperd,
-## Rust first, then the Node package.
-test: hyperd interop-deps lint test-rust test-node
+## Every test: formatting, lints, a short fuzz run, unit tests and live tests
+## against a real hyperd, Rust first, then the Node package.
+test: hyperd interop-deps lint fuzz-short test-rust test-node
 
 # Release mode: the live tests move tens of millions of rows.
 test-rust: hyperd interop-deps
@@ -35,6 +35,21 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
 	$(CARGO) clippy -p hyperdb-api --no-default-features --features arrow --release --lib -- -D warnings
+
+## Coverage-guided fuzzing on stable Rust (libFuzzer, no extra tool): every
+## target of fuzz/ for FUZZ_SECONDS each (`make fuzz FUZZ_TARGETS=session`
+## for one). The instrumented build, corpora and crashes live under
+## $(CARGO_TARGET_DIR)/fuzz; see DEVELOPMENT.md, "Fuzzing". Not run by CI.
+FUZZ_SECONDS ?= 300
+FUZZ_SHORT_SECONDS ?= 5
+FUZZ_TARGETS ?=
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## A few seconds of each target, part of `make test`: the targets build,
+## their seeds and kept regressions pass, and a short search finds nothing.
+fuzz-short:
+	scripts/fuzz.sh $(FUZZ_SHORT_SECONDS) $(FUZZ_TARGETS)
 
 ## The Node package's npm dependencies, pinned by its committed lockfile.
 node-deps: $(NODE_PKG)/node_modules/.package-lock.json

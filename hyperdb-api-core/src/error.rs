@@ -37,6 +37,15 @@ impl SqlState {
     /// `54000`: a program limit was exceeded (hyperd: a `CopyData` over
     /// 150 MiB, "packet too large").
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState(*b"54000");
+    /// `0A000`: feature not supported; PostgreSQL's code (and this
+    /// client's) for "cached plan must not change result type".
+    pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState(*b"0A000");
+    /// `40001`: serialization failure; hyperd's code for "the referenced
+    /// schema object is no longer valid", e.g. a prepared statement over a
+    /// table dropped and created again.
+    pub const T_R_SERIALIZATION_FAILURE: SqlState = SqlState(*b"40001");
+    /// `26000`: no prepared statement of that name.
+    pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState(*b"26000");
 
     /// Builds a code from its five ASCII characters; `None` when `code` is not
     /// five ASCII alphanumerics.
@@ -239,6 +248,30 @@ impl Error {
             db: Some(Box::new(db)),
             source: None,
         }
+    }
+
+    /// A prepared statement's rows no longer have the shape it was
+    /// described with: hyperd re-plans a named statement against the
+    /// current catalog when it runs, but describes it as first planned. The
+    /// statement ran (a write took effect), its rows were discarded, and
+    /// the connection is idle; SQLSTATE 0A000 and
+    /// the message PostgreSQL gives for the same case.
+    pub fn stale_statement(statement: &str, described: Option<usize>, sent: usize) -> Error {
+        let described = match described {
+            Some(n) => format!("{n} result columns"),
+            None => "no result rows".to_owned(),
+        };
+        let mut db = DbError::new(
+            Some(SqlState::FEATURE_NOT_SUPPORTED),
+            "cached plan must not change result type",
+        );
+        db.detail = Some(format!(
+            "statement `{statement}` was described with {described}, but hyperd sent rows of \
+             {sent} fields: a table it reads changed since it was prepared; it ran, and \
+             its rows were discarded"
+        ));
+        db.hint = Some("prepare the statement again".to_owned());
+        Error::server(db)
     }
 
     /// The server or peer violated the protocol.

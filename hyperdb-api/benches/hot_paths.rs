@@ -13,6 +13,11 @@
 //!   `rows_next_row_data_rows` the same over `DataRow`s
 //!   (`execute_query_params`); `rows_typed_data_rows` those rows read as
 //!   tuples (`Rows::typed`, in column order);
+//! * `derive/*` (feature `derive`): the same paths with derived structs,
+//!   each next to its hand-written twin: `ins.add_struct(&row)` against
+//!   `add_row` (`insert_chunk_encode`, `inserter/*`), and `query_as` /
+//!   `typed` into `#[derive(FromRow)]` structs (by name, by position)
+//!   against tuples, from `DataRow`s and from Arrow;
 //! * `arrow_ipc_decode` (feature `arrow`): the same rows as an Arrow IPC
 //!   stream, decoded by arrow-ipc's `StreamReader` alone (the reference) and
 //!   through `Connection::query_arrow`.
@@ -149,11 +154,20 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
         let Ok(s) = stream else { return };
         let (rows, copy, catalog_copy) = (rows.clone(), copy.clone(), catalog_copy.clone());
         std::thread::spawn(move || {
-            let mut parsed_catalog = false;
+            let (mut parsed_catalog, mut parsed, mut described) = (false, false, false);
             fake_hyperd::serve_session(s, |tag, body, out| match tag {
-                b'P' => parsed_catalog = is_catalog_query(body),
+                b'P' => {
+                    parsed_catalog = is_catalog_query(body);
+                    parsed = true;
+                }
+                b'D' => described = true,
                 b'S' if parsed_catalog => out.extend_from_slice(&catalog_rows()),
-                b'S' => out.extend_from_slice(&rows),
+                b'S' => as_asked(
+                    &rows,
+                    std::mem::take(&mut parsed),
+                    std::mem::take(&mut described),
+                    out,
+                ),
                 b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
                     message(out, b'G', &[0, 0, 0]);
                 }
@@ -167,6 +181,22 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
             })
         });
     }
+}
+
+/// `rows` (ParseComplete, BindComplete, RowDescription, rows) as hyperd
+/// answers what was sent since the last `Sync`: ParseComplete only after a
+/// Parse, the RowDescription only after a Describe (a cached statement
+/// sends Bind and Execute alone).
+fn as_asked(rows: &[u8], parsed: bool, described: bool, out: &mut BytesMut) {
+    let description = 1 + u32::from_be_bytes([rows[11], rows[12], rows[13], rows[14]]) as usize;
+    if parsed {
+        out.extend_from_slice(&rows[..5]);
+    }
+    out.extend_from_slice(&rows[5..10]);
+    if described {
+        out.extend_from_slice(&rows[10..10 + description]);
+    }
+    out.extend_from_slice(&rows[10 + description..]);
 }
 
 const SCAN: &str = "SELECT id, sensor_id, value, timestamp FROM measurements";
@@ -281,6 +311,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     rows_async(&mut group, &socket);
+    derived::bench(&mut group, &mut conn, &table);
     arrow::bench(&mut group, &mut conn);
     group.finish();
 }
@@ -415,6 +446,170 @@ mod arrow {
     }
 
     pub fn bench<C>(_: &mut super::BenchmarkGroup<'_, super::WallTime>, _: &mut C) {}
+}
+
+#[cfg(feature = "derive")]
+mod derived {
+    use std::hint::black_box;
+
+    use criterion::measurement::WallTime;
+    use criterion::BenchmarkGroup;
+    use hyperdb_api::{
+        Connection, FromRow, InsertChunk, InsertFormat, Inserter, Table, TableDefinition, TableRow,
+    };
+
+    use super::{row, ROWS, SCAN};
+
+    /// The benchmark table's row, read by name.
+    #[derive(Table, FromRow)]
+    #[hyper(table = "measurements")]
+    struct Measurement {
+        id: i32,
+        sensor_id: Option<i32>,
+        value: Option<f64>,
+        timestamp: Option<i64>,
+    }
+
+    /// The same row read by position.
+    #[derive(FromRow)]
+    struct MeasurementTuple(i32, Option<i32>, Option<f64>, Option<i64>);
+
+    /// The same row, its fields in another order than the columns.
+    #[derive(FromRow)]
+    struct Reordered {
+        timestamp: Option<i64>,
+        value: Option<f64>,
+        sensor_id: Option<i32>,
+        id: i32,
+    }
+
+    type Tuple = (i32, Option<i32>, Option<f64>, Option<i64>);
+
+    fn measurement(id: i32) -> Measurement {
+        let (id, sensor, value, ts) = row(id);
+        Measurement {
+            id,
+            sensor_id: Some(sensor),
+            value: Some(value),
+            timestamp: Some(ts),
+        }
+    }
+
+    impl Measurement {
+        fn sum(&self) -> i64 {
+            i64::from(self.id)
+                + i64::from(self.sensor_id.unwrap_or(0))
+                + self.value.unwrap_or(0.0) as i64
+                + self.timestamp.unwrap_or(0)
+        }
+    }
+
+    fn tuple_sum(&(id, sensor, value, ts): &Tuple) -> i64 {
+        i64::from(id)
+            + i64::from(sensor.unwrap_or(0))
+            + value.unwrap_or(0.0) as i64
+            + ts.unwrap_or(0)
+    }
+
+    pub fn bench(
+        group: &mut BenchmarkGroup<'_, WallTime>,
+        conn: &mut Connection,
+        table: &TableDefinition,
+    ) {
+        assert_eq!(
+            &Measurement::table_definition(),
+            table,
+            "the bench's own table"
+        );
+        let mut chunk = InsertChunk::new(table).expect("chunk");
+        group.bench_function("derive/insert_chunk_encode/add_struct", |b| {
+            b.iter(|| {
+                chunk.clear();
+                for id in 0..ROWS {
+                    chunk.add_struct(&measurement(id)).expect("row");
+                }
+                black_box(chunk.encoded_len())
+            })
+        });
+        for (name, format) in [
+            (
+                "derive/inserter/hyperbinary/add_struct",
+                InsertFormat::HyperBinary,
+            ),
+            #[cfg(feature = "arrow")]
+            (
+                "derive/inserter/arrow/add_struct",
+                InsertFormat::ArrowStream,
+            ),
+        ] {
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    let mut ins = Inserter::with_format(conn, table, format).expect("copy");
+                    for id in 0..ROWS {
+                        ins.add_struct(&measurement(id)).expect("row");
+                    }
+                    black_box(ins.execute().expect("execute"))
+                })
+            });
+        }
+        group.bench_function("derive/typed_data_rows/by_name", |b| {
+            b.iter(|| {
+                let rows = conn.execute_query_params(SCAN, &[]).expect("query");
+                let sum: i64 = rows
+                    .typed::<Measurement>()
+                    .map(|r| r.expect("row").sum())
+                    .sum();
+                black_box(sum)
+            })
+        });
+        group.bench_function("derive/typed_data_rows/by_position", |b| {
+            b.iter(|| {
+                let rows = conn.execute_query_params(SCAN, &[]).expect("query");
+                let sum: i64 = rows
+                    .typed::<MeasurementTuple>()
+                    .map(|r| {
+                        let MeasurementTuple(a, b, c, d) = r.expect("row");
+                        tuple_sum(&(a, b, c, d))
+                    })
+                    .sum();
+                black_box(sum)
+            })
+        });
+        // Fields in another order than the columns: found once, then read
+        // through the map.
+        group.bench_function("derive/typed_data_rows/by_name_reordered", |b| {
+            b.iter(|| {
+                let rows = conn.execute_query_params(SCAN, &[]).expect("query");
+                let sum: i64 = rows
+                    .typed::<Reordered>()
+                    .map(|r| {
+                        let r = r.expect("row");
+                        tuple_sum(&(r.id, r.sensor_id, r.value, r.timestamp))
+                    })
+                    .sum();
+                black_box(sum)
+            })
+        });
+        group.bench_function("derive/query_as/tuple", |b| {
+            b.iter(|| {
+                let rows = conn.query_as::<Tuple>(SCAN).expect("query");
+                let sum: i64 = rows.map(|r| tuple_sum(&r.expect("row"))).sum();
+                black_box(sum)
+            })
+        });
+        group.bench_function("derive/query_as/by_name", |b| {
+            b.iter(|| {
+                let rows = conn.query_as::<Measurement>(SCAN).expect("query");
+                let sum: i64 = rows.map(|r| r.expect("row").sum()).sum();
+                black_box(sum)
+            })
+        });
+    }
+}
+
+#[cfg(not(feature = "derive"))]
+mod derived {
+    pub fn bench<C, T>(_: &mut super::BenchmarkGroup<'_, super::WallTime>, _: &mut C, _: &T) {}
 }
 
 criterion_group!(benches, bench);

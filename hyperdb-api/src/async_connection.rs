@@ -10,7 +10,7 @@ use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
-use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
+use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
@@ -19,6 +19,7 @@ use crate::params::Params;
 use crate::rows::{
     fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
 };
+use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
 
 /// An async connection to hyperd.
 ///
@@ -114,7 +115,10 @@ impl AsyncConnection {
         async move {
             let params = params?;
             let slices = params.slices();
-            let fields = self.client.query(&params.request(sql, &slices)).await?;
+            let fields = self
+                .client
+                .query_cached(&params.request(sql, &slices))
+                .await?;
             Ok(AsyncRows::wire(
                 &mut self.client,
                 Schema::from_fields(fields),
@@ -136,6 +140,86 @@ impl AsyncConnection {
             }
             Ok(rows.affected_rows().unwrap_or(0))
         }
+    }
+
+    /// Prepares `sql` on the server; see [`crate::Connection::prepare`].
+    /// The [`Statement`] is `Send + Sync + 'static`: keep it anywhere,
+    /// run it with [`query`](Self::query) and friends on this connection.
+    pub async fn prepare(&mut self, sql: &str) -> Result<Statement> {
+        self.prepare_typed(sql, &[]).await
+    }
+
+    /// [`prepare`](Self::prepare) declaring the first `types.len()`
+    /// parameters' types; see [`crate::Connection::prepare_typed`].
+    pub async fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
+        let oids = declared_types(sql, types)?;
+        let name = self.client.statements().next_name("s");
+        let description = self.client.prepare(&name, sql, &oids).await?;
+        let session = self.client.session();
+        Ok(Statement::new(
+            name,
+            sql,
+            session.session_id(),
+            description,
+            session.close_queue(),
+        ))
+    }
+
+    /// Runs a statement, prepared or SQL text (through the statement
+    /// cache), with bound parameters and streams its rows; see
+    /// [`crate::Connection::query`]. The parameters are encoded before the
+    /// future first runs, so it is `Send`.
+    pub fn query<'s, S: ToStatement + ?Sized>(
+        &'s mut self,
+        statement: &'s S,
+        params: &[&dyn ToPgBinary],
+    ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let bound = match statement.to_statement() {
+            StatementRef::Sql(sql) => Params::encode(params).map(|p| (p, Err(sql))),
+            StatementRef::Prepared(stmt) => stmt
+                .bind(self.client.session().session_id(), params)
+                .map(|p| (p, Ok(stmt.clone()))),
+        };
+        async move {
+            let (params, target) = bound?;
+            let slices = params.slices();
+            let schema = match target {
+                Ok(stmt) => {
+                    self.client
+                        .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                        .await?;
+                    stmt.schema().clone()
+                }
+                Err(sql) => Schema::from_fields(
+                    self.client
+                        .query_cached(&params.request(sql, &slices))
+                        .await?,
+                ),
+            };
+            Ok(AsyncRows::wire(&mut self.client, schema))
+        }
+    }
+
+    /// Runs a statement, prepared or SQL text, with bound parameters;
+    /// returns the affected rows.
+    pub fn execute<'s, S: ToStatement + ?Sized>(
+        &'s mut self,
+        statement: &'s S,
+        params: &[&dyn ToPgBinary],
+    ) -> impl Future<Output = Result<u64>> + Send + 's {
+        let rows = self.query(statement, params);
+        async move {
+            let mut rows = rows.await?;
+            while let Some(row) = rows.next_row().await {
+                row?;
+            }
+            Ok(rows.affected_rows().unwrap_or(0))
+        }
+    }
+
+    /// One round trip that runs nothing; see [`crate::Connection::ping`].
+    pub async fn ping(&mut self) -> Result<()> {
+        Ok(self.client.ping().await?)
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
@@ -169,6 +253,14 @@ impl AsyncConnection {
 
     pub fn transaction_status(&self) -> TransactionStatus {
         self.client.session().transaction_status()
+    }
+
+    /// The connection can no longer be used (the server closed it, the
+    /// socket failed, or the stream fell out of step): every call on it
+    /// fails with [`Error::is_closed`](crate::Error::is_closed). Pools drop
+    /// such connections.
+    pub fn is_broken(&self) -> bool {
+        self.client.session().is_broken()
     }
 
     /// A handle that cancels this connection's running statement; use
@@ -276,21 +368,22 @@ impl<'c> AsyncRows<'c> {
 
     /// The next row converted to `T` (a tuple or a [`FromRow`] type).
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
-        // Asked per row (a few compares), as each call may read another `T`.
-        let plain = T::reads_plain(self.cursor.schema());
+        // Asked per row (a few compares), as each call may read another
+        // `T`; a by-name type's columns are looked up once, then cached.
+        let plan = self.cursor.plan::<T>();
         read_typed_rows!(
             self.cursor,
             T,
-            plain: plain,
-            checked: self.read_checked::<T>(),
+            plan: plan,
+            checked: self.read_checked::<T>(plan),
             self.refill().await
         )
     }
 
     /// The row at hand as `T`, read with every check: its value or error.
     #[inline(never)]
-    fn read_checked<T: FromRow>(&mut self) -> Result<T> {
-        match self.cursor.read_current::<T>() {
+    fn read_checked<T: FromRow>(&mut self, plan: crate::rows::ReadPlan) -> Result<T> {
+        match self.cursor.read_current::<T>(plan) {
             Ok(row) => row,
             Err(e) => Err(self.broken(e)),
         }

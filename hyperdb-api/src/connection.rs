@@ -6,13 +6,14 @@ use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
-use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
+use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
 use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
+use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
 use crate::transaction::Transaction;
 
 /// A blocking connection to hyperd, usually with one `.hyper` database attached.
@@ -108,7 +109,7 @@ impl Connection {
     ) -> Result<Rows<'_>> {
         let params = Params::encode(params)?;
         let slices = params.slices();
-        let fields = self.client.query(&params.request(sql, &slices))?;
+        let fields = self.client.query_cached(&params.request(sql, &slices))?;
         Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
     }
 
@@ -125,6 +126,108 @@ impl Connection {
     /// [`FromRow`](crate::FromRow) type).
     pub fn query_as<T: FromRow>(&mut self, sql: &str) -> Result<TypedRows<'_, T>> {
         Ok(self.execute_query(sql)?.typed())
+    }
+
+    /// Prepares `sql` on the server: parsed and planned once, then run
+    /// with [`query`](Self::query), [`execute`](Self::execute) or
+    /// [`query_as_params`](Self::query_as_params) as often as needed. Every
+    /// `$n` parameter's type is left to hyperd to infer from its use (see
+    /// [`prepare_typed`](Self::prepare_typed) to declare them).
+    ///
+    /// ```no_run
+    /// # fn f(conn: &mut hyperdb_api::Connection) -> hyperdb_api::Result<()> {
+    /// let lookup = conn.prepare("SELECT name FROM people WHERE id = $1")?;
+    /// assert_eq!(lookup.columns()[0].name(), "name");
+    /// for id in [1i32, 2, 3] {
+    ///     for row in conn.query(&lookup, &[&id])? {
+    ///         let name: String = row?.try_get(0)?;
+    ///         println!("{id}: {name}");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The statement lives until the last clone of the returned handle
+    /// is dropped (its `Close` then travels with this connection's next
+    /// request). hyperd plans a prepared statement again when a table it
+    /// reads changed, but keeps describing it as first planned: when its
+    /// rows no longer fit [`Statement::columns`] the run fails with SQLSTATE
+    /// 0A000 ("cached plan must not change result type") and the statement
+    /// must be prepared again. A change that keeps the column count but
+    /// not the types (a table dropped by another session and created with
+    /// other types under the same name) cannot be seen by the client.
+    pub fn prepare(&mut self, sql: &str) -> Result<Statement> {
+        self.prepare_typed(sql, &[])
+    }
+
+    /// [`prepare`](Self::prepare) declaring the first `types.len()`
+    /// parameters' types; the rest are inferred. Values bound later must
+    /// fit the declared types (an `i32` fits INT and BIGINT, an `i64`
+    /// only BIGINT).
+    pub fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
+        let oids = declared_types(sql, types)?;
+        let name = self.client.statements().next_name("s");
+        let description = self.client.prepare(&name, sql, &oids)?;
+        let session = self.client.session();
+        Ok(Statement::new(
+            name,
+            sql,
+            session.session_id(),
+            description,
+            session.close_queue(),
+        ))
+    }
+
+    /// Runs a statement, prepared or SQL text, with bound parameters
+    /// (`$1`, `$2`, ...) and streams its rows. SQL text goes through the
+    /// connection's statement cache, as the other `*_params` calls do
+    /// ([`ConnectOptions::with_statement_cache_capacity`]).
+    pub fn query<S: ToStatement + ?Sized>(
+        &mut self,
+        statement: &S,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<Rows<'_>> {
+        let stmt = match statement.to_statement() {
+            StatementRef::Sql(sql) => return self.execute_query_params(sql, params),
+            StatementRef::Prepared(stmt) => stmt,
+        };
+        let params = stmt.bind(self.client.session().session_id(), params)?;
+        let slices = params.slices();
+        self.client
+            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)?;
+        Ok(Rows::new(&mut self.client, stmt.schema().clone()))
+    }
+
+    /// Runs a statement, prepared or SQL text, with bound parameters;
+    /// returns the affected rows.
+    pub fn execute<S: ToStatement + ?Sized>(
+        &mut self,
+        statement: &S,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<u64> {
+        let mut rows = self.query(statement, params)?;
+        for row in rows.by_ref() {
+            row?;
+        }
+        Ok(rows.affected_rows().unwrap_or(0))
+    }
+
+    /// [`query`](Self::query) with each row read as `T` (a tuple, or your
+    /// [`FromRow`](crate::FromRow) type).
+    pub fn query_as_params<T: FromRow, S: ToStatement + ?Sized>(
+        &mut self,
+        statement: &S,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<TypedRows<'_, T>> {
+        Ok(self.query(statement, params)?.typed())
+    }
+
+    /// One round trip to the server that runs nothing (a bare protocol
+    /// `Sync`, cheaper than `SELECT 1`): `Ok` while the connection works,
+    /// an error with [`Error::is_closed`](crate::Error::is_closed) once it
+    /// does not (server gone, socket broken).
+    pub fn ping(&mut self) -> Result<()> {
+        Ok(self.client.ping()?)
     }
 
     /// Attaches another database file under `alias`.
@@ -156,6 +259,14 @@ impl Connection {
     /// The transaction state after the last completed request.
     pub fn transaction_status(&self) -> TransactionStatus {
         self.client.session().transaction_status()
+    }
+
+    /// The connection can no longer be used (the server closed it, the
+    /// socket failed, or the stream fell out of step): every call on it
+    /// fails with [`Error::is_closed`](crate::Error::is_closed). Pools drop
+    /// such connections.
+    pub fn is_broken(&self) -> bool {
+        self.client.session().is_broken()
     }
 
     /// A handle that cancels this connection's running statement from any

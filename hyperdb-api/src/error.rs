@@ -53,6 +53,21 @@ pub enum Error {
         source: hyperdb_api_core::Error,
     },
 
+    /// A field of a `#[derive(FromRow)]` type could not be read: `source`
+    /// says why ([`ColumnNotFound`](Error::ColumnNotFound),
+    /// [`UnexpectedNull`](Error::UnexpectedNull),
+    /// [`TypeMismatch`](Error::TypeMismatch) or
+    /// [`Conversion`](Error::Conversion), naming the column).
+    #[error("{rust_type}.{field}: {source}")]
+    Field {
+        /// The struct, as written in its definition.
+        rust_type: &'static str,
+        /// The field: its name, or its position in a tuple struct.
+        field: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// A row given to an inserter was rejected before anything was sent;
     /// the row was discarded and the inserter is still usable.
     #[error("row {row}{}: {kind}: {message}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
@@ -108,6 +123,21 @@ pub enum Error {
     /// sent; nothing ran.
     #[error("the query was cancelled before it started")]
     Cancelled,
+
+    /// No pooled connection could be had in time: all were in use, or new
+    /// ones failed to connect (`message` says which, with the last connect
+    /// error).
+    #[cfg(feature = "pool")]
+    #[error("no pooled connection within {waited:?}: {message}")]
+    PoolTimeout {
+        waited: std::time::Duration,
+        message: String,
+    },
+
+    /// The pool was closed; it hands out no more connections.
+    #[cfg(feature = "pool")]
+    #[error("the connection pool is closed")]
+    PoolClosed,
 
     /// A query that must return a row returned none.
     #[error("the query returned no rows")]
@@ -211,8 +241,12 @@ impl Error {
         matches!(self, Error::Cancelled) || matches!(self, Error::Client(e) if e.is_cancelled())
     }
 
-    /// A connect or query timeout expired.
+    /// A connect, query or pool checkout timeout expired.
     pub fn is_timeout(&self) -> bool {
+        #[cfg(feature = "pool")]
+        if matches!(self, Error::PoolTimeout { .. }) {
+            return true;
+        }
         matches!(self, Error::Client(e) if e.is_timeout())
     }
 }
@@ -235,6 +269,8 @@ impl Error {
     /// | NULL where a value was required | `23502` / `22004` |
     /// | a row too large for one COPY message | `54000` program_limit_exceeded |
     /// | no rows where one was required | `02000` no_data |
+    /// | no pooled connection in time / pool closed | `HYT00` / `08003` |
+    /// | a field of a derived row type ([`Error::Field`]) | its column error's |
     /// | hyperd missing or failing to start, other I/O | `58000` system_error |
     pub fn sqlstate(&self) -> &str {
         // Before the server's code: a timeout's cancellation is a 57014 too.
@@ -245,6 +281,7 @@ impl Error {
             return code.code();
         }
         match self {
+            Error::Field { source, .. } => source.sqlstate(),
             Error::Client(e) => match e.kind() {
                 ErrorKind::Closed | ErrorKind::Io => "08006",
                 ErrorKind::Timeout => "HYT00",
@@ -274,6 +311,10 @@ impl Error {
             #[cfg(feature = "arrow")]
             Error::Arrow(_) => "22000",
             Error::NoRows => "02000",
+            #[cfg(feature = "pool")]
+            Error::PoolTimeout { .. } => "HYT00",
+            #[cfg(feature = "pool")]
+            Error::PoolClosed => "08003",
             Error::Cancelled => "57014",
             Error::HyperdNotFound(_) | Error::ProcessStart { .. } | Error::Io { .. } => "58000",
         }

@@ -4,12 +4,14 @@
 use hyperdb_api_core::types::FromHyperBinary;
 
 use crate::error::Result;
-use crate::rows::{Column, Row, RowValues, Schema};
+use crate::rows::{Column, ColumnMap, Row, RowValues, Schema};
 
 /// Builds a value from a whole row; `query_as` uses it.
 ///
 /// Tuples of up to 8 owned values read columns by position. For a struct,
-/// read by name:
+/// `#[derive(FromRow)]` (feature `derive`, on by default) writes every
+/// method below, reading by name or by position (see the
+/// [crate docs](crate#derived-rows)); by hand, read by name:
 ///
 /// ```
 /// use hyperdb_api::{FromRow, Row};
@@ -82,11 +84,37 @@ pub trait FromRow: Sized {
         let _ = fields;
         None
     }
+
+    /// For a type that reads its columns by name (`#[derive(FromRow)]` on
+    /// a struct with named fields): hands each name to `name`, in the
+    /// order [`from_columns`](Self::from_columns) counts them, and returns
+    /// `true`. A typed stream then looks the names up once per result,
+    /// not once per row, and uses the in-order readers
+    /// ([`from_values`](Self::from_values), ...) only when the result's
+    /// columns are these names in this order. `false`, the default: the
+    /// type reads by position, and the in-order readers always apply.
+    #[doc(hidden)]
+    #[inline]
+    fn column_names(name: &mut dyn FnMut(&'static str)) -> bool {
+        let _ = name;
+        false
+    }
+
+    /// [`from_row`](Self::from_row) with the columns already found: the
+    /// type's `k`-th column (by [`column_names`](Self::column_names)
+    /// order, or by position) is `row`'s column `columns.index(k)`.
+    #[doc(hidden)]
+    #[inline]
+    fn from_columns(row: &Row, columns: ColumnMap<'_>) -> Result<Self> {
+        let _ = columns;
+        Self::from_row(row)
+    }
 }
 
 /// Whether `column` has `T`'s plain type (a column of unknown type has none).
 #[inline]
-fn plain_column<'a, T: FromHyperBinary<'a>>(column: Option<&Column>) -> bool {
+#[doc(hidden)]
+pub fn plain_column<'a, T: FromHyperBinary<'a>>(column: Option<&Column>) -> bool {
     match (T::PLAIN, column.and_then(Column::sql_type)) {
         (Some(plain), Some(ty)) => plain == *ty,
         _ => false,
@@ -103,7 +131,8 @@ const fn plain_width<'a, T: FromHyperBinary<'a>>() -> Option<usize> {
 
 /// Bytes of a field of `T`'s plain type, its length word included (0
 /// without one: `plain_value` then reads nothing).
-const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
+#[doc(hidden)]
+pub const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
     match plain_width::<T>() {
         Some(width) => 4 + width,
         None => 0,
@@ -113,7 +142,8 @@ const fn plain_field_len<'a, T: FromHyperBinary<'a>>() -> usize {
 /// The next field of `rest` as `T`, read as its plain type: `None` when
 /// its length word is not that type's width (a NULL, or a malformed row).
 #[inline(always)]
-fn plain_value<'a, T: FromHyperBinary<'a>>(rest: &mut &'a [u8]) -> Option<T> {
+#[doc(hidden)]
+pub fn plain_value<'a, T: FromHyperBinary<'a>>(rest: &mut &'a [u8]) -> Option<T> {
     let ty = T::PLAIN?;
     let width = const { plain_width::<T>() }?;
     let (word, after) = rest.split_first_chunk::<4>()?;

@@ -18,28 +18,100 @@
 //! }
 //! # Ok::<(), hyperdb_api::Error>(())
 //! ```
+//!
+//! # Derived rows
+//!
+//! With the `derive` feature (on by default), `#[derive(Table)]` makes a
+//! struct a table's rows ([`TableRow`]: its definition, and
+//! [`Inserter::add_struct`]), and `#[derive(FromRow)]` reads it back
+//! ([`FromRow`], by column name or by position). The attributes are in
+//! the derives' docs ([`macro@FromRow`], [`macro@Table`]). The same
+//! example is in the README.
+//!
+//! ```no_run
+//! use hyperdb_api::types::{Numeric, Timestamp};
+//! use hyperdb_api::{Connection, CreateMode, FromRow, HyperProcess, Inserter, Table, TableRow};
+//!
+//! /// One table row: the table is `sales.orders`, its columns these fields.
+//! #[derive(Table, FromRow, Debug)]
+//! #[hyper(table = "sales.orders")]
+//! struct Order {
+//!     id: i64,
+//!     customer: String,
+//!     #[hyper(sql_type = "NUMERIC(18,2)")]
+//!     total: Numeric,
+//!     shipped: Option<Timestamp>, // Option: a nullable column, NULL is None
+//! }
+//!
+//! /// A report row, read by column name (`#[hyper(by_position)]` or a tuple
+//! /// struct reads by position instead).
+//! #[derive(FromRow, Debug)]
+//! struct CustomerTotal {
+//!     #[hyper(rename = "name")]
+//!     customer: String,
+//!     orders: i64,
+//! }
+//!
+//! fn main() -> hyperdb_api::Result<()> {
+//!     let hyper = HyperProcess::start()?;
+//!     let mut conn = Connection::connect(hyper.endpoint(), "sales.hyper", CreateMode::CreateAndReplace)?;
+//!     conn.catalog().create_schema("sales")?;
+//!     conn.catalog().create_table(&Order::table_definition())?;
+//!
+//!     let mut ins = Inserter::new(&mut conn, &Order::table_definition())?;
+//!     for id in 0..1000 {
+//!         let order = Order { id, customer: format!("c{}", id % 7), total: "9.99".parse()?, shipped: None };
+//!         ins.add_struct(&order)?; // no allocation per row
+//!     }
+//!     ins.execute()?;
+//!
+//!     for order in conn.query_as::<Order>("SELECT * FROM sales.orders WHERE id < 3")? {
+//!         println!("{:?}", order?);
+//!     }
+//!     let sql = "SELECT customer AS name, count(*) AS orders FROM sales.orders GROUP BY 1";
+//!     for total in conn.query_as::<CustomerTotal>(sql)? {
+//!         let total = total?; // a missing column, a NULL, a wrong type: Error::Field
+//!         println!("{}: {}", total.customer, total.orders);
+//!     }
+//!     Ok(())
+//! }
+//! ```
 
+// The derives' code names this crate `::hyperdb_api`; so may its own.
+extern crate self as hyperdb_api;
+
+#[doc(hidden)]
+#[path = "derive_support.rs"]
+pub mod __derive;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 #[cfg(feature = "async")]
 mod async_connection;
 mod catalog;
+mod conn_string;
 mod connection;
 mod coop;
 pub mod error;
 pub mod escape;
 mod from_row;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod insert;
 mod names;
 mod options;
 mod params;
+#[cfg(feature = "pool")]
+pub mod pool;
 mod process;
 mod rows;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
+mod statement;
 mod table_definition;
+mod table_row;
 mod transaction;
 mod value;
 
@@ -56,6 +128,14 @@ pub use hyperdb_api_core::protocol::auth::{AuthMethod, AuthMethods};
 pub use hyperdb_api_core::protocol::backend::TransactionStatus;
 pub use hyperdb_api_core::protocol::Limits;
 pub use hyperdb_api_core::types;
+/// `#[derive(FromRow)]`: reads a struct from a row, by column name or by
+/// position; see the [crate docs](crate#derived-rows).
+#[cfg(feature = "derive")]
+pub use hyperdb_api_derive::FromRow;
+/// `#[derive(Table)]`: a struct as a table's rows ([`TableRow`]); see the
+/// [crate docs](crate#derived-rows).
+#[cfg(feature = "derive")]
+pub use hyperdb_api_derive::Table;
 #[cfg(feature = "async")]
 pub use insert::{AsyncChunkSender, AsyncInserter};
 pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter, MappedInserter};
@@ -68,7 +148,9 @@ pub use shared::{
     CancelToken, ConnectionGuard, InsertPiece, InsertSink, Place, ResultStream, SharedConnection,
     StreamCanceller,
 };
+pub use statement::{Statement, ToStatement};
 pub use table_definition::{ColumnDefinition, TableDefinition};
+pub use table_row::{HasSqlType, RowWriter, TableRow};
 pub use transaction::Transaction;
 pub use value::Value;
 
@@ -78,6 +160,46 @@ pub use arrow::{ArrowBatches, ArrowInserter, ArrowIpcChunks};
 pub use arrow::{AsyncArrowBatches, AsyncArrowInserter, AsyncArrowIpcChunks};
 #[cfg(feature = "grpc")]
 pub use grpc::{AsyncGrpcConnection, GrpcConfig, GrpcConnectOptions, GrpcConnection, TransferMode};
+#[cfg(all(feature = "pool", feature = "async"))]
+pub use pool::{AsyncPool, AsyncPooledConnection};
+#[cfg(feature = "pool")]
+pub use pool::{Pool, PoolOptions, PooledConnection};
 /// The Arrow crates the `arrow` API is built on, so callers can use the same versions.
 #[cfg(feature = "arrow")]
 pub use {arrow_array, arrow_schema};
+
+/// The README's derive example is the crate docs' one, which is compiled
+/// as a doc test: the README's copy cannot go stale.
+#[cfg(test)]
+mod readme_tests {
+    #[test]
+    fn readme_derive_example_is_the_doc_test() {
+        let readme = include_str!("../../README.md");
+        let start = readme
+            .find("## Derived rows")
+            .expect("README has a Derived rows section");
+        let block = &readme[start..];
+        let code = block
+            .split("```rust\n")
+            .nth(1)
+            .and_then(|b| b.split("\n```").next())
+            .expect("a rust block");
+        let lib = include_str!("lib.rs");
+        let docs: Vec<&str> = lib
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .map(|l| {
+                l.strip_prefix("//! ")
+                    .unwrap_or(l.trim_start_matches("//!"))
+            })
+            .collect();
+        let docs = docs.join("\n");
+        let doc_code = docs
+            .split("# Derived rows")
+            .nth(1)
+            .and_then(|d| d.split("```no_run\n").nth(1))
+            .and_then(|b| b.split("\n```").next())
+            .expect("a doc test");
+        assert_eq!(code, doc_code);
+    }
+}

@@ -112,6 +112,34 @@ impl ConnectOptions {
         self
     }
 
+    /// TCP keepalive idle time (default 60 s, then probes every 10 s, 3
+    /// unanswered ones drop the connection; see [`SocketOptions`]); `None`
+    /// turns keepalive off. A call waiting on a peer that vanished without
+    /// closing the connection then fails within about 90 s instead of
+    /// hanging for hours.
+    pub fn with_keepalive(mut self, idle: Option<Duration>) -> ConnectOptions {
+        let socket = SocketOptions {
+            keepalive: idle,
+            ..self.config.socket_options().clone()
+        };
+        self.config = self.config.with_socket_options(socket);
+        self
+    }
+
+    /// How many statements the `*_params` calls (and
+    /// [`crate::Connection::query`] with SQL text) keep prepared on the
+    /// server, least recently used first out (default
+    /// [`Config::DEFAULT_STATEMENT_CACHE_CAPACITY`]); 0 turns the cache off.
+    /// A cached statement runs without the `Parse` step, which saves
+    /// hyperd planning it again (see DEVELOPMENT.md for the figures). The
+    /// cache is emptied after every command that may change what names
+    /// mean (DDL, `SET`, `ATTACH`...: every command tag other than reads,
+    /// writes and transaction control).
+    pub fn with_statement_cache_capacity(mut self, capacity: usize) -> ConnectOptions {
+        self.config = self.config.with_statement_cache_capacity(capacity);
+        self
+    }
+
     pub fn with_limits(mut self, limits: Limits) -> ConnectOptions {
         self.config = self.config.with_limits(limits);
         self
@@ -128,6 +156,16 @@ impl ConnectOptions {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The database file, if one is set.
+    pub fn database(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    /// What is done with the database file when connecting.
+    pub fn create_mode(&self) -> CreateMode {
+        self.create_mode
     }
 
     /// The wire config and the statements to run right after startup.

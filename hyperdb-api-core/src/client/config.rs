@@ -135,8 +135,16 @@ impl FromStr for Endpoint {
 pub struct SocketOptions {
     /// `TCP_NODELAY`: on, because every request is one batched write.
     pub nodelay: bool,
-    /// TCP keepalive idle time; `None` disables keepalive.
+    /// TCP keepalive: idle time before the first probe; `None` disables
+    /// keepalive. With the interval and retries below, a connection whose
+    /// peer vanished (host down, cable pulled, NAT entry dropped) fails a
+    /// waiting call after about idle + interval x retries (90 s by
+    /// default) instead of hanging until the kernel gives up (hours).
     pub keepalive: Option<Duration>,
+    /// Time between keepalive probes (`TCP_KEEPINTVL`).
+    pub keepalive_interval: Duration,
+    /// Unanswered probes before the connection is dropped (`TCP_KEEPCNT`).
+    pub keepalive_retries: u32,
     /// `SO_SNDBUF` in bytes; `None` keeps the kernel default.
     pub send_buffer: Option<usize>,
     /// `SO_RCVBUF` in bytes; `None` keeps the kernel default.
@@ -150,6 +158,8 @@ impl Default for SocketOptions {
         SocketOptions {
             nodelay: true,
             keepalive: Some(Duration::from_secs(60)),
+            keepalive_interval: Duration::from_secs(10),
+            keepalive_retries: 3,
             send_buffer: Some(4 << 20),
             recv_buffer: Some(4 << 20),
             read_window: 1 << 20,
@@ -174,6 +184,7 @@ pub struct Config {
     pub(crate) query_timeout: Option<Duration>,
     pub(crate) socket: SocketOptions,
     pub(crate) limits: Limits,
+    pub(crate) statement_cache_capacity: usize,
 }
 
 impl Config {
@@ -194,7 +205,24 @@ impl Config {
             query_timeout: None,
             socket: SocketOptions::default(),
             limits: Limits::default(),
+            statement_cache_capacity: Config::DEFAULT_STATEMENT_CACHE_CAPACITY,
         }
+    }
+
+    /// How many statements the `*_params` calls keep prepared per
+    /// connection, by default.
+    pub const DEFAULT_STATEMENT_CACHE_CAPACITY: usize = 128;
+
+    /// How many statements the `*_params` calls keep prepared on the
+    /// server (least recently used ones are closed); 0 turns the cache off
+    /// and every call parses its SQL again.
+    pub fn with_statement_cache_capacity(mut self, capacity: usize) -> Config {
+        self.statement_cache_capacity = capacity;
+        self
+    }
+
+    pub fn statement_cache_capacity(&self) -> usize {
+        self.statement_cache_capacity
     }
 
     pub fn with_user(mut self, user: impl Into<String>) -> Config {
@@ -373,6 +401,7 @@ impl fmt::Debug for Config {
             .field("query_timeout", &self.query_timeout)
             .field("socket", &self.socket)
             .field("limits", &self.limits)
+            .field("statement_cache_capacity", &self.statement_cache_capacity)
             .finish()
     }
 }

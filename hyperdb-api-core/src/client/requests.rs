@@ -173,6 +173,138 @@ macro_rules! request_methods {
             self.run(&mut op) $($aw)*
         }
 
+        /// Runs `req` as a named statement from the session's statement
+        /// cache: the first time `Parse` (named) + Bind + Describe +
+        /// Execute in one round trip, then Bind + Execute only. With the
+        /// cache off (capacity 0) this is [`query`](Self::query).
+        ///
+        /// A cached statement whose table was dropped and created again
+        /// (hyperd: 40001) is prepared again and run once more; one whose
+        /// rows no longer fit its description (0A000, see
+        /// `Error::stale_statement`) too when `req.sql` only reads
+        /// (`statements::reads_only`), else the error is returned. Either
+        /// way the entry is gone and the next call prepares afresh; in a
+        /// failed transaction nothing is retried.
+        pub $($async_kw)? fn query_cached(&mut self, req: &QueryRequest<'_>) -> Result<Vec<FieldDescription>> {
+            if self.state.session.statements().cache().capacity() == 0 {
+                return self.query(req) $($aw)*;
+            }
+            let mut retried = false;
+            loop {
+                self.begin() $($aw)* ?;
+                let statements = self.state.session.statements();
+                let hit = statements
+                    .cache()
+                    .get(req.sql, req.param_types)
+                    .map(|e| (e.name.clone(), e.columns.clone()));
+                let Some((name, columns)) = hit else {
+                    let name = statements.next_name("c");
+                    let mut op = ops::QueryStart::send_as(&mut self.state.session, &name, req)?;
+                    return match self.run(&mut op) $($aw)* {
+                        Ok(fields) => {
+                            let statements = self.state.session.statements();
+                            let evicted = statements.cache().insert(req.sql, req.param_types, name, fields.clone());
+                            for old in evicted {
+                                statements.close_queue().push(old);
+                            }
+                            Ok(fields)
+                        }
+                        Err(e) => {
+                            if op.parsed() {
+                                self.state.session.statements().close_queue().push(name);
+                            }
+                            Err(e)
+                        }
+                    };
+                };
+                let described = (!columns.is_empty()).then_some(columns.len());
+                let res = self.run_prepared(&name, described, req.params, req.result_format) $($aw)*;
+                let Err(e) = res else {
+                    return Ok(columns);
+                };
+                let Some(retry) = crate::protocol::retry_after(&e, req.sql) else {
+                    return Err(e);
+                };
+                let statements = self.state.session.statements();
+                statements.cache().remove(&name);
+                statements.close_queue().push(name);
+                let failed = self.state.session.transaction_status()
+                    == crate::protocol::backend::TransactionStatus::Failed;
+                if !retry || retried || failed {
+                    return Err(e);
+                }
+                retried = true;
+            }
+        }
+
+        /// Prepares `sql` as the named statement `name` and reads its
+        /// description (parameter types, result columns).
+        pub $($async_kw)? fn prepare(&mut self, name: &str, sql: &str, param_types: &[u32]) -> Result<crate::protocol::StatementDescription> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::Prepare::send(&mut self.state.session, name, sql, param_types)?;
+            self.run(&mut op) $($aw)*
+        }
+
+        /// Runs the prepared statement `name`, which `described` result
+        /// columns (`None`: no rows); read rows with `next_rows`. An error
+        /// the server reports before the first row, and rows of another
+        /// shape than described (`Error::stale_statement`), are returned
+        /// here with the connection idle.
+        pub $($async_kw)? fn query_prepared(
+            &mut self,
+            name: &str,
+            described: Option<usize>,
+            params: &[Option<&[u8]>],
+            result_format: i16,
+        ) -> Result<()> {
+            self.begin() $($aw)* ?;
+            self.run_prepared(name, described, params, result_format) $($aw)*
+        }
+
+        $($async_kw)? fn run_prepared(
+            &mut self,
+            name: &str,
+            described: Option<usize>,
+            params: &[Option<&[u8]>],
+            result_format: i16,
+        ) -> Result<()> {
+            let mut op = ops::BoundStart::send(&mut self.state.session, name, described, params, result_format)?;
+            self.run(&mut op) $($aw)* ?;
+            // The first message after BindComplete, looked at in place.
+            let limits = *self.state.session.limits();
+            loop {
+                let buf = self.state.session.read_buf();
+                let peeked = crate::protocol::backend::peek_header(buf, &limits);
+                match peeked {
+                    Err(e) => return Err(self.broken(e)),
+                    Ok(Some((b'D', _))) if buf.len() >= 7 => {
+                        let fields = usize::from(u16::from_be_bytes([buf[5], buf[6]]));
+                        if Some(fields) == described {
+                            return Ok(());
+                        }
+                        // Rows of another plan: discard them (the
+                        // statement's own error, if any, does not matter).
+                        let _ = self.run(&mut ops::Drain) $($aw)*;
+                        return Err(Error::stale_statement(name, described, fields));
+                    }
+                    Ok(Some((b'E', _))) => {
+                        return self.run(&mut ops::Drain) $($aw)*;
+                    }
+                    Ok(Some((b'D', _))) | Ok(None) => self.fill() $($aw)* ?,
+                    Ok(Some(_)) => return Ok(()),
+                }
+            }
+        }
+
+        /// One round trip that asks nothing of the server: a bare `Sync`,
+        /// answered with `ReadyForQuery`. Fails with
+        /// [`ErrorKind::Closed`] when the connection is gone.
+        pub $($async_kw)? fn ping(&mut self) -> Result<()> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::Ping::send(&mut self.state.session)?;
+            self.run(&mut op) $($aw)*
+        }
+
         /// The next rows of the running query (every complete row received),
         /// or `Done` once the server is ready again. Calling it with nothing
         /// running returns `Done`.
@@ -249,6 +381,11 @@ macro_rules! request_methods {
         /// The protocol state (transaction status, server parameters, ...).
         pub fn session(&self) -> &Session {
             &self.state.session
+        }
+
+        /// Named statements: names, the statement cache, queued closes.
+        pub fn statements(&mut self) -> &mut crate::protocol::Statements {
+            self.state.session.statements()
         }
 
         /// A handle that cancels this connection's running statement from

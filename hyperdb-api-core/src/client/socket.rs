@@ -138,7 +138,12 @@ pub(crate) fn apply_buffers(s: &SockRef<'_>, opts: &SocketOptions) -> io::Result
 pub(crate) fn apply_tcp(s: &SockRef<'_>, opts: &SocketOptions) -> io::Result<()> {
     s.set_nodelay(opts.nodelay)?;
     match opts.keepalive {
-        Some(idle) => s.set_tcp_keepalive(&TcpKeepalive::new().with_time(idle)),
+        Some(idle) => s.set_tcp_keepalive(
+            &TcpKeepalive::new()
+                .with_time(idle)
+                .with_interval(opts.keepalive_interval)
+                .with_retries(opts.keepalive_retries),
+        ),
         None => s.set_keepalive(false),
     }
 }
@@ -202,7 +207,7 @@ impl Write for Socket {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
@@ -243,6 +248,57 @@ mod tests {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         ));
         assert!(buf.is_empty());
+    }
+
+    /// What `apply_tcp` set on a connected socket: keepalive on or off,
+    /// idle, interval and probe count as `SocketOptions` asked.
+    pub(crate) fn keepalive_of(s: &SockRef<'_>) -> Option<(Duration, Duration, u32)> {
+        if !s.keepalive().unwrap() {
+            return None;
+        }
+        Some((
+            s.keepalive_time().unwrap(),
+            s.keepalive_interval().unwrap(),
+            s.keepalive_retries().unwrap(),
+        ))
+    }
+
+    #[test]
+    fn tcp_connects_with_keepalive_as_configured() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let endpoint = Endpoint::tcp("127.0.0.1", port);
+        let Socket::Tcp(s) = Socket::connect(&endpoint, &SocketOptions::default(), None).unwrap()
+        else {
+            panic!("TCP endpoint, TCP socket")
+        };
+        assert_eq!(
+            keepalive_of(&SockRef::from(&s)),
+            Some((Duration::from_secs(60), Duration::from_secs(10), 3)),
+            "on by default"
+        );
+        assert!(s.nodelay().unwrap());
+        let custom = SocketOptions {
+            keepalive: Some(Duration::from_secs(7)),
+            keepalive_interval: Duration::from_secs(2),
+            keepalive_retries: 5,
+            ..SocketOptions::default()
+        };
+        let Socket::Tcp(s) = Socket::connect(&endpoint, &custom, None).unwrap() else {
+            panic!("TCP endpoint, TCP socket")
+        };
+        assert_eq!(
+            keepalive_of(&SockRef::from(&s)),
+            Some((Duration::from_secs(7), Duration::from_secs(2), 5))
+        );
+        let off = SocketOptions {
+            keepalive: None,
+            ..SocketOptions::default()
+        };
+        let Socket::Tcp(s) = Socket::connect(&endpoint, &off, None).unwrap() else {
+            panic!("TCP endpoint, TCP socket")
+        };
+        assert_eq!(keepalive_of(&SockRef::from(&s)), None);
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub(crate) struct DriverState {
 impl DriverState {
     pub(crate) fn new(config: &Config, notices: Option<NoticeHandler>) -> DriverState {
         DriverState {
-            session: Session::new(config.limits, notices),
+            session: Session::new(config.limits, notices)
+                .with_statement_cache(config.statement_cache_capacity),
             read_window: config.socket.read_window,
             query_timeout: config.query_timeout,
             deadline: None,

@@ -108,3 +108,33 @@ impl AsyncWrite for AsyncSocket {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::socket::tests::keepalive_of;
+
+    #[tokio::test]
+    async fn tcp_connects_with_keepalive_as_configured() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = Endpoint::tcp("127.0.0.1", l.local_addr().unwrap().port());
+        let s = AsyncSocket::connect(&endpoint, &SocketOptions::default(), None)
+            .await
+            .unwrap();
+        let AsyncSocket::Tcp(s) = s else {
+            panic!("TCP endpoint, TCP socket")
+        };
+        assert_eq!(
+            keepalive_of(&SockRef::from(&s)),
+            Some((Duration::from_secs(60), Duration::from_secs(10), 3))
+        );
+        let off = SocketOptions {
+            keepalive: None,
+            ..SocketOptions::default()
+        };
+        let AsyncSocket::Tcp(s) = AsyncSocket::connect(&endpoint, &off, None).await.unwrap() else {
+            panic!("TCP endpoint, TCP socket")
+        };
+        assert_eq!(keepalive_of(&SockRef::from(&s)), None);
+    }
+}

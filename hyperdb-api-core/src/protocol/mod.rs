@@ -14,10 +14,16 @@ pub mod backend;
 pub mod frontend;
 pub mod ops;
 mod session;
+mod statements;
 
 pub(crate) use session::BackendKey;
 pub use session::{
     NoticeHandler, Session, MAX_PARAMETERS, MAX_PARAMETER_NAME, MAX_PARAMETER_VALUE,
+};
+pub(crate) use statements::retry_after;
+pub use statements::{
+    keeps_catalog, reads_only, CachedStatement, CloseQueue, StatementCache, StatementDescription,
+    Statements,
 };
 
 /// Caps on what the server may make us buffer.

@@ -10,6 +10,7 @@ use bytes::{Buf, BufMut, BytesMut};
 
 use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::backend::{self, Message, TransactionStatus};
+use crate::protocol::statements::Statements;
 use crate::protocol::Limits;
 
 /// Where a large COPY OUT payload starts (Arrow needs 8; i128 wants 16).
@@ -96,6 +97,7 @@ pub struct Session {
     /// Bytes went out after that result's request: a cancel could then
     /// reach a statement sent behind it.
     sent_behind: bool,
+    statements: Statements,
 }
 
 impl fmt::Debug for Session {
@@ -134,7 +136,36 @@ impl Session {
             copy_out: false,
             stream_open: false,
             sent_behind: false,
+            statements: Statements::new(0),
         }
+    }
+
+    /// Sets how many statements the `*_params` cache keeps (0: off).
+    pub fn with_statement_cache(mut self, capacity: usize) -> Session {
+        self.statements = Statements::new(capacity);
+        self
+    }
+
+    /// Named statements: the cache, queued closes, names.
+    pub fn statements(&mut self) -> &mut Statements {
+        &mut self.statements
+    }
+
+    /// Where dropped statement handles queue their `Close` (a clone of the
+    /// session's queue).
+    pub fn close_queue(&self) -> crate::protocol::CloseQueue {
+        self.statements.close_queue().clone()
+    }
+
+    /// This session's id, unique in the process (see [`Statements::session_id`]).
+    pub fn session_id(&self) -> u64 {
+        self.statements.session_id()
+    }
+
+    /// Appends a `Close` for every statement queued for closing; extended
+    /// requests call it first, so the closes share their `Sync`.
+    pub(crate) fn write_queued_closes(&mut self) -> Result<()> {
+        self.statements.write_closes(&mut self.write)
     }
 
     /// Readies the receive buffer for the next read and returns how many
@@ -170,18 +201,23 @@ impl Session {
                 if have >= total {
                     return window;
                 }
-                if self.read.capacity() < total {
-                    // Room for the whole message, the payload still aligned:
+                let limit = (total - have).min(window);
+                if self.read.capacity() < have + limit {
+                    // Room for the next read, the payload still aligned:
                     // only what was read of it so far moves (normally the
-                    // header alone).
-                    let mut fresh = BytesMut::with_capacity(total + PAYLOAD_ALIGN);
+                    // header alone). The whole message at once when the
+                    // next read may end it, else twice the room there was:
+                    // the declared length alone is a hostile server's to
+                    // choose, so memory follows the bytes that arrived.
+                    let room = total.min((have + limit).max(2 * self.read.capacity()));
+                    let mut fresh = BytesMut::with_capacity(room + PAYLOAD_ALIGN);
                     let skip = misalignment(&fresh);
                     fresh.put_bytes(0, skip);
                     fresh.advance(skip);
                     fresh.extend_from_slice(&self.read);
                     self.read = fresh;
                 }
-                (total - have).min(window)
+                limit
             }
             _ => window,
         }
@@ -373,9 +409,10 @@ impl Session {
                     self.copy_out = true;
                     return Ok(Some(msg));
                 }
-                done @ Message::CommandComplete(_) => {
+                Message::CommandComplete(tag) => {
                     self.stream_open = false;
-                    return Ok(Some(done));
+                    self.statements.note_command(&tag);
+                    return Ok(Some(Message::CommandComplete(tag)));
                 }
                 other => return Ok(Some(other)),
             }
@@ -561,6 +598,67 @@ mod tests {
             1 << 20,
             "COPY OUT over: full window"
         );
+    }
+
+    /// A `CopyData` header declaring 250 MiB reserves no more than a read
+    /// window or two before the bytes arrive; as they do, the buffer grows
+    /// (at most doubling) with the payload still aligned, and the message
+    /// arrives whole.
+    #[test]
+    fn copy_out_buffers_grow_with_what_arrives() {
+        const WINDOW: usize = 64 * 1024;
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        s.expect_ready();
+        push(&mut s, b'H', &[0, 0, 0]);
+        assert!(matches!(
+            s.next_message().unwrap(),
+            Some(Message::CopyOutResponse(_))
+        ));
+        assert_eq!(s.prepare_read(WINDOW), backend::HEADER);
+        s.read_buf().put_u8(b'd');
+        s.read_buf().put_i32((250 << 20) + 4);
+        assert_eq!(s.prepare_read(WINDOW), WINDOW);
+        assert!(s.read_buf().capacity() <= 2 * WINDOW + 4 * PAYLOAD_ALIGN);
+        assert!(s.next_message().unwrap().is_none());
+
+        // A 1 MiB message read a window at a time.
+        let len = 1 << 20;
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        s.expect_ready();
+        push(&mut s, b'H', &[0, 0, 0]);
+        s.next_message().unwrap();
+        let mut wire = vec![b'd'];
+        wire.extend_from_slice(&(len as i32 + 4).to_be_bytes());
+        wire.extend((0..len).map(|i| i as u8));
+        wire.extend_from_slice(&[b'c', 0, 0, 0, 4]);
+        let mut wire = &wire[..];
+        let mut grown = 0;
+        let payload = loop {
+            match s.next_message().unwrap() {
+                Some(Message::CopyData(p)) => break p,
+                Some(other) => panic!("{other:?}"),
+                None => {
+                    let before = s.read_buf().capacity();
+                    let n = s.prepare_read(WINDOW).min(wire.len());
+                    let have = s.read_buf().len();
+                    let room = s.read_buf().capacity();
+                    assert!(room >= have + n, "the read fits");
+                    assert!(
+                        room <= 2 * (have + WINDOW) + 4 * PAYLOAD_ALIGN,
+                        "{room} for {have}"
+                    );
+                    grown += usize::from(room != before);
+                    s.read_buf().put_slice(&wire[..n]);
+                    wire = &wire[n..];
+                }
+            }
+        };
+        assert_eq!(payload.len(), len);
+        assert!(payload.iter().enumerate().all(|(i, &b)| b == i as u8));
+        assert_eq!(payload.as_ptr() as usize % PAYLOAD_ALIGN, 0);
+        assert!(grown <= 6, "grew {grown} times");
     }
 
     /// A long run of rows is read through one window-sized buffer: each

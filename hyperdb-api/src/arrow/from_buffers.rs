@@ -189,7 +189,7 @@ impl Column<'_> {
 
     /// `bytes` holds exactly `rows` values of `width` bytes.
     fn fixed<'b>(&self, bytes: &'b [u8], width: usize) -> Result<&'b [u8]> {
-        let want = self.rows * width;
+        let want = self.rows.saturating_mul(width);
         if bytes.len() != want {
             return Err(self.size_error("value bytes", bytes.len(), want));
         }
@@ -319,10 +319,13 @@ impl Column<'_> {
     }
 
     fn text(&self, units: &[u16], offsets: &[u32], nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+        // The offsets are checked against `rows` before anything is sized
+        // by it: a row count the buffers do not back must not allocate.
+        let values = self.values_of(units, offsets)?;
         let mut data = Vec::with_capacity(units.len());
         let mut ends = Vec::with_capacity(self.rows + 1);
         ends.push(0i32);
-        for (row, value) in self.values_of(units, offsets)? {
+        for (row, value) in values {
             if value.iter().all(|&u| u < 0x80) {
                 data.extend(value.iter().map(|&u| u as u8));
             } else {
@@ -361,8 +364,9 @@ impl Column<'_> {
         nulls: Option<&NullBuffer>,
     ) -> Result<ArrayRef> {
         let column_scale = u8::try_from(scale).unwrap_or(0);
+        let checked = self.values_of(units, offsets)?;
         let mut values = Vec::with_capacity(self.rows);
-        for (row, value) in self.values_of(units, offsets)? {
+        for (row, value) in checked {
             if nulls.is_some_and(|n| n.is_null(row)) {
                 values.push(0);
                 continue;

@@ -97,7 +97,7 @@ pub use parallel::insert_batches_parallel_blocking;
 pub use raw::{decode_schema, encode_schema};
 pub(crate) use reader::arrow_cannot_express;
 /// The IPC stream decoder, shared with the gRPC results and shared streams.
-#[cfg(feature = "async")]
+#[cfg(any(feature = "async", feature = "fuzzing"))]
 pub(crate) use reader::ArrowDecoder;
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]

@@ -73,7 +73,7 @@ impl ArrowDecoder {
             return Ok(Some(batch));
         }
         while !self.input.is_empty() {
-            let batch = self.decoder.decode(&mut self.input)?;
+            let batch = decode_caught(&mut self.decoder, &mut self.input)?;
             self.on_schema_once();
             if let Some(batch) = batch {
                 return self.retype(batch).map(Some);
@@ -101,7 +101,7 @@ impl ArrowDecoder {
         self.ended = true;
         let mut eos = Buffer::from(&EOS[..]);
         while !eos.is_empty() {
-            match self.decoder.decode(&mut eos) {
+            match decode_caught(&mut self.decoder, &mut eos) {
                 // Completed before taking any byte of the marker.
                 Ok(Some(batch)) if eos.len() == EOS.len() => {
                     self.on_schema_once();
@@ -111,7 +111,7 @@ impl ArrowDecoder {
                 Ok(None) => {}
                 // "Unexpected EOS": the server did end its stream.
                 Err(_) if self.decoder.finish().is_ok() => break,
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
         self.on_schema_once();
@@ -189,6 +189,31 @@ impl ArrowDecoder {
         Ok(RecordBatch::try_new_with_options(
             schema, columns, &options,
         )?)
+    }
+}
+
+/// `decoder.decode(input)`, with a panic turned into the stream's error:
+/// arrow-ipc 60.1 panics on some malformed messages (a buffer declared
+/// longer than the message body: "the offset of the new Buffer cannot
+/// exceed the existing length", found by the `arrow` fuzz target), and a
+/// server's bytes must not panic the client. After a panic the decoder's
+/// state is unknown, so the rest of the input is dropped; every caller
+/// ends the stream on the error. (With `panic = "abort"` nothing can be
+/// caught.)
+fn decode_caught(decoder: &mut StreamDecoder, input: &mut Buffer) -> Result<Option<RecordBatch>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.decode(input))) {
+        Ok(decoded) => Ok(decoded?),
+        Err(panic) => {
+            *input = Buffer::from(&[][..]);
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::Arrow(arrow_schema::ArrowError::IpcError(format!(
+                "malformed Arrow IPC message from the server: {why}"
+            ))))
+        }
     }
 }
 

@@ -71,6 +71,46 @@ fn any_framing_gives_the_same_batches() {
     assert_eq!(decode(&ended, 5).1, want);
 }
 
+/// A record batch whose values buffer claims more bytes than the message
+/// body holds makes arrow-ipc panic; the decoder reports an Arrow error
+/// instead, whole or cut (the `arrow` fuzz target's finding).
+#[test]
+fn a_buffer_longer_than_its_body_is_an_error_not_a_panic() {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, false)]));
+    let mut bytes = stream(&[ints(&schema, vec![1, 2, 3])], &schema);
+    // The values buffer: offset 0, length 12, in the batch's metadata.
+    let mut entry = [0u8; 16];
+    entry[8] = 12;
+    let at = bytes
+        .windows(16)
+        .position(|w| w == entry)
+        .expect("the values buffer's entry");
+    bytes[at + 8..at + 16].copy_from_slice(&0xffff_ffff_0000_0000u64.to_le_bytes());
+    for step in [bytes.len(), 7] {
+        let mut d = ArrowDecoder::default();
+        let mut failed = None;
+        for piece in bytes.chunks(step) {
+            d.push(Bytes::copy_from_slice(piece));
+            match d.next_batch() {
+                Ok(_) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = match failed {
+            Some(e) => e,
+            None => d
+                .end_input()
+                .and_then(|()| d.next_batch().map(drop))
+                .unwrap_err(),
+        };
+        assert!(matches!(e, Error::Arrow(_)), "{e:?}");
+        assert!(e.to_string().contains("malformed Arrow IPC message"), "{e}");
+    }
+}
+
 #[test]
 fn truncated_stream_is_an_error() {
     let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));

@@ -26,7 +26,7 @@ use super::connection::{AsyncGrpcConnection, GrpcConnectOptions};
 use super::results::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcRows};
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
-use crate::rows::{Row, Schema};
+use crate::rows::{ReadPlan, Row, Schema};
 
 /// A blocking connection to hyperd's gRPC interface (feature `grpc`); see
 /// [`AsyncGrpcConnection`] for what it offers. Results are iterators.
@@ -264,8 +264,9 @@ impl GrpcRows {
     }
 
     /// The same stream, each row converted to `T`.
-    pub fn typed<T: FromRow>(self) -> GrpcTypedRows<T> {
+    pub fn typed<T: FromRow>(mut self) -> GrpcTypedRows<T> {
         GrpcTypedRows {
+            plan: self.inner.plan::<T>(),
             rows: self,
             _t: PhantomData,
         }
@@ -297,6 +298,8 @@ impl Iterator for GrpcRows {
 #[derive(Debug)]
 pub struct GrpcTypedRows<T> {
     rows: GrpcRows,
+    /// How `T` reads this result's columns, found once.
+    plan: ReadPlan,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -310,6 +313,9 @@ impl<T: FromRow> Iterator for GrpcTypedRows<T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        self.rows.next_row().map(|r| r.and_then(T::from_row))
+        if let Err(e) = self.rows.next_row()? {
+            return Some(Err(e));
+        }
+        Some(self.rows.inner.current_as(self.plan))
     }
 }

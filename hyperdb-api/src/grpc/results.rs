@@ -18,7 +18,7 @@ use crate::arrow::row_schema;
 use crate::arrow::{ArrowDecoder, EOS};
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
-use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, Row, RowCursor, Schema};
+use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, ReadPlan, Row, RowCursor, Schema};
 
 /// A gRPC query result as Arrow [`RecordBatch`]es; from
 /// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
@@ -214,6 +214,17 @@ impl AsyncGrpcRows {
         self.cursor.row()
     }
 
+    /// How to read this result's rows as `T`, for a typed stream.
+    pub(crate) fn plan<T: FromRow>(&mut self) -> ReadPlan {
+        self.cursor.plan::<T>()
+    }
+
+    /// The current row as `T`, read as `plan` says.
+    #[inline]
+    pub(crate) fn current_as<T: FromRow>(&self, plan: ReadPlan) -> Result<T> {
+        self.cursor.read_row(plan)
+    }
+
     /// The next row, lent until the next call; `None` at the end.
     pub async fn next_row(&mut self) -> Option<Result<&Row>> {
         let step = read_rows!(
@@ -241,9 +252,10 @@ impl AsyncGrpcRows {
 
     /// The next row as `T`.
     pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
+        let plan = self.cursor.plan::<T>();
         read_rows!(
             self.cursor,
-            self.cursor.read_current::<T>(),
+            self.cursor.read_current::<T>(plan),
             self.refill().await,
             malformed(e) => e
         )

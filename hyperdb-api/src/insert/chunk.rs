@@ -48,6 +48,14 @@ impl InsertChunk {
         self.close_full_frame()
     }
 
+    /// Appends one row from a [`TableRow`](crate::TableRow) value; a
+    /// rejected row is not added.
+    #[inline]
+    pub fn add_struct<R: crate::TableRow + ?Sized>(&mut self, row: &R) -> Result<()> {
+        self.encoder.add_struct(&mut self.buf, row)?;
+        self.close_full_frame()
+    }
+
     /// Appends the next column's value; finish with [`InsertChunk::end_row`].
     #[inline]
     pub fn add(&mut self, value: &dyn ToHyperBinary) -> Result<()> {

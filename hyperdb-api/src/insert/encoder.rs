@@ -142,12 +142,12 @@ impl From<hyperdb_api_core::Error> for FrameError {
 /// [`RowSink`]. A rejected row leaves nothing behind in the sink.
 #[derive(Debug, Clone)]
 pub(crate) struct RowEncoder<S = HyperBinaryFrames> {
-    types: Vec<ColumnType>,
-    names: Vec<String>,
-    rows: u64,
+    pub(super) types: Vec<ColumnType>,
+    pub(super) names: Vec<String>,
+    pub(super) rows: u64,
     /// Next column of a row built with `add`; 0 when no row is pending.
     next_col: usize,
-    sink: S,
+    pub(super) sink: S,
 }
 
 impl RowEncoder<HyperBinaryFrames> {
@@ -373,21 +373,43 @@ impl<S: RowSink> RowEncoder<S> {
         value: &dyn ToHyperBinary,
         e: &hyperdb_api_core::Error,
     ) -> Error {
-        let kind = match e.kind() {
-            ErrorKind::TypeMismatch => RowErrorKind::WrongType,
-            _ if value.is_null() => RowErrorKind::NullInNotNull,
-            _ => RowErrorKind::OutOfRange,
-        };
-        self.row_error(Some(i), kind, e.message().to_owned())
+        value_error(&self.names, self.rows, i, value, e)
     }
 
     fn row_error(&self, column: Option<usize>, kind: RowErrorKind, message: String) -> Error {
-        Error::InvalidRow {
-            row: self.rows,
-            column: column.map(|i| self.names[i].clone()),
-            kind,
-            message,
-        }
+        row_error(&self.names, self.rows, column, kind, message)
+    }
+}
+
+/// Row `rows`' value for column `i` was refused: why, by the codec's error.
+#[cold]
+pub(super) fn value_error(
+    names: &[String],
+    rows: u64,
+    i: usize,
+    value: &dyn ToHyperBinary,
+    e: &hyperdb_api_core::Error,
+) -> Error {
+    let kind = match e.kind() {
+        ErrorKind::TypeMismatch => RowErrorKind::WrongType,
+        _ if value.is_null() => RowErrorKind::NullInNotNull,
+        _ => RowErrorKind::OutOfRange,
+    };
+    row_error(names, rows, Some(i), kind, e.message().to_owned())
+}
+
+pub(super) fn row_error(
+    names: &[String],
+    rows: u64,
+    column: Option<usize>,
+    kind: RowErrorKind,
+    message: String,
+) -> Error {
+    Error::InvalidRow {
+        row: rows,
+        column: column.and_then(|i| names.get(i).cloned()),
+        kind,
+        message,
     }
 }
 

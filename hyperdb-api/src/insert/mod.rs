@@ -35,6 +35,7 @@ pub(crate) mod copy_tx;
 pub(crate) mod encoder;
 mod inserter;
 mod mapped;
+mod row_writer;
 mod wire;
 
 pub use chunk::{ChunkSender, InsertChunk};
@@ -74,6 +75,16 @@ macro_rules! inserter_methods {
         #[inline]
         pub $($async_kw)? fn add_row(&mut self, values: &[&dyn ToHyperBinary]) -> Result<()> {
             self.encoder.add_row(self.client.copy_buf(), values)?;
+            self.flush_if_full() $($aw)*
+        }
+
+        /// Appends one row from a [`TableRow`](crate::TableRow) value
+        /// (a `#[derive(Table)]` struct): its fields in column order,
+        /// checked like [`add_row`](Self::add_row)'s values, with nothing
+        /// allocated per row. A rejected row is not added.
+        #[inline]
+        pub $($async_kw)? fn add_struct<R: crate::TableRow + ?Sized>(&mut self, row: &R) -> Result<()> {
+            self.encoder.add_struct(self.client.copy_buf(), row)?;
             self.flush_if_full() $($aw)*
         }
 

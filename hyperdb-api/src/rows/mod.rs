@@ -9,10 +9,13 @@ use hyperdb_api_core::client::Client;
 use crate::error::Result;
 use crate::from_row::FromRow;
 
+mod plan;
 mod row;
 mod schema;
 mod values;
 
+pub use plan::ColumnMap;
+pub(crate) use plan::ReadPlan;
 #[cfg(feature = "arrow")]
 pub(crate) use row::fetched_from_arrow;
 pub use row::Row;
@@ -118,8 +121,8 @@ impl<'c> Rows<'c> {
 
     /// The row at hand as `T`, read with every check: its value or error.
     #[inline(never)]
-    fn read_checked<T: FromRow>(&mut self) -> Result<T> {
-        match self.cursor.read_current::<T>() {
+    fn read_checked<T: FromRow>(&mut self, plan: ReadPlan) -> Result<T> {
+        match self.cursor.read_current::<T>(plan) {
             Ok(row) => row,
             Err(e) => Err(self.broken(e)),
         }
@@ -137,9 +140,9 @@ impl<'c> Rows<'c> {
     }
 
     /// The same stream, each row converted to `T`.
-    pub fn typed<T: FromRow>(self) -> TypedRows<'c, T> {
+    pub fn typed<T: FromRow>(mut self) -> TypedRows<'c, T> {
         TypedRows {
-            plain: T::reads_plain(self.schema()),
+            plan: self.cursor.plan::<T>(),
             rows: self,
             _t: PhantomData,
         }
@@ -164,8 +167,8 @@ impl Iterator for Rows<'_> {
 #[derive(Debug)]
 pub struct TypedRows<'c, T> {
     rows: Rows<'c>,
-    /// `T` reads this result's columns as they lie ([`FromRow::reads_plain`]).
-    plain: bool,
+    /// How `T` reads this result's columns, found once.
+    plan: ReadPlan,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -184,8 +187,8 @@ impl<T: FromRow> Iterator for TypedRows<'_, T> {
         read_typed_rows!(
             rows.cursor,
             T,
-            plain: self.plain,
-            checked: rows.read_checked::<T>(),
+            plan: self.plan,
+            checked: rows.read_checked::<T>(self.plan),
             rows.refill()
         )
     }

@@ -24,6 +24,7 @@ use hyperdb_api_core::types::{FromHyperBinary, SqlType};
 
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
+use crate::rows::plan::{ColumnCache, ReadPlan};
 use crate::rows::schema::{ColumnIndex, Schema};
 use crate::rows::values::RowValues;
 
@@ -345,6 +346,8 @@ pub(crate) struct RowCursor {
     stride: usize,
     /// Set once the stream ended: the affected-row count (0 after an error).
     affected: Option<u64>,
+    /// Where the last by-name type read found its columns.
+    columns: ColumnCache,
 }
 
 /// What a source produced after the block at hand ran out.
@@ -367,6 +370,7 @@ impl RowCursor {
             stop: 0,
             stride: usize::MAX,
             affected: None,
+            columns: ColumnCache::default(),
         }
     }
 
@@ -379,6 +383,12 @@ impl RowCursor {
             stride: crate::coop::ROWS_PER_UNIT,
             ..RowCursor::new(schema)
         }
+    }
+
+    /// How to read this result's rows as `T` ([`ColumnCache::plan`]).
+    #[inline]
+    pub(crate) fn plan<T: FromRow>(&mut self) -> ReadPlan {
+        self.columns.plan::<T>(self.row.schema())
     }
 
     pub(crate) fn schema(&self) -> &Arc<Schema> {
@@ -401,14 +411,15 @@ impl RowCursor {
         }
     }
 
-    /// Reads the row [`advance`](Self::advance) moved to as `T`: a
-    /// `DataRow` in column order when `T` can be read so
+    /// Reads the row [`advance`](Self::advance) moved to as `T`, read as
+    /// `plan` says: a `DataRow` in column order when `T` can be read so
     /// ([`FromRow::from_values`]: one pass over its bytes, never indexed),
-    /// else through [`FromRow::from_row`]. The outer error is a malformed
-    /// row (the stream has then ended); the inner one the row's own.
+    /// else through [`read_row`](Self::read_row). The outer error is a
+    /// malformed row (the stream has then ended); the inner one the row's
+    /// own.
     #[inline(always)]
-    pub(crate) fn read_current<T: FromRow>(&mut self) -> Result<Result<T>> {
-        if self.row.block.is_wire() {
+    pub(crate) fn read_current<T: FromRow>(&mut self, plan: ReadPlan) -> Result<Result<T>> {
+        if plan.in_order && self.row.block.is_wire() {
             let mut values = match RowValues::new(&self.row) {
                 Ok(values) => values,
                 Err(e) => return Err(self.malformed(e)),
@@ -429,22 +440,34 @@ impl RowCursor {
             }
         }
         self.index_current()?;
-        Ok(T::from_row(&self.row))
+        Ok(self.read_row(plan))
+    }
+
+    /// The current row (indexed) as `T`: by the columns `plan` found for
+    /// a by-name type, else [`FromRow::from_row`].
+    #[inline(always)]
+    pub(crate) fn read_row<T: FromRow>(&self, plan: ReadPlan) -> Result<T> {
+        if plan.mapped {
+            T::from_columns(&self.row, self.columns.map())
+        } else {
+            T::from_row(&self.row)
+        }
     }
 
     /// The row [`advance`](Self::advance) moved to as `T`, when it is a
     /// well-formed `DataRow` that [`FromRow::try_from_values`] reads whole:
-    /// a scan's every row. `plain` is [`FromRow::reads_plain`] of the
-    /// result's columns: the row is then first read with no type checks.
-    /// `None` sends the caller to [`read_current`](Self::read_current),
-    /// which reads the row again with every check and error.
+    /// a scan's every row, when `plan` reads in order. With `plan.plain`
+    /// ([`FromRow::reads_plain`] of the result's columns) the row is first
+    /// read with no type checks. `None` sends the caller to
+    /// [`read_current`](Self::read_current), which reads the row again
+    /// with every check and error.
     #[inline(always)]
-    pub(crate) fn try_read_current<T: FromRow>(&self, plain: bool) -> Option<T> {
-        if !self.row.block.is_wire() {
+    pub(crate) fn try_read_current<T: FromRow>(&self, plan: ReadPlan) -> Option<T> {
+        if !plan.in_order || !self.row.block.is_wire() {
             return None;
         }
         let mut values = RowValues::new(&self.row).ok()?;
-        if plain {
+        if plan.plain {
             if let Some(value) = T::from_plain_fields(values.unread()) {
                 return Some(value);
             }
@@ -579,10 +602,10 @@ pub(crate) use read_rows;
 /// optimizer keep each decoded row in memory, copied through the stack
 /// (callgrind: 291 -> 230 instructions a row; client CPU -4 ns a row).
 macro_rules! read_typed_rows {
-    ($cursor:expr, $t:ty, plain: $plain:expr, checked: $checked:expr, $refill:expr) => {
+    ($cursor:expr, $t:ty, plan: $plan:expr, checked: $checked:expr, $refill:expr) => {
         loop {
             if $cursor.advance() {
-                if let Some(value) = $cursor.try_read_current::<$t>($plain) {
+                if let Some(value) = $cursor.try_read_current::<$t>($plan) {
                     break Some(Ok(value));
                 }
                 break Some($checked);

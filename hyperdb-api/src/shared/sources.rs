@@ -148,7 +148,14 @@ impl<'c> RowBatches<'c> {
         let params = Params::encode(&Value::as_params(params))?;
         let slices = params.slices();
         let client = conn.client();
-        let fields = client.query(&params.request(sql, &slices)).await?;
+        // Parameterized reads go through the statement cache, as the
+        // `*_params` calls do.
+        let request = params.request(sql, &slices);
+        let fields = if slices.is_empty() {
+            client.query(&request).await?
+        } else {
+            client.query_cached(&request).await?
+        };
         let rows = AsyncRows::wire(client, Schema::from_fields(fields));
         let batcher = RowBatcher::new(rows.schema())?;
         Ok(RowBatches {

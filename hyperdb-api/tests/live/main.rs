@@ -13,6 +13,8 @@ mod cancel;
 mod catalog;
 mod common;
 mod connect;
+#[cfg(feature = "derive")]
+mod derive;
 mod errors;
 #[cfg(feature = "grpc")]
 mod grpc;
@@ -21,6 +23,10 @@ mod insert_arrow_range;
 mod insert_definition;
 mod interop;
 mod params;
+#[cfg(feature = "pool")]
+mod pool;
+mod prepared;
+mod prepared_cache;
 mod process;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;

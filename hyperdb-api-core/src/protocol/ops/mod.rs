@@ -9,12 +9,14 @@
 mod command;
 mod copy_in;
 mod copy_out;
+mod prepare;
 mod query;
 mod startup;
 
 pub use command::{affected_rows, Command, Drain};
 pub use copy_in::{CopyInFinish, CopyInStart};
 pub use copy_out::{CopyOut, CopyOutEvent};
+pub use prepare::{BoundStart, Ping, Prepare};
 pub use query::{
     NextRow, QueryRequest, QueryStart, RowEvent, FORMAT_BINARY, FORMAT_HYPER_BINARY, FORMAT_TEXT,
 };

@@ -39,25 +39,31 @@ impl<'a> QueryRequest<'a> {
 
 /// Waits for the result's column descriptions.
 #[derive(Debug, Default)]
-pub struct QueryStart;
+pub struct QueryStart {
+    parsed: bool,
+}
 
 impl QueryStart {
     /// Queues Parse, Bind, Describe, Execute and Sync in one batch.
     pub fn send(session: &mut Session, req: &QueryRequest<'_>) -> Result<QueryStart> {
+        QueryStart::send_as(session, "", req)
+    }
+
+    /// [`QueryStart::send`] parsing `req.sql` as the named statement
+    /// `statement`, which outlives the query: one round trip that also
+    /// prepares it. If the query fails, [`QueryStart::parsed`] tells
+    /// whether the statement exists anyway.
+    pub fn send_as(
+        session: &mut Session,
+        statement: &str,
+        req: &QueryRequest<'_>,
+    ) -> Result<QueryStart> {
+        session.write_queued_closes()?;
         let buf = session.write_buf();
         let start = buf.len();
         let queued = (|| {
-            frontend::parse(buf, "", req.sql, req.param_types)?;
-            let params = req.params.iter().map(|p| match p {
-                Some(v) => BindParam::Value(v),
-                None => BindParam::Null,
-            });
-            let param_formats: &[i16] = if req.params.is_empty() {
-                &[]
-            } else {
-                &[FORMAT_BINARY]
-            };
-            frontend::bind(buf, "", "", param_formats, params, &[req.result_format])?;
+            frontend::parse(buf, statement, req.sql, req.param_types)?;
+            bind(buf, statement, req.params, req.result_format)?;
             frontend::describe(buf, Target::Portal, "")?;
             frontend::execute(buf, "", 0)
         })();
@@ -67,8 +73,34 @@ impl QueryStart {
         }
         frontend::sync(buf);
         session.expect_ready();
-        Ok(QueryStart)
+        Ok(QueryStart::default())
     }
+
+    /// Whether the server took the `Parse` (a named statement then exists
+    /// even when a later step failed).
+    pub fn parsed(&self) -> bool {
+        self.parsed
+    }
+}
+
+/// Appends a `Bind` of `statement` to the unnamed portal: parameters in
+/// PostgreSQL binary, results in `result_format`.
+pub(crate) fn bind(
+    buf: &mut bytes::BytesMut,
+    statement: &str,
+    params: &[Option<&[u8]>],
+    result_format: i16,
+) -> Result<()> {
+    let values = params.iter().map(|p| match p {
+        Some(v) => BindParam::Value(v),
+        None => BindParam::Null,
+    });
+    let param_formats: &[i16] = if params.is_empty() {
+        &[]
+    } else {
+        &[FORMAT_BINARY]
+    };
+    frontend::bind(buf, "", statement, param_formats, values, &[result_format])
 }
 
 impl Operation for QueryStart {
@@ -77,7 +109,11 @@ impl Operation for QueryStart {
 
     fn on_message(&mut self, session: &mut Session, msg: Message) -> Result<Option<Self::Output>> {
         match msg {
-            Message::ParseComplete | Message::BindComplete => Ok(None),
+            Message::ParseComplete => {
+                self.parsed = true;
+                Ok(None)
+            }
+            Message::BindComplete | Message::CloseComplete => Ok(None),
             Message::RowDescription(fields) => {
                 session.expect_row_fields(Some(fields.len()));
                 session.open_stream();

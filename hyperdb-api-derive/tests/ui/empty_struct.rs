@@ -1,0 +1,6 @@
+use hyperdb_api::FromRow;
+
+#[derive(FromRow)]
+struct Nothing {}
+
+fn main() {}

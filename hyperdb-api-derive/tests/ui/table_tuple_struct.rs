@@ -1,0 +1,6 @@
+use hyperdb_api::Table;
+
+#[derive(Table)]
+struct Pair(i32, String);
+
+fn main() {}

@@ -1,0 +1,292 @@
+//! Prepared statements: parsed once on the server, run many times with
+//! other parameters.
+//!
+//! A [`Statement`] does not borrow its connection (so it can be kept next
+//! to it, and the async one is `Send + 'static`); it remembers which
+//! connection prepared it, and every connection refuses the statements of
+//! another. Dropping the last clone queues a `Close`, sent with the
+//! connection's next extended-protocol request (no extra round trip).
+
+use std::fmt;
+use std::sync::Arc;
+
+use hyperdb_api_core::protocol::ops::FORMAT_HYPER_BINARY;
+use hyperdb_api_core::protocol::{CloseQueue, StatementDescription};
+use hyperdb_api_core::types::{SqlType, ToPgBinary};
+
+use crate::error::{Error, Result};
+use crate::params::Params;
+use crate::rows::{Column, Schema};
+
+mod placeholders;
+
+pub(crate) use placeholders::placeholder_count;
+
+/// A statement prepared on one connection; see
+/// [`Connection::prepare`](crate::Connection::prepare).
+///
+/// Cheap to clone (one reference count); the server-side statement is
+/// closed once the last clone is dropped.
+#[derive(Clone)]
+pub struct Statement {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    sql: String,
+    session: u64,
+    params: Vec<Option<SqlType>>,
+    param_oids: Vec<u32>,
+    schema: Arc<Schema>,
+    closes: CloseQueue,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closes.push(std::mem::take(&mut self.name));
+    }
+}
+
+impl fmt::Debug for Statement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Statement")
+            .field("name", &self.inner.name)
+            .field("sql", &self.inner.sql)
+            .field("params", &self.inner.params)
+            .field("columns", &self.inner.schema.len())
+            .finish()
+    }
+}
+
+impl Statement {
+    pub(crate) fn new(
+        name: String,
+        sql: &str,
+        session: u64,
+        description: StatementDescription,
+        closes: CloseQueue,
+    ) -> Statement {
+        let params = description
+            .params
+            .iter()
+            .map(|&oid| SqlType::from_oid_typmod(oid, -1).ok())
+            .collect();
+        Statement {
+            inner: Arc::new(Inner {
+                name,
+                sql: sql.to_owned(),
+                session,
+                params,
+                param_oids: description.params,
+                schema: Schema::from_fields(description.columns),
+                closes,
+            }),
+        }
+    }
+
+    /// The SQL text it was prepared from.
+    pub fn sql(&self) -> &str {
+        &self.inner.sql
+    }
+
+    /// The parameters' types as hyperd reports them: the types given to
+    /// `prepare_typed`, and `None` for each one hyperd infers from the
+    /// statement when it is bound (hyperd 0.0.26963 does not report what it
+    /// inferred; any value whose binary form fits the use is accepted).
+    pub fn params(&self) -> &[Option<SqlType>] {
+        &self.inner.params
+    }
+
+    /// The result columns (empty for a statement without rows).
+    pub fn columns(&self) -> &[Column] {
+        self.inner.schema.columns()
+    }
+
+    /// The result columns as a [`Schema`], the one every result of the
+    /// statement shares.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.inner.schema
+    }
+
+    /// The server-side name, for logs.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The result column count, `None` for a statement without rows.
+    pub(crate) fn described(&self) -> Option<usize> {
+        let n = self.inner.schema.len();
+        (n > 0).then_some(n)
+    }
+
+    /// Checks that this statement belongs to `session` and encodes
+    /// `values` for it: as many as it has parameters, each of a type
+    /// that fits the declared one.
+    pub(crate) fn bind(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<Params> {
+        if session != self.inner.session {
+            return Err(Error::invalid_argument(
+                "statement",
+                format!(
+                    "`{}` was prepared on another connection; prepare it on this one",
+                    self.inner.sql
+                ),
+            ));
+        }
+        let declared = &self.inner.param_oids;
+        if values.len() != declared.len() {
+            return Err(Error::invalid_argument(
+                "params",
+                format!(
+                    "the statement has {} parameter(s), {} value(s) were given",
+                    declared.len(),
+                    values.len()
+                ),
+            ));
+        }
+        for (i, (value, &want)) in values.iter().zip(declared).enumerate() {
+            let have = value.param_type_oid();
+            if !binds_as(have, want) {
+                return Err(Error::invalid_argument(
+                    format!("parameter ${}", i + 1),
+                    format!(
+                        "the statement declares {}, the value is {}",
+                        type_name(want),
+                        type_name(have)
+                    ),
+                ));
+            }
+        }
+        Params::encode(values)
+    }
+}
+
+/// Result format of statement runs (the row readers' format).
+pub(crate) const RESULT_FORMAT: i16 = FORMAT_HYPER_BINARY;
+
+/// Whether a value of type `have` may be bound to a parameter declared
+/// `want`. Measured on hyperd 0.0.26963: a parameter declared 0 takes
+/// what fits its use, a narrower integer binds to a wider one (2 bytes to
+/// INT or BIGINT, 4 to BIGINT), text to any text type; an integer wider
+/// than declared fails on the server ("invalid Postgres binary integer
+/// format"). NUMERIC values declare 0 (see `types::pg_binary`).
+fn binds_as(have: u32, want: u32) -> bool {
+    const INT2: u32 = 21;
+    const INT4: u32 = 23;
+    const INT8: u32 = 20;
+    const TEXT: [u32; 3] = [25, 1043, 1042];
+    have == want
+        || want == 0
+        || have == 0
+        || matches!((have, want), (INT2, INT4) | (INT2, INT8) | (INT4, INT8))
+        || (TEXT.contains(&have) && TEXT.contains(&want))
+}
+
+fn type_name(oid: u32) -> String {
+    match SqlType::from_oid_typmod(oid, -1) {
+        Ok(t) => format!("{t} (OID {oid})"),
+        Err(_) => format!("OID {oid}"),
+    }
+}
+
+/// What `query`, `execute` and `query_as_params` run: SQL text (through
+/// the connection's statement cache) or a prepared [`Statement`].
+///
+/// Sealed: implemented for `str`, `String` and [`Statement`].
+pub trait ToStatement: sealed::Sealed {
+    #[doc(hidden)]
+    fn to_statement(&self) -> StatementRef<'_>;
+}
+
+/// A statement to run, as [`ToStatement`] gives it.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum StatementRef<'a> {
+    Sql(&'a str),
+    Prepared(&'a Statement),
+}
+
+impl ToStatement for str {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Sql(self)
+    }
+}
+
+impl ToStatement for String {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Sql(self)
+    }
+}
+
+impl ToStatement for Statement {
+    fn to_statement(&self) -> StatementRef<'_> {
+        StatementRef::Prepared(self)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for str {}
+    impl Sealed for String {}
+    impl Sealed for super::Statement {}
+}
+
+/// The parameter types to declare for `sql`: `given` first, 0 (hyperd
+/// infers) for the rest of its `$n` placeholders. hyperd needs each
+/// placeholder declared in `Parse`, and refuses more types than
+/// placeholders, so the count comes from the text. NUMERIC is declared 0:
+/// declared as NUMERIC without its scale, hyperd refuses every scaled
+/// value (measured).
+pub(crate) fn declared_types(sql: &str, given: &[SqlType]) -> Result<Vec<u32>> {
+    let count = placeholder_count(sql);
+    if given.len() > count {
+        return Err(Error::invalid_argument(
+            "types",
+            format!(
+                "{} types given for a statement with {count} parameter(s)",
+                given.len()
+            ),
+        ));
+    }
+    let mut oids: Vec<u32> = given
+        .iter()
+        .map(|t| match t {
+            SqlType::Numeric { .. } => 0,
+            t => t.oid(),
+        })
+        .collect();
+    oids.resize(count, 0);
+    Ok(oids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_rules() {
+        assert!(binds_as(23, 23));
+        assert!(binds_as(20, 0));
+        assert!(binds_as(0, 1700));
+        assert!(binds_as(21, 20) && binds_as(23, 20) && binds_as(21, 23));
+        assert!(!binds_as(20, 23), "wider than declared");
+        assert!(binds_as(25, 1043) && binds_as(1043, 25));
+        assert!(!binds_as(25, 23) && !binds_as(701, 23));
+    }
+
+    #[test]
+    fn declared_types_fill_up_with_inferred() {
+        let sql = "SELECT $1, $2, $3";
+        assert_eq!(declared_types(sql, &[]).unwrap(), vec![0, 0, 0]);
+        assert_eq!(
+            declared_types(sql, &[SqlType::BigInt, SqlType::Text]).unwrap(),
+            vec![20, 25, 0]
+        );
+        assert_eq!(
+            declared_types("SELECT $1", &[SqlType::numeric(10, 2).unwrap()]).unwrap(),
+            vec![0]
+        );
+        let e = declared_types("SELECT $1", &[SqlType::Int, SqlType::Int]).unwrap_err();
+        assert!(e.to_string().contains("2 types given"), "{e}");
+    }
+}
