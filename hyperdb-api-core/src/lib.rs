@@ -19,8 +19,3 @@ pub mod protocol;
 pub mod types;
 
 pub use error::{Error, Result};
-
-#[doc(hidden)]
-pub static DBG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-#[doc(hidden)]
-pub fn dbg_log(s: String) { if let Ok(mut v) = DBG.lock() { v.push(s); } }

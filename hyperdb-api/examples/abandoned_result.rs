@@ -19,7 +19,12 @@ fn arg(i: usize, default: u64) -> u64 {
 
 const PATHS: [&str; 3] = ["DataRows", "Arrow rows", "Arrow batches"];
 
-fn sync_case(c: &mut Connection, path: &str, sql: &str, keep: u64) -> hyperdb_api::Result<Duration> {
+fn sync_case(
+    c: &mut Connection,
+    path: &str,
+    sql: &str,
+    keep: u64,
+) -> hyperdb_api::Result<Duration> {
     match path {
         "DataRows" => {
             let mut rows = c.execute_query_params(sql, &[])?;

@@ -80,8 +80,13 @@ async fn timed<F: std::future::Future<Output = hyperdb_api::Result<u64>>>(
 async fn insert(c: &mut AsyncConnection, rows: u64) -> hyperdb_api::Result<u64> {
     let mut ins = AsyncInserter::new(c, &table()).await?;
     for i in 0..rows as i32 {
-        ins.add_row(&[&i, &Some(i % 100), &Some(f64::from(i) * 0.5), &Some(i64::from(i))])
-            .await?;
+        ins.add_row(&[
+            &i,
+            &Some(i % 100),
+            &Some(f64::from(i) * 0.5),
+            &Some(i64::from(i)),
+        ])
+        .await?;
     }
     ins.execute().await
 }

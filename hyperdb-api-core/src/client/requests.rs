@@ -48,37 +48,53 @@ macro_rules! request_methods {
         }
 
         /// Makes the connection ready for a new request: fails if it is
-        /// broken, drains what is left of an abandoned result, and starts the
-        /// query timeout. The drain (which may first send what a dropped
-        /// writer queued) runs under a query timeout of its own.
-        ///
-        /// An abandoned result stream (rows or COPY OUT) that the bytes
-        /// already received do not finish is cancelled first, so only what
-        /// was in flight is read rather than the whole rest (issue 18: ~3-5
-        /// s for 50M rows; DEVELOPMENT.md has the figures). The cancel
-        /// request is answered before anything else is sent, and only when
-        /// nothing was sent behind the result (`stream_cancellable`), so it
-        /// reaches that statement or, if it has just ended, nothing.
+        /// broken, settles what is left of an abandoned request (see
+        /// `end_abandoned_stream`), and starts the query timeout. The
+        /// settling (which may first send what a dropped writer queued)
+        /// runs under a query timeout of its own.
         $($async_kw)? fn begin(&mut self) -> Result<()> {
             self.state.session.check_usable()?;
             if self.state.session.outstanding() > 0 {
                 self.state.deadline = self.state.query_timeout.map(Deadline::query);
-                if self.state.session.stream_cancellable() && !self.drain_received() {
-                    crate::dbg_log(format!("cancel: outstanding {} queued {}", self.state.session.outstanding(), self.state.session.write_buf().len()));
-                    self.cancel_running() $($aw)*;
-                    crate::dbg_log("cancel acked".into());
+                if self.state.session.stream_cancellable() {
+                    self.end_abandoned_stream() $($aw)* ?;
                 }
             }
             while self.state.session.outstanding() > 0 {
                 match self.run(&mut ops::Drain) $($aw)* {
-                    Ok(()) => { crate::dbg_log("drained ok".into()); }
-                    Err(e) if e.kind() == ErrorKind::Server => { crate::dbg_log(format!("drained err {e}")); }
+                    Ok(()) => {}
                     // The abandoned request's own error; nobody is waiting for it.
                     Err(e) if e.kind() == ErrorKind::Server => {}
                     Err(e) => return Err(e),
                 }
             }
             self.state.deadline = self.state.query_timeout.map(Deadline::query);
+            Ok(())
+        }
+
+        /// Ends an abandoned result stream (rows or COPY OUT) whose
+        /// statement still runs: its rest is read and discarded up to
+        /// [`ABANDONED_DRAIN_BYTES`](crate::client::ABANDONED_DRAIN_BYTES),
+        /// and if it goes on past that the statement is cancelled, so only
+        /// what was in flight is read rather than the whole rest (issue 18:
+        /// 50M dropped rows cost the next query ~3-5 s; DEVELOPMENT.md has
+        /// the figures). Nothing queued is sent until the stream's
+        /// `ReadyForQuery` is read, and the cancel only goes out while
+        /// nothing was sent behind the stream (`stream_cancellable`), so it
+        /// can reach that statement or, once it has ended, none: never the
+        /// next one.
+        $($async_kw)? fn end_abandoned_stream(&mut self) -> Result<()> {
+            let mut read = 0usize;
+            let mut cancelled = false;
+            while !self.drain_received() {
+                if !cancelled && read >= crate::client::ABANDONED_DRAIN_BYTES {
+                    self.cancel_running() $($aw)*;
+                    cancelled = true;
+                }
+                let before = self.state.session.read_buf().len();
+                self.fill() $($aw)* ?;
+                read += self.state.session.read_buf().len().saturating_sub(before);
+            }
             Ok(())
         }
 
@@ -92,7 +108,7 @@ macro_rules! request_methods {
                     Ok(Some(_)) => {}
                     Ok(None) => return false,
                     // A server error comes with its ReadyForQuery; anything
-                    // else broke the session, which the drain reports.
+                    // else broke the session, which `begin` then reports.
                     Err(_) => return true,
                 }
             }
@@ -158,7 +174,6 @@ macro_rules! request_methods {
         /// Runs SQL through the simple query protocol; returns the affected
         /// row count of the last statement. Result rows are discarded.
         pub $($async_kw)? fn execute(&mut self, sql: &str) -> Result<u64> {
-            crate::dbg_log(format!("execute {}", &sql[..sql.len().min(40)]));
             self.begin() $($aw)* ?;
             let mut op = ops::Command::send(&mut self.state.session, sql)?;
             self.run(&mut op) $($aw)*
@@ -167,7 +182,6 @@ macro_rules! request_methods {
         /// Starts an extended-protocol query and returns its columns (empty
         /// for statements without rows); read rows with `next_row`.
         pub $($async_kw)? fn query(&mut self, req: &QueryRequest<'_>) -> Result<Vec<FieldDescription>> {
-            crate::dbg_log(format!("query {}", &req.sql[..req.sql.len().min(40)]));
             self.begin() $($aw)* ?;
             let mut op = ops::QueryStart::send(&mut self.state.session, req)?;
             self.run(&mut op) $($aw)*
@@ -333,7 +347,6 @@ macro_rules! request_methods {
 
         /// Starts `COPY (...) TO STDOUT`; read chunks with `next_copy_out`.
         pub $($async_kw)? fn copy_out(&mut self, copy_sql: &str) -> Result<CopyResponse> {
-            crate::dbg_log(format!("copy_out {}", &copy_sql[..copy_sql.len().min(60)]));
             self.begin() $($aw)* ?;
             let mut op = ops::CopyOut::send(&mut self.state.session, copy_sql)?;
             match self.run(&mut op) $($aw)* ? {
@@ -359,7 +372,6 @@ macro_rules! request_methods {
         /// next request sends it and settles the reply first (its error, if
         /// any, is discarded). Lets `Drop` impls act without blocking.
         pub fn enqueue_command(&mut self, sql: &str) -> Result<()> {
-            crate::dbg_log(format!("enqueue {sql}"));
             ops::Command::send(&mut self.state.session, sql).map(drop)
         }
 

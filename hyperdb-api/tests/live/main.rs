@@ -33,4 +33,3 @@ mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
-mod zz_probe;

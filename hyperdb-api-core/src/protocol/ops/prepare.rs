@@ -106,6 +106,9 @@ impl Operation for BoundStart {
             Message::CloseComplete => Ok(None),
             Message::BindComplete => {
                 session.expect_row_fields(self.columns);
+                if self.columns.is_some() {
+                    session.open_stream();
+                }
                 Ok(Some(()))
             }
             other => Err(unexpected("bound statement", &other)),
