@@ -15,13 +15,13 @@ use crate::common::server;
 
 /// A TCP proxy to the shared server that counts what the server sends.
 /// Every connection through it (cancel requests too) is forwarded.
-struct Proxy {
+pub(crate) struct Proxy {
     endpoint: Endpoint,
     from_server: Arc<AtomicU64>,
 }
 
 impl Proxy {
-    fn start() -> Proxy {
+    pub(crate) fn start() -> Proxy {
         let Endpoint::Tcp { host, port } = server().endpoint().clone() else {
             panic!("the shared server listens on TCP")
         };
@@ -47,11 +47,11 @@ impl Proxy {
         }
     }
 
-    fn options(&self) -> ConnectOptions {
+    pub(crate) fn options(&self) -> ConnectOptions {
         ConnectOptions::new(self.endpoint.clone())
     }
 
-    fn received(&self) -> u64 {
+    pub(crate) fn received(&self) -> u64 {
         self.from_server.load(Ordering::Relaxed)
     }
 }
@@ -86,7 +86,7 @@ const ARROW_BYTES: u64 = 50_000_000 * 8;
 /// MiB and `tcp_wmem` 4 MiB a socket); a third of the smallest whole
 /// result. The reader does not read while the cancel is sent, so hyperd
 /// cannot get further ahead than that.
-const AFTER_CANCEL: u64 = 128 << 20;
+pub(crate) const AFTER_CANCEL: u64 = 128 << 20;
 
 /// The second DataRows run finds its statement in the connection's cache
 /// (a `Bind` of it, no `Parse`): the other way a row result starts.

@@ -16,7 +16,8 @@ use hyperdb_api::{
     InsertFormat, TableDefinition, TransactionStatus,
 };
 
-use crate::common::{async_db_with_table, connect_async, temp_dir};
+use crate::abandoned::{Proxy, AFTER_CANCEL};
+use crate::common::{async_db_with_table, temp_dir};
 use crate::insert::FORMATS;
 
 fn table() -> TableDefinition {
@@ -91,14 +92,21 @@ async fn an_insert_that_times_out_stores_nothing() {
 }
 
 /// Another branch of a `select!` wins: the insert future is dropped
-/// mid-way (it yields, so the other branch gets its turn).
+/// mid-way (it yields, so the other branch gets its turn). Before, the
+/// rows went out without a yield and the other branch ran only once
+/// `execute()` waited for the COPY's reply; the drop there left the rows
+/// in the insert's open transaction.
 #[tokio::test]
 async fn an_insert_that_loses_a_select_stores_nothing() {
     let dir = temp_dir();
     let mut c = async_db_with_table(&dir, "select.hyper", &table()).await;
-    let insert = async {
-        let mut ins = AsyncInserter::new(&mut c, &table()).await?;
-        for i in 0..ROWS {
+    // Started outside the race: its round trips would let the other
+    // branch run before any row was added.
+    let mut ins = AsyncInserter::new(&mut c, &table()).await.unwrap();
+    let insert = async move {
+        // Few enough that the socket takes every frame at once: only the
+        // inserter's own yields let the other branch run mid-insert.
+        for i in 0..200_000 {
             ins.add_row(&[&i, &None::<i64>]).await?;
         }
         ins.execute().await
@@ -252,12 +260,17 @@ async fn every_await_point(
 const BIG: &str = "SELECT i::BIGINT FROM generate_series(1, 50000000) g(i)";
 
 /// Reads whose futures time out or lose a `select!`, on every async read
-/// path: the connection answers the next query at once and correctly.
+/// path: the connection answers the next query correctly, and the rest of
+/// the result was cancelled, not read (bytes counted by a proxy). Before,
+/// the next query read all of it first (400 MB to ~1 GB).
 #[tokio::test]
 async fn reads_that_time_out_or_are_dropped_leave_the_connection_usable() {
-    let dir = temp_dir();
-    let mut c = connect_async(&dir, "reads.hyper").await;
+    let proxy = Proxy::start();
+    let mut c = AsyncConnection::connect_with(&proxy.options())
+        .await
+        .unwrap();
     for path in 0..4 {
+        let before = proxy.received();
         let read = async {
             let mut n = 0u64;
             let res: hyperdb_api::Result<()> = async {
@@ -294,16 +307,19 @@ async fn reads_that_time_out_or_are_dropped_leave_the_connection_usable() {
             .await;
             res.map(|()| n)
         };
-        let outcome = tokio::time::timeout(Duration::from_millis(20), read).await;
-        assert!(outcome.is_err(), "path {path}: 50M rows within 20 ms");
+        let outcome = tokio::time::timeout(Duration::from_millis(5), read).await;
+        assert!(outcome.is_err(), "path {path}: 50M rows within 5 ms");
         let sum: i64 = c
             .query_scalar("SELECT sum(i) FROM generate_series(1, 1000) g(i)")
             .await
             .unwrap();
         assert_eq!(sum, 500_500, "path {path}");
         assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+        let read = proxy.received() - before;
+        assert!(read < AFTER_CANCEL, "path {path}: {read} bytes read");
     }
     // Lost a select! to another branch after the first rows.
+    let before = proxy.received();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let read = async {
         let mut rows = c.execute_query_params(BIG, &[]).await.unwrap();
@@ -321,4 +337,6 @@ async fn reads_that_time_out_or_are_dropped_leave_the_connection_usable() {
         _ = rx => {}
     }
     assert_eq!(c.query_scalar::<i32>("SELECT 42").await.unwrap(), 42);
+    let read = proxy.received() - before;
+    assert!(read < AFTER_CANCEL, "select!: {read} bytes read");
 }
