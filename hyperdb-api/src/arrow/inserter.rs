@@ -142,8 +142,11 @@ impl Drop for ArrowInserter<'_> {
     }
 }
 
-/// [`ArrowInserter`] for [`crate::AsyncConnection`]. Dropping it (or one of
-/// its futures) before `finish()` completes aborts the insert.
+/// [`ArrowInserter`] for [`crate::AsyncConnection`]. Dropping it, or any of
+/// its futures before `finish()` has sent the COMMIT, aborts the insert:
+/// nothing is stored and the connection stays usable (as for
+/// [`crate::AsyncInserter`]). It yields by the bytes it writes, ~1 MiB
+/// per task budget.
 #[cfg(feature = "async")]
 #[derive(Debug)]
 pub struct AsyncArrowInserter<'c> {

@@ -440,7 +440,10 @@ mod async_readers {
     use hyperdb_api_core::client::AsyncClient;
 
     /// [`ArrowBatches`] for [`crate::AsyncConnection`]: read with `next()`
-    /// or turn into a `Stream` with `into_stream()`. Cancel-safe.
+    /// or turn into a `Stream` with `into_stream()`. Cancel-safe: dropped
+    /// before its end, the rest is cancelled by the connection's next
+    /// request. It yields by the bytes it reads (~1 MiB per task budget),
+    /// also when they were already buffered.
     #[derive(Debug)]
     pub struct AsyncArrowBatches<'c> {
         client: &'c mut AsyncClient,
@@ -497,7 +500,8 @@ mod async_readers {
         }
     }
 
-    /// [`ArrowIpcChunks`] for [`crate::AsyncConnection`].
+    /// [`ArrowIpcChunks`] for [`crate::AsyncConnection`]; dropped and
+    /// yielding as [`AsyncArrowBatches`].
     #[derive(Debug)]
     pub struct AsyncArrowIpcChunks<'c> {
         client: &'c mut AsyncClient,

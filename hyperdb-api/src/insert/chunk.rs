@@ -257,7 +257,10 @@ impl Drop for ChunkSender<'_> {
 }
 
 /// [`ChunkSender`] for [`crate::AsyncConnection`]; encode chunks with
-/// `tokio::task::spawn_blocking` and send them here.
+/// `tokio::task::spawn_blocking` and send them here. Dropping it, or any
+/// of its futures before `execute()` has sent the COMMIT, aborts the
+/// insert (as for [`crate::AsyncInserter`]); it yields by the bytes it
+/// writes, ~1 MiB per task budget.
 #[cfg(feature = "async")]
 #[derive(Debug)]
 pub struct AsyncChunkSender<'c> {

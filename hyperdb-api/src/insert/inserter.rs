@@ -76,8 +76,20 @@ impl Drop for Inserter<'_> {
     }
 }
 
-/// [`Inserter`] for [`crate::AsyncConnection`]. Dropping it (or a future of
-/// it) before `execute()` aborts the insert.
+/// [`Inserter`] for [`crate::AsyncConnection`]. Dropping it, or any of its
+/// futures at any await point before `execute()` has sent the COMMIT,
+/// aborts the insert: nothing is stored, and the connection's next request
+/// sends the `CopyFail` / `ROLLBACK` that ends it. `execute()`'s last await
+/// is the COMMIT's reply: dropped there, the rows are the server's. So a
+/// `tokio::time::timeout` around a whole insert either stores all rows or
+/// none. (Inside a transaction of yours there is no COMMIT of the
+/// inserter's: dropped once the COPY has ended, its rows are in your
+/// transaction, for you to commit or roll back.)
+///
+/// It spends a unit of the task's budget every 64 rows and by the bytes
+/// it writes, so a long insert yields to the other tasks of its runtime
+/// (at least every 8,192 rows) even when the socket takes every frame at
+/// once.
 #[cfg(feature = "async")]
 #[derive(Debug)]
 pub struct AsyncInserter<'c> {
