@@ -174,6 +174,32 @@ mod tests {
         }
     }
 
+    /// A bound statement's rows are a stream a driver may cancel once
+    /// abandoned (`Session::stream_cancellable`), as a `QueryStart`'s are;
+    /// a statement without rows is not, and a completed one no longer.
+    #[test]
+    fn a_bound_statements_rows_are_cancellable_while_it_runs() {
+        let mut s = session();
+        let mut op =
+            BoundStart::send(&mut s, "c1", Some(1), &[], FORMAT_HYPER_BINARY).expect("queued");
+        s.note_send();
+        s.write_buf().clear();
+        push(&mut s, b'2', b"");
+        run(&mut s, &mut op).expect("bound");
+        assert!(s.stream_cancellable());
+        push(&mut s, b'C', b"SELECT 0\0");
+        assert!(s.next_message().expect("complete").is_some());
+        assert!(!s.stream_cancellable(), "its statement completed");
+        push(&mut s, b'Z', b"I");
+        assert!(s.next_message().expect("ready").is_some());
+
+        let mut op =
+            BoundStart::send(&mut s, "c2", None, &[], FORMAT_HYPER_BINARY).expect("queued");
+        push(&mut s, b'2', b"");
+        run(&mut s, &mut op).expect("bound");
+        assert!(!s.stream_cancellable(), "no rows to cancel");
+    }
+
     /// The tags of the frontend messages in `buf`.
     fn tags(buf: &[u8]) -> String {
         let mut out = String::new();
