@@ -586,7 +586,10 @@ mod tests {
             Config::new(Endpoint::tcp("127.0.0.1", 1)).ssl_mode(),
             SslMode::Disable
         );
-        assert_eq!(Config::new(Endpoint::unix("/s")).ssl_mode(), SslMode::Disable);
+        assert_eq!(
+            Config::new(Endpoint::unix("/s")).ssl_mode(),
+            SslMode::Disable
+        );
         let remote = Config::new(Endpoint::tcp("db.example.com", 1));
         assert_eq!(remote.ssl_mode(), SslMode::Prefer);
         assert_eq!(
