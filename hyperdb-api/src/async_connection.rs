@@ -273,6 +273,11 @@ impl AsyncConnection {
         self.client.session().parameter(name)
     }
 
+    /// The TLS this connection negotiated; `None` when it runs in plain.
+    pub fn tls_info(&self) -> Option<hyperdb_api_core::client::TlsInfo> {
+        self.client.tls_info()
+    }
+
     /// Closes cleanly; see [`crate::Connection::close`].
     pub async fn close(mut self) -> Result<()> {
         for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {

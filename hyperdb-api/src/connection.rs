@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
+use hyperdb_api_core::client::{CancelHandle, Client, Endpoint, TlsInfo};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
@@ -278,6 +278,12 @@ impl Connection {
     /// A server parameter reported at startup (e.g. `server_version`).
     pub fn server_parameter(&self, name: &str) -> Option<&str> {
         self.client.session().parameter(name)
+    }
+
+    /// The TLS this connection negotiated (see [`crate::SslMode`]); `None`
+    /// when it runs in plain.
+    pub fn tls_info(&self) -> Option<TlsInfo> {
+        self.client.tls_info()
     }
 
     /// Closes the connection cleanly: detaches the files it attached, then

@@ -259,6 +259,7 @@ impl Error {
     /// | error | code |
     /// |---|---|
     /// | connection closed, broken or lost | `08006` connection_failure |
+    /// | TLS refused or failed, certificate not trusted | `08001` sqlclient_unable_to_establish_sqlconnection |
     /// | connect or query timeout | `HYT00` timeout expired (ODBC's SQLSTATE) |
     /// | cancelled | `57014` query_canceled |
     /// | authentication | `28000` invalid_authorization_specification |
@@ -284,6 +285,7 @@ impl Error {
             Error::Field { source, .. } => source.sqlstate(),
             Error::Client(e) => match e.kind() {
                 ErrorKind::Closed | ErrorKind::Io => "08006",
+                ErrorKind::Tls => "08001",
                 ErrorKind::Timeout => "HYT00",
                 ErrorKind::Protocol => "08P01",
                 ErrorKind::Auth => "28000",

@@ -75,6 +75,42 @@
 //!     }
 //!     Ok(())
 //! }
+//! # TLS
+//!
+//! With the `tls` feature (on by default) connections can use TLS, with
+//! libpq's `sslmode` meanings ([`SslMode`]); a server started with
+//! [`HyperProcessOptions::with_tls`] hands out a [`Config`] that verifies
+//! its certificate:
+//!
+//! ```no_run
+//! use hyperdb_api::{Connection, ConnectOptions, CreateMode, Endpoint, HyperProcess, HyperProcessOptions, SslMode};
+//!
+//! # fn main() -> hyperdb_api::Result<()> {
+//! // hyperd serves TLS with this certificate (PEM chain + key) ...
+//! let hyper = HyperProcess::new(
+//!     HyperProcessOptions::default()
+//!         .with_tls("server.pem", "server.key")
+//!         .with_tls_root_certificate("ca.pem"),
+//! )?;
+//! // ... and its config() verifies it (VerifyFull, trusting ca.pem).
+//! let options = ConnectOptions::from(hyper.config())
+//!     .with_database("tls.hyper", CreateMode::CreateIfNotExists);
+//! let mut conn = Connection::connect_with(&options)?;
+//! println!("{:?}", conn.tls_info()); // TLSv1_3, TLS13_AES_256_GCM_SHA384, secp256r1
+//! conn.execute_command("CREATE TABLE IF NOT EXISTS t (x INT)")?;
+//!
+//! // A remote server, its name checked against a private CA:
+//! let ca = std::fs::read("ca.pem").map_err(|e| hyperdb_api::Error::Io {
+//!     context: "reading ca.pem".into(),
+//!     source: e,
+//! })?;
+//! let remote = ConnectOptions::new("db.example.com:7483".parse::<Endpoint>()?)
+//!     .with_ssl_mode(SslMode::VerifyFull)
+//!     .with_root_certificate(ca)
+//!     .with_password("secret");
+//! let _ = Connection::connect_with(&remote);
+//! # Ok(())
+//! # }
 //! ```
 
 // The derives' code names this crate `::hyperdb_api`; so may its own.
@@ -122,7 +158,9 @@ pub use catalog::Catalog;
 pub use connection::Connection;
 pub use error::{DbError, Error, ErrorKind, Result, Severity, SqlState};
 pub use from_row::FromRow;
-pub use hyperdb_api_core::client::{CancelHandle, Config, Endpoint, SocketOptions};
+pub use hyperdb_api_core::client::{
+    CancelHandle, Config, Endpoint, SocketOptions, SslMode, TlsInfo,
+};
 pub use hyperdb_api_core::protocol::auth::{AuthMethod, AuthMethods};
 pub use hyperdb_api_core::protocol::backend::TransactionStatus;
 pub use hyperdb_api_core::protocol::Limits;

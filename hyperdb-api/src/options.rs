@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyperdb_api_core::client::{Config, Endpoint, SocketOptions};
+use hyperdb_api_core::client::{Config, Endpoint, SocketOptions, SslMode};
 use hyperdb_api_core::protocol::auth::AuthMethods;
 use hyperdb_api_core::protocol::{Limits, NoticeHandler};
 
@@ -38,6 +38,21 @@ pub struct ConnectOptions {
     notices: Option<NoticeCallback>,
 }
 
+/// Options that start from a full [`Config`], e.g.
+/// [`HyperProcess::config`](crate::HyperProcess::config), which carries
+/// the TLS settings of a server started with
+/// [`HyperProcessOptions::with_tls`](crate::HyperProcessOptions::with_tls).
+impl From<Config> for ConnectOptions {
+    fn from(config: Config) -> ConnectOptions {
+        ConnectOptions {
+            config,
+            database: None,
+            create_mode: CreateMode::DoNotCreate,
+            notices: None,
+        }
+    }
+}
+
 /// A user callback for server notices, cloneable for `Debug`-able options.
 #[derive(Clone)]
 pub(crate) struct NoticeCallback(pub(crate) NoticeHandler);
@@ -51,12 +66,7 @@ impl std::fmt::Debug for NoticeCallback {
 impl ConnectOptions {
     /// Options for `endpoint` without a database.
     pub fn new(endpoint: Endpoint) -> ConnectOptions {
-        ConnectOptions {
-            config: Config::new(endpoint),
-            database: None,
-            create_mode: CreateMode::DoNotCreate,
-            notices: None,
-        }
+        ConnectOptions::from(Config::new(endpoint))
     }
 
     /// The `.hyper` file to use, and whether to create it.
@@ -83,6 +93,27 @@ impl ConnectOptions {
     /// [`Config::with_require_auth`] for why.
     pub fn with_require_auth(mut self, methods: AuthMethods) -> ConnectOptions {
         self.config = self.config.with_require_auth(methods);
+        self
+    }
+
+    /// Whether and how to use TLS; by default `Disable` on this machine and
+    /// `Prefer` off it. See [`SslMode`] and [`Config::with_ssl_mode`].
+    pub fn with_ssl_mode(mut self, mode: SslMode) -> ConnectOptions {
+        self.config = self.config.with_ssl_mode(mode);
+        self
+    }
+
+    /// Trusts the CA certificates in `pem` for the server's certificate,
+    /// instead of the system's; see [`Config::with_root_certificate`].
+    pub fn with_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> ConnectOptions {
+        self.config = self.config.with_root_certificate(pem);
+        self
+    }
+
+    /// The name the server's certificate must carry under
+    /// [`SslMode::VerifyFull`] when it is not the endpoint's host.
+    pub fn with_tls_server_name(mut self, name: impl Into<String>) -> ConnectOptions {
+        self.config = self.config.with_tls_server_name(name);
         self
     }
 

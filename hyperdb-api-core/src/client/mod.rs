@@ -7,22 +7,41 @@
 
 mod cancel;
 pub mod config;
+mod connect;
 mod deadline;
 #[macro_use]
 mod requests;
 mod socket;
 mod state;
 mod sync;
+#[cfg(feature = "tls")]
+mod tls;
 #[cfg(feature = "tokio")]
 mod tokio_client;
 #[cfg(feature = "tokio")]
 mod tokio_socket;
 
+pub use crate::protocol::ssl::SslMode;
 pub use cancel::CancelHandle;
 pub use config::{Config, Endpoint, SocketOptions, MIN_READ_WINDOW};
 pub use socket::{Socket, Transport};
 pub use sync::Client;
+#[cfg(all(feature = "tls", feature = "tokio"))]
+pub use tls::AsyncTlsStream;
+#[cfg(feature = "tls")]
+pub use tls::TlsStream;
 #[cfg(feature = "tokio")]
 pub use tokio_client::AsyncClient;
 #[cfg(feature = "tokio")]
 pub use tokio_socket::AsyncSocket;
+
+/// The TLS a connection negotiated (see `Client::tls_info`); the values
+/// are rustls's names, e.g. `TLSv1_3`, `TLS13_AES_256_GCM_SHA384`,
+/// `secp256r1`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsInfo {
+    pub protocol_version: String,
+    pub cipher_suite: String,
+    pub key_exchange: String,
+}

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 
 use crate::error::{Error, Result};
-use crate::{Config, Endpoint};
+use crate::{Config, Endpoint, SslMode};
 use callback::{CallbackListener, WaitError};
 use private_dir::PrivateDir;
 
@@ -66,6 +66,8 @@ pub struct HyperProcess {
     log_dir: PathBuf,
     /// Held only to be closed: hyperd exits when it reads EOF here.
     callback: Option<TcpStream>,
+    /// `Some` when started with TLS: the root PEM `config` trusts, if given.
+    tls: Option<Option<Vec<u8>>>,
     stopped: bool,
     /// Declared last so it is removed after the server has stopped.
     _temp: PrivateDir,
@@ -83,6 +85,7 @@ impl HyperProcess {
     pub fn new(options: HyperProcessOptions) -> Result<HyperProcess> {
         // Everything that can be checked without side effects comes first.
         let params = options.param_args()?;
+        let tls = server_tls(&options)?;
         let hyperd = discover::find_hyperd(options.hyperd.as_deref())?;
 
         // One private directory holds the Unix socket and the default logs.
@@ -124,6 +127,7 @@ impl HyperProcess {
             .arg("--callback-connection")
             .arg(callback.descriptor())
             .args(&params)
+            .args(tls.iter().flat_map(|t| t.args.iter()))
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(stderr);
@@ -209,6 +213,7 @@ impl HyperProcess {
             hyperd,
             log_dir,
             callback: Some(stream),
+            tls: tls.map(|t| t.root),
             stopped: false,
             _temp: temp,
         })
@@ -235,9 +240,43 @@ impl HyperProcess {
         self.grpc_endpoint.as_deref()
     }
 
-    /// A connection config for this server, with the user it was started with.
+    /// A connection config for this server, with the user it was started
+    /// with. For a server started with
+    /// [`HyperProcessOptions::with_tls`]: [`SslMode::VerifyFull`], trusting
+    /// the [root certificate](HyperProcessOptions::with_tls_root_certificate)
+    /// if one was given, else the system's roots.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{Connection, ConnectOptions, CreateMode, HyperProcess, HyperProcessOptions};
+    /// let server = HyperProcess::new(
+    ///     HyperProcessOptions::default()
+    ///         .with_tls("server.pem", "server.key")
+    ///         .with_tls_root_certificate("ca.pem"),
+    /// )?;
+    /// let options = ConnectOptions::from(server.config())
+    ///     .with_database("example.hyper", CreateMode::CreateIfNotExists);
+    /// let conn = Connection::connect_with(&options)?;
+    /// assert!(conn.tls_info().is_some());
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
     pub fn config(&self) -> Config {
-        Config::new(self.endpoint.clone())
+        let config = Config::new(self.endpoint.clone());
+        match &self.tls {
+            None => config,
+            Some(root) => {
+                let config = config.with_ssl_mode(SslMode::VerifyFull);
+                match root {
+                    Some(pem) => config.with_root_certificate(pem.clone()),
+                    None => config,
+                }
+            }
+        }
+    }
+
+    /// Whether the server was started with TLS
+    /// ([`HyperProcessOptions::with_tls`]).
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// hyperd's process id.
@@ -347,6 +386,50 @@ impl fmt::Debug for HyperProcess {
             .field("stopped", &self.stopped)
             .finish_non_exhaustive()
     }
+}
+
+/// What [`HyperProcessOptions::with_tls`] adds to the command line, and
+/// the root certificate `config` will trust.
+struct TlsStart {
+    args: Vec<OsString>,
+    root: Option<Vec<u8>>,
+}
+
+fn server_tls(options: &HyperProcessOptions) -> Result<Option<TlsStart>> {
+    let Some(tls) = &options.tls else {
+        if options.tls_root.is_some() {
+            return Err(Error::invalid_argument(
+                "tls_root_certificate",
+                "given without with_tls: the server would not use TLS",
+            ));
+        }
+        return Ok(None);
+    };
+    if options.listen != Listen::Tcp {
+        return Err(Error::invalid_argument(
+            "listen",
+            format!(
+                "{:?} with with_tls: hyperd serves TLS over TCP only; use Listen::Tcp",
+                options.listen
+            ),
+        ));
+    }
+    let root = match &options.tls_root {
+        None => None,
+        Some(path) => Some(fs::read(path).map_err(|e| {
+            Error::io(
+                format!("reading the TLS root certificate {}", path.display()),
+                e,
+            )
+        })?),
+    };
+    Ok(Some(TlsStart {
+        args: vec![
+            os_arg("--ssl-certificate=", &tls.certificate_chain),
+            os_arg("--ssl-key=", &tls.private_key),
+        ],
+        root,
+    }))
 }
 
 /// The `--listen-connection` value for `listen`.

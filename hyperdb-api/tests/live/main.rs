@@ -30,3 +30,5 @@ mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
+#[cfg(feature = "tls")]
+mod tls;
