@@ -11,6 +11,9 @@ mod catalog;
 mod common;
 mod connect;
 mod errors;
+#[path = "../../test_support/fault_proxy.rs"]
+mod fault_proxy;
+mod faults;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;
