@@ -9,7 +9,9 @@
 //! `make soak-short` (2 minutes, part of `make test`). Environment:
 //! `SOAK_SECONDS` (600), `SOAK_WRITERS` (4), `SOAK_READERS` (2: one sync
 //! on `DataRow`s, one async on Arrow, alternately), `SOAK_KILLS` (3),
-//! `SOAK_REPORT` (a file for the Markdown report; stdout always).
+//! `SOAK_FAULTS` (some of `delay,split,stall-to-server,stall-to-client,
+//! cut,reset`; all by default), `SOAK_REPORT` (a file for the Markdown
+//! report; stdout always).
 //!
 //! **Acknowledged** means durable. hyperd 0.0.26963 writes a database's
 //! commits to its file only when no session has it attached (measured;
