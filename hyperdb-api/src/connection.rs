@@ -291,6 +291,12 @@ impl Connection {
     /// so another session may drop or replace them at once (dropping a
     /// `Connection` only closes its socket, and hyperd releases its files a
     /// moment later).
+    ///
+    /// This is also when commits reach the disk: hyperd writes a
+    /// database's commits to its file only once no session has it attached
+    /// (measured; a hyperd killed before that loses them). So when no
+    /// other connection holds the file, what this connection committed is
+    /// on disk once `close` returns.
     pub fn close(mut self) -> Result<()> {
         for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
             // Best effort: a file the user detached by SQL, or a session in

@@ -212,22 +212,24 @@ impl ConnectOptions {
         if db.is_empty() {
             return Err(Error::invalid_argument("database", "the path is empty"));
         }
-        // The file's stem: the alias hyperd gives a file attached at startup,
-        // and the one the create modes attach under.
-        let alias = Path::new(db)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty());
         // DoNotCreate attaches at startup, so a missing file fails the
-        // connect itself. The create modes create first, then attach.
+        // connect itself. hyperd names a file attached that way by its path
+        // as given (measured: `current_database()` is the path, and a
+        // DETACH by the file's stem fails with 3D000), so that is the name
+        // `close` detaches it by.
         if self.create_mode == CreateMode::DoNotCreate {
             return Ok(ConnectPlan {
                 config: self.config.clone().with_database(db.clone()),
                 setup: Vec::new(),
-                alias,
+                alias: Some(db.clone()),
                 notices: self.notices.clone().map(|n| n.0),
             });
         }
+        // The create modes create first, then attach under the file's stem.
+        let alias = Path::new(db)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty());
         let path = quote_identifier(db)?;
         let alias = alias.ok_or_else(|| {
             Error::invalid_argument("database", format!("`{db}` has no file name"))
@@ -348,6 +350,12 @@ mod tests {
             .unwrap();
         assert_eq!(p.config.database(), Some("/d/x.hyper"));
         assert!(p.setup.is_empty());
+        // Detached on close under the name hyperd gives it: its path.
+        assert_eq!(p.alias.as_deref(), Some("/d/x.hyper"));
+        assert_eq!(
+            detach_sql(p.alias.as_deref().unwrap()).unwrap(),
+            "DETACH DATABASE \"/d/x.hyper\""
+        );
     }
 
     #[test]

@@ -342,6 +342,29 @@ async fn cancel_from_another_task() {
     assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
 }
 
+/// A query timeout ends a query that runs past it with a timeout error,
+/// in every mode, and the connection runs the next query. (A link that
+/// stops answering: `faults::matrix`, through the fault proxy.)
+#[test]
+fn query_timeout_ends_a_long_query_in_every_mode() {
+    for mode in MODES {
+        let config = hyperdb_api::GrpcConfig::new(endpoint())
+            .unwrap()
+            .with_query_timeout(Some(Duration::from_millis(300)));
+        let options = GrpcConnectOptions::new(config).with_transfer_mode(mode);
+        let c = GrpcConnection::connect_with(&options).unwrap();
+        let start = Instant::now();
+        let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
+        let took = start.elapsed();
+        assert!(e.is_timeout(), "{mode:?}: {e:?}");
+        assert_eq!(e.sqlstate(), "HYT00", "{mode:?}");
+        assert!(e.to_string().contains("300ms"), "{mode:?}: {e}");
+        assert!(took >= Duration::from_millis(300), "{mode:?}: {took:?}");
+        assert!(took < Duration::from_secs(10), "{mode:?}: {took:?}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1, "{mode:?}");
+    }
+}
+
 /// A result dropped half-read leaves the connection usable.
 #[test]
 fn dropping_a_result_early_is_fine() {

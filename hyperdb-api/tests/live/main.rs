@@ -13,6 +13,9 @@ mod connect;
 #[cfg(feature = "derive")]
 mod derive;
 mod errors;
+#[path = "../../test_support/fault_proxy.rs"]
+mod fault_proxy;
+mod faults;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;

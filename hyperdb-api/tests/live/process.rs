@@ -20,7 +20,7 @@ const GONE_WITHIN: Duration = Duration::from_secs(5);
 
 /// Whether `pid` is a live process. A zombie counts as gone: after its parent
 /// dies, hyperd is reaped by whatever init the machine has, maybe never.
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rsplit_once(')')
