@@ -27,15 +27,18 @@ mod catalog;
 mod connection;
 pub mod error;
 pub mod escape;
+pub mod files;
 mod from_row;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod insert;
 mod names;
+mod notices;
 mod options;
 mod params;
 mod process;
 mod rows;
+mod server_version;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
 mod table_definition;
@@ -59,9 +62,11 @@ pub use hyperdb_api_core::types;
 pub use insert::{AsyncChunkSender, AsyncInserter};
 pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter, MappedInserter};
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
+pub use notices::NoticeSender;
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
+pub use server_version::ServerVersion;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub use shared::{
     CancelToken, ConnectionGuard, InsertPiece, InsertSink, Place, ResultStream, SharedConnection,

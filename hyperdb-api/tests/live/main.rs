@@ -10,7 +10,9 @@ mod cancel;
 mod catalog;
 mod common;
 mod connect;
+mod csv_stream;
 mod errors;
+mod files;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;
@@ -19,6 +21,7 @@ mod insert_definition;
 mod interop;
 mod params;
 mod process;
+mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
