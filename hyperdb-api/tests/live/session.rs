@@ -153,15 +153,35 @@ fn copy_table_keeps_the_definition() {
         .unwrap();
     assert_eq!(same, 2);
 
+    // Into another attached database.
+    let other = dir.path().join("other.hyper");
+    conn.catalog().create_database(&other).unwrap();
+    conn.attach_database(&other, "other").unwrap();
+    let there = TableName::from(("other", "public", "src"));
+    assert_eq!(
+        conn.catalog()
+            .copy_table(("copy", "public", "src"), there.clone())
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        conn.catalog().get_table_definition(there).unwrap(),
+        rich(("other", "public", "src"))
+    );
+
     let mut cat = conn.catalog();
     // A missing source: nothing created.
-    let e = cat.copy_table("nope", "dst2").unwrap_err();
+    let e = cat
+        .copy_table(("copy", "public", "nope"), ("copy", "public", "dst2"))
+        .unwrap_err();
     assert_eq!(code(&e), "42P01", "{e}");
-    assert!(!cat.has_table("dst2").unwrap());
+    assert!(!cat.has_table(("copy", "public", "dst2")).unwrap());
     // An existing target: left as it was.
-    let e = cat.copy_table("src", ("archive", "dst")).unwrap_err();
+    let e = cat
+        .copy_table(("copy", "public", "src"), ("copy", "archive", "dst"))
+        .unwrap_err();
     assert_eq!(code(&e), "42P07", "{e}");
-    assert_eq!(count(&mut conn, "archive.dst"), 2);
+    assert_eq!(count(&mut conn, "copy.archive.dst"), 2);
 }
 
 #[test]
