@@ -10,9 +10,11 @@ mod cancel;
 mod catalog;
 mod common;
 mod connect;
+mod csv_stream;
 #[cfg(feature = "derive")]
 mod derive;
 mod errors;
+mod files;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;
@@ -25,6 +27,7 @@ mod pool;
 mod prepared;
 mod prepared_cache;
 mod process;
+mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
