@@ -58,8 +58,9 @@ impl AsyncConnection {
         })
     }
 
-    /// Runs one or more SQL statements; returns the affected row count of
-    /// the last one.
+    /// Runs one SQL statement; returns the affected row count (0 for DDL).
+    /// hyperd refuses several statements in one string (SQLSTATE 0A000,
+    /// "multi-part queries are disabled").
     pub async fn execute_command(&mut self, sql: &str) -> Result<u64> {
         Ok(self.client.execute(sql).await?)
     }
@@ -278,6 +279,25 @@ impl AsyncConnection {
         self.client.tls_info()
     }
 
+    /// The PostgreSQL version the server speaks for (`server_version`;
+    /// hyperd 0.0.26963 reports 9.1.0).
+    pub fn server_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "server_version",
+            self.server_parameter("server_version"),
+        )
+    }
+
+    /// hyperd's own version (`hyper_version`: `main.0.0.26963.r84171622`
+    /// is 0.0.26963, the text kept); an error from a server that does not
+    /// report one.
+    pub fn hyper_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "hyper_version",
+            self.server_parameter("hyper_version"),
+        )
+    }
+
     /// Closes cleanly; see [`crate::Connection::close`].
     pub async fn close(mut self) -> Result<()> {
         for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
@@ -403,7 +423,8 @@ impl<'c> AsyncRows<'c> {
     }
 }
 
-/// An open transaction on an [`AsyncConnection`]; rolls back on drop.
+/// An open transaction on an [`AsyncConnection`]; rolls back on drop. hyperd
+/// has no savepoints and does not undo DDL: see [`crate::Transaction`].
 #[derive(Debug)]
 pub struct AsyncTransaction<'c> {
     conn: &'c mut AsyncConnection,

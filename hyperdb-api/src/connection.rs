@@ -58,8 +58,9 @@ impl Connection {
         })
     }
 
-    /// Runs one or more SQL statements; returns the affected row count of
-    /// the last one (0 for DDL).
+    /// Runs one SQL statement; returns the affected row count (0 for DDL).
+    /// hyperd refuses several statements in one string (SQLSTATE 0A000,
+    /// "multi-part queries are disabled").
     pub fn execute_command(&mut self, sql: &str) -> Result<u64> {
         Ok(self.client.execute(sql)?)
     }
@@ -284,6 +285,25 @@ impl Connection {
     /// when it runs in plain.
     pub fn tls_info(&self) -> Option<TlsInfo> {
         self.client.tls_info()
+    }
+
+    /// The PostgreSQL version the server speaks for (`server_version`;
+    /// hyperd 0.0.26963 reports 9.1.0).
+    pub fn server_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "server_version",
+            self.server_parameter("server_version"),
+        )
+    }
+
+    /// hyperd's own version (`hyper_version`: `main.0.0.26963.r84171622`
+    /// is 0.0.26963, the text kept); an error from a server that does not
+    /// report one.
+    pub fn hyper_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "hyper_version",
+            self.server_parameter("hyper_version"),
+        )
     }
 
     /// Closes the connection cleanly: detaches the files it attached, then

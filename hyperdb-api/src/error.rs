@@ -205,6 +205,15 @@ impl Error {
         }
     }
 
+    /// Where in a COPY's input the server found bad data (a malformed
+    /// CSV row, a NULL for a NOT NULL column), read from its message and
+    /// detail, which stay as they were; `None` for other errors. See
+    /// [`crate::files`].
+    pub fn file_position(&self) -> Option<crate::files::FilePosition> {
+        self.db_error()
+            .and_then(crate::files::FilePosition::from_db_error)
+    }
+
     /// The SQLSTATE, when the server reported this error.
     pub fn code(&self) -> Option<&SqlState> {
         match self {

@@ -128,6 +128,7 @@ mod conn_string;
 mod connection;
 pub mod error;
 pub mod escape;
+pub mod files;
 mod from_row;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -136,12 +137,14 @@ pub mod fuzzing;
 pub mod grpc;
 pub mod insert;
 mod names;
+mod notices;
 mod options;
 mod params;
 #[cfg(feature = "pool")]
 pub mod pool;
 mod process;
 mod rows;
+mod server_version;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
 mod statement;
@@ -177,9 +180,11 @@ pub use hyperdb_api_derive::Table;
 pub use insert::{AsyncChunkSender, AsyncInserter};
 pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter, MappedInserter};
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
+pub use notices::NoticeSender;
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
+pub use server_version::ServerVersion;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub use shared::{
     CancelToken, ConnectionGuard, InsertPiece, InsertSink, Place, ResultStream, SharedConnection,

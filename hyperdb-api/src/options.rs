@@ -176,12 +176,45 @@ impl ConnectOptions {
         self
     }
 
-    /// Receives server notices (default: logged through `tracing`).
+    /// Receives server notices (default: logged through `tracing`), each
+    /// as soon as the connection reads it: before the rest of the reply of
+    /// the statement that raised it. Called on the thread (or task) that
+    /// drives the connection, so it must not block.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{ConnectOptions, Connection, HyperProcess};
+    /// let hyper = HyperProcess::start()?;
+    /// let options = ConnectOptions::new(hyper.endpoint().clone())
+    ///     .with_notice_handler(|n| eprintln!("{:?}: {}", n.severity, n.message));
+    /// let mut conn = Connection::connect_with(&options)?;
+    /// conn.execute_command("ROLLBACK")?; // WARNING: there is no transaction in progress
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
     pub fn with_notice_handler(
         mut self,
         f: impl Fn(&DbError) + Send + Sync + 'static,
     ) -> ConnectOptions {
         self.notices = Some(NoticeCallback(Arc::new(f)));
+        self
+    }
+
+    /// Sends server notices into a channel (instead of a callback, see
+    /// [`ConnectOptions::with_notice_handler`]): a `std::sync::mpsc` or
+    /// tokio `mpsc` sender of [`DbError`]. The connection never waits for
+    /// the receiver; a full bounded channel drops the notice.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{ConnectOptions, Connection, HyperProcess};
+    /// let hyper = HyperProcess::start()?;
+    /// let (tx, notices) = std::sync::mpsc::channel();
+    /// let options = ConnectOptions::new(hyper.endpoint().clone()).with_notice_channel(tx);
+    /// let mut conn = Connection::connect_with(&options)?;
+    /// conn.execute_command("ROLLBACK")?;
+    /// assert_eq!(notices.try_recv().unwrap().code.unwrap().code(), "25P01");
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
+    pub fn with_notice_channel(mut self, sender: impl crate::NoticeSender) -> ConnectOptions {
+        self.notices = Some(NoticeCallback(crate::notices::channel_handler(sender)));
         self
     }
 

@@ -23,22 +23,17 @@ use hyperdb_api_core::protocol::ops::CopyOutEvent;
 use super::schema::UTC;
 use super::EOS;
 use crate::error::{Error, Result};
+use crate::files::sql::{copy_query, QUERY_OFFSET};
 
-/// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`; a trailing `;` would
-/// end the statement inside the parentheses.
+/// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`.
 pub(crate) fn copy_out_sql(sql: &str) -> String {
-    debug_assert_eq!(COPY_PREFIX.len(), COPY_PREFIX_CHARS as usize);
-    let sql = sql.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    format!("{COPY_PREFIX}{sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)")
+    format!("{} TO STDOUT WITH (FORMAT ARROWSTREAM)", copy_query(sql))
 }
-
-const COPY_PREFIX: &str = "COPY (";
-const COPY_PREFIX_CHARS: u32 = 6;
 
 /// A server error about the wrapped statement, with its position moved back
 /// onto the caller's SQL: errors read the same whichever path ran the query.
 fn from_server(e: hyperdb_api_core::Error) -> Error {
-    Error::Client(e.shift_position(COPY_PREFIX_CHARS))
+    Error::Client(e.shift_position(QUERY_OFFSET))
 }
 
 /// Decodes CopyData payloads into record batches, without I/O.
