@@ -10,6 +10,7 @@ mod callback;
 mod discover;
 mod grpc_listen;
 mod options;
+mod password;
 mod private_dir;
 
 use std::ffi::OsString;
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 
 use crate::error::{Error, Result};
-use crate::{Config, Endpoint};
+use crate::{Config, ConnectOptions, Endpoint};
 use callback::{CallbackListener, WaitError};
 use private_dir::PrivateDir;
 
@@ -46,11 +47,19 @@ const POLL: Duration = Duration::from_millis(5);
 /// A running `hyperd`, stopped when this handle is dropped.
 ///
 /// ```no_run
-/// use hyperdb_api::HyperProcess;
+/// use hyperdb_api::{Connection, CreateMode, HyperProcess};
 /// let server = HyperProcess::start()?;
-/// let config = server.config(); // connect with this
+/// let mut conn = Connection::connect_with(
+///     &server
+///         .connect_options()
+///         .with_database("example.hyper", CreateMode::CreateIfNotExists),
+/// )?;
 /// # Ok::<(), hyperdb_api::Error>(())
 /// ```
+///
+/// By default the server listens on a Unix socket that only this user can
+/// reach, and needs no password; a TCP server requires one. See [`Listen`]
+/// for the trade-off.
 ///
 /// If this process dies without dropping the handle (a panic with
 /// `panic = "abort"`, SIGKILL, a `static` that is never dropped), hyperd
@@ -62,6 +71,8 @@ pub struct HyperProcess {
     pid: u32,
     endpoint: Endpoint,
     grpc_endpoint: Option<String>,
+    /// What hyperd requires of clients: given, or generated for TCP.
+    password: Option<String>,
     hyperd: PathBuf,
     log_dir: PathBuf,
     /// Held only to be closed: hyperd exits when it reads EOF here.
@@ -73,8 +84,9 @@ pub struct HyperProcess {
 
 impl HyperProcess {
     /// Starts hyperd with default options: found as described in
-    /// [`find_hyperd`](HyperProcess::find_hyperd), listening on a free TCP
-    /// port on 127.0.0.1.
+    /// [`find_hyperd`](HyperProcess::find_hyperd), listening where
+    /// [`Listen::default`] says (a Unix socket in a private directory on
+    /// Unix).
     pub fn start() -> Result<HyperProcess> {
         HyperProcess::new(HyperProcessOptions::default())
     }
@@ -129,14 +141,24 @@ impl HyperProcess {
             .stderr(stderr);
 
         // hyperd takes the initial password from the environment (never the
-        // command line, where `ps` would show it).
-        match &options.password {
+        // command line, where `ps` would show it; another user cannot read
+        // our process's environment).
+        let password = match options.password.clone() {
             Some(pw) if pw.is_empty() => {
                 return Err(Error::invalid_argument(
                     "password",
                     "hyperd refuses an empty password",
                 ))
             }
+            Some(pw) => Some(pw),
+            // Loopback TCP is open to every local account (see `Listen`).
+            // Not beside gRPC: hyperd's gRPC takes only trusted sessions
+            // (with a password, every call fails with 42501), and its port
+            // is open to every local account anyway.
+            None if options.listen == Listen::Tcp && !options.grpc() => Some(password::generate()?),
+            None => None,
+        };
+        match &password {
             Some(pw) => command.env("HYPER_INITIAL_USER_PASSWORD", pw),
             None => command.arg("--no-password"),
         };
@@ -206,6 +228,7 @@ impl HyperProcess {
             pid,
             endpoint,
             grpc_endpoint,
+            password,
             hyperd,
             log_dir,
             callback: Some(stream),
@@ -235,9 +258,35 @@ impl HyperProcess {
         self.grpc_endpoint.as_deref()
     }
 
-    /// A connection config for this server, with the user it was started with.
+    /// A connection config for this server, with the user it was started
+    /// with and the password it requires, if any.
     pub fn config(&self) -> Config {
-        Config::new(self.endpoint.clone())
+        let config = Config::new(self.endpoint.clone());
+        match &self.password {
+            Some(pw) => config.with_password(pw.as_str()),
+            None => config,
+        }
+    }
+
+    /// Options to connect to this server (no database yet: add one with
+    /// [`ConnectOptions::with_database`]), carrying the password it
+    /// requires, if any: the way to connect whatever [`Listen`] it uses.
+    pub fn connect_options(&self) -> ConnectOptions {
+        let options = ConnectOptions::new(self.endpoint.clone());
+        match &self.password {
+            Some(pw) => options.with_password(pw.as_str()),
+            None => options,
+        }
+    }
+
+    /// The password hyperd requires: the one given to
+    /// [`HyperProcessOptions::with_password`], else the generated one of a
+    /// [`Listen::Tcp`] server, else `None`: a Unix socket server, which
+    /// trusts whoever can reach its private directory, or one with gRPC
+    /// (see [`HyperProcessOptions::with_grpc`]). For handing to a client
+    /// that does not take [`config`](Self::config).
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
     }
 
     /// hyperd's process id.
@@ -342,6 +391,7 @@ impl fmt::Debug for HyperProcess {
             .field("pid", &self.pid)
             .field("endpoint", &self.endpoint)
             .field("grpc_endpoint", &self.grpc_endpoint)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("hyperd", &self.hyperd)
             .field("log_dir", &self.log_dir)
             .field("stopped", &self.stopped)
