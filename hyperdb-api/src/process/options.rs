@@ -71,6 +71,14 @@ pub enum Listen {
     Grpc,
 }
 
+/// The `.hyper` file format this crate creates by default: version 4, the
+/// first that stores every type we support (NUMERIC up to precision 38 needs
+/// 3, REAL needs 4). Tableau Desktop/Server/Prep open version 4 from 2024.3
+/// on; pass [`HyperProcessOptions::with_default_database_version`] `(2)` for
+/// files that Tableau 2020.4.15+ must open (then no NUMERIC over precision 18
+/// and no REAL), or `(3)` for 2022.4.1+ (Server 2023.1+).
+pub const DEFAULT_DATABASE_VERSION: u32 = 4;
+
 /// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
 /// consuming builder.
 ///
@@ -85,14 +93,6 @@ pub enum Listen {
 /// let options = server.connect_options();
 /// # Ok::<(), hyperdb_api::Error>(())
 /// ```
-/// The `.hyper` file format this crate creates by default: version 4, the
-/// first that stores every type we support (NUMERIC up to precision 38 needs
-/// 3, REAL needs 4). Tableau Desktop/Server/Prep open version 4 from 2024.3
-/// on; pass [`HyperProcessOptions::with_default_database_version`] `(2)` for
-/// files that Tableau 2020.4.15+ must open (then no NUMERIC over precision 18
-/// and no REAL), or `(3)` for 2022.4.1+ (Server 2023.1+).
-pub const DEFAULT_DATABASE_VERSION: u32 = 4;
-
 #[derive(Clone)]
 pub struct HyperProcessOptions {
     pub(super) hyperd: Option<PathBuf>,
