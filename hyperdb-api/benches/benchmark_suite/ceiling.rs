@@ -234,7 +234,8 @@ impl Walker {
                 self.error = Some(text);
             }
             b'R' if self.body.get(..4) != Some(&[0, 0, 0, 0]) => {
-                return Err("raw drain: hyperd asks for a password (needs --no-password)".into())
+                // The client's handshake authenticated before the drain.
+                return Err("raw drain: unexpected authentication request".into());
             }
             _ => {}
         }
