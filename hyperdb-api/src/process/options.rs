@@ -26,39 +26,55 @@ const TLS_SETTINGS: &[&str] = &["ssl_certificate", "ssl_key"];
 
 /// Where the started hyperd accepts connections.
 ///
-/// A gRPC listener beside the PostgreSQL protocol is
-/// [`HyperProcessOptions::with_grpc`]; [`Listen::Grpc`] is gRPC alone.
+/// hyperd trusts whoever reaches its listener as the user who started it:
+/// that client can read and write every file this user can. So the
+/// default is the listener only this user can reach: [`Listen::Unix`] on
+/// Unix platforms, [`Listen::Tcp`] (with a generated password) elsewhere.
+///
+/// | listener | who can connect | password |
+/// |---|---|---|
+/// | [`Listen::Unix`] (default on Unix) | processes of this user (and root): the socket sits in a mode 0700 directory | none needed, unless [`HyperProcessOptions::with_password`] |
+/// | [`Listen::Tcp`] | any process on this machine that knows the password | generated unless given; [`HyperProcess::config`](super::HyperProcess::config) carries it |
+/// | [`Listen::Grpc`], [`HyperProcessOptions::with_grpc`] | any process on this machine | none: hyperd's gRPC takes only trusted sessions, so a server with gRPC runs without a password, its TCP listener too; use it only where every local account is trusted |
+///
+/// TCP is one option away (`.with_listen(Listen::Tcp)`) for clients that
+/// cannot use a Unix socket; connect with
+/// [`HyperProcess::connect_options`](super::HyperProcess::connect_options)
+/// or [`HyperProcess::config`](super::HyperProcess::config), which carry
+/// the password, or hand [`HyperProcess::password`](super::HyperProcess::password)
+/// to the other client. `Connection::connect(server.endpoint(), ..)`, which
+/// sends none, works only with the Unix socket's default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Listen {
     /// TCP on 127.0.0.1, on a free port that hyperd picks (no port races
-    /// between parallel servers). Only local processes can connect.
-    #[default]
+    /// between parallel servers). Loopback keeps other machines out, not
+    /// other accounts on this one: hyperd therefore requires a password,
+    /// the one given to [`HyperProcessOptions::with_password`] or else 256
+    /// random bits generated at start
+    /// ([`HyperProcess::password`](super::HyperProcess::password)); not
+    /// beside [`HyperProcessOptions::with_grpc`], see there. Each
+    /// connection then pays a SCRAM-SHA-256 exchange (measured: about
+    /// 1 ms more per connect). The default where there are no Unix
+    /// sockets.
+    #[cfg_attr(not(unix), default)]
     Tcp,
-    /// A Unix domain socket in a fresh directory readable only by this user
-    /// (mode 0700): with `--no-password` the directory permission is the only
-    /// access control, which TCP on loopback cannot offer. The directory is
-    /// removed when the [`HyperProcess`](super::HyperProcess) is dropped.
+    /// A Unix domain socket in a fresh directory only this user can enter
+    /// (mode 0700, checked by a test): the directory permission is the
+    /// access control, so hyperd runs without a password and connections
+    /// skip authentication. The directory is removed when the
+    /// [`HyperProcess`](super::HyperProcess) is dropped. The default on Unix.
+    #[cfg_attr(unix, default)]
     Unix,
     /// Only gRPC (`tcp.grpc://`), on 127.0.0.1 on a free port hyperd picks.
     /// [`HyperProcess::grpc_endpoint`](super::HyperProcess::grpc_endpoint)
     /// is where to connect; [`HyperProcess::endpoint`](super::HyperProcess::endpoint)
     /// then names the same TCP port, which speaks no PostgreSQL protocol.
+    /// hyperd's gRPC interface takes only trusted sessions: every local
+    /// account can use it.
     Grpc,
 }
 
-/// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
-/// consuming builder.
-///
-/// ```no_run
-/// use hyperdb_api::{HyperProcess, HyperProcessOptions, Listen};
-/// let server = HyperProcess::new(
-///     HyperProcessOptions::default()
-///         .with_listen(Listen::Unix)
-///         .with_default_database_version(2),
-/// )?;
-/// # Ok::<(), hyperdb_api::Error>(())
-/// ```
 /// The `.hyper` file format this crate creates by default: version 4, the
 /// first that stores every type we support (NUMERIC up to precision 38 needs
 /// 3, REAL needs 4). Tableau Desktop/Server/Prep open version 4 from 2024.3
@@ -67,6 +83,20 @@ pub enum Listen {
 /// and no REAL), or `(3)` for 2022.4.1+ (Server 2023.1+).
 pub const DEFAULT_DATABASE_VERSION: u32 = 4;
 
+/// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
+/// consuming builder.
+///
+/// ```no_run
+/// use hyperdb_api::{HyperProcess, HyperProcessOptions, Listen};
+/// let server = HyperProcess::new(
+///     HyperProcessOptions::default()
+///         .with_listen(Listen::Tcp)
+///         .with_default_database_version(2),
+/// )?;
+/// // Carries the generated password that TCP requires.
+/// let options = server.connect_options();
+/// # Ok::<(), hyperdb_api::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct HyperProcessOptions {
     pub(super) hyperd: Option<PathBuf>,
@@ -124,8 +154,10 @@ impl std::fmt::Debug for HyperProcessOptions {
 
 impl HyperProcessOptions {
     /// Requires this password for the initial user (hyperd then asks
-    /// clients for SCRAM-SHA-256). Without it hyperd runs with
-    /// `--no-password` and trusts every local client.
+    /// clients for SCRAM-SHA-256), on any listener. Without it a TCP
+    /// hyperd gets a generated password and a Unix-socket hyperd runs with
+    /// `--no-password`, its private directory keeping other users out (see
+    /// [`Listen`]).
     pub fn with_password(mut self, password: impl Into<String>) -> Self {
         self.password = Some(password.into());
         self
@@ -139,6 +171,8 @@ impl HyperProcessOptions {
         self
     }
 
+    /// Where hyperd listens (default: [`Listen::Unix`] on Unix, see
+    /// [`Listen`] for who can connect to each).
     pub fn with_listen(mut self, listen: Listen) -> Self {
         self.listen = listen;
         self
@@ -147,6 +181,13 @@ impl HyperProcessOptions {
     /// Also listens for gRPC (`tcp.grpc://127.0.0.1`, a free port hyperd
     /// picks), beside the PostgreSQL-protocol listener; see
     /// [`HyperProcess::grpc_endpoint`](super::HyperProcess::grpc_endpoint).
+    /// hyperd's gRPC takes only trusted sessions (measured on hyperd
+    /// 0.0.26963: with a password on the initial user every gRPC call
+    /// fails with SQLSTATE 42501, "gRPC connections only support trusted
+    /// authentication"). So any local account can use this listener, and
+    /// a [`Listen::Tcp`] server with gRPC gets no generated password (its
+    /// TCP listener is as open as the gRPC one); a password given with
+    /// [`Self::with_password`] leaves gRPC unusable.
     ///
     /// Sets, unless they were set with [`Self::with_param`]:
     /// `grpc_threads` (the number of CPUs), `grpc_persist_results` (`true`,
@@ -375,6 +416,17 @@ mod tests {
         ));
         let plain = HyperProcessOptions::default().param_args().expect("valid");
         assert!(!plain.iter().any(|a| a.starts_with("--grpc")));
+    }
+
+    /// Issue 18, defect 5: the default listener is the one other local
+    /// accounts cannot reach.
+    #[test]
+    fn default_listener_is_the_private_one() {
+        #[cfg(unix)]
+        assert_eq!(Listen::default(), Listen::Unix);
+        #[cfg(not(unix))]
+        assert_eq!(Listen::default(), Listen::Tcp);
+        assert_eq!(HyperProcessOptions::default().listen(), Listen::default());
     }
 
     #[test]
