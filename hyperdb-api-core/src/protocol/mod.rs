@@ -15,8 +15,8 @@ pub mod backend;
 pub mod frontend;
 pub mod ops;
 mod session;
-mod statements;
 pub mod ssl;
+mod statements;
 
 pub(crate) use session::BackendKey;
 pub use session::{

@@ -87,8 +87,16 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The password every hyperd of the run requires (TCP servers need one):
+/// fixed, so that clients keep theirs across restarts.
+pub(crate) const PASSWORD: &str = "soak";
+
 fn start_hyperd() -> hyperdb_api::Result<HyperProcess> {
-    HyperProcess::new(HyperProcessOptions::default().with_listen(Listen::Tcp))
+    HyperProcess::new(
+        HyperProcessOptions::default()
+            .with_listen(Listen::Tcp)
+            .with_password(PASSWORD),
+    )
 }
 
 /// The client's resident memory and open descriptors.
@@ -169,8 +177,9 @@ fn barrier(
     }
     proxy.set(Fault::Cut);
     let endpoint = current(server)?.endpoint().clone();
-    let mut c = Connection::connect_with(&ConnectOptions::new(endpoint.clone()))
-        .map_err(|e| format!("barrier {epoch}: connecting: {e}"))?;
+    let mut c =
+        Connection::connect_with(&ConnectOptions::new(endpoint.clone()).with_password(PASSWORD))
+            .map_err(|e| format!("barrier {epoch}: connecting: {e}"))?;
     let waiting = Instant::now();
     loop {
         let sessions = c
@@ -180,8 +189,9 @@ fn barrier(
             let _ = c.close();
             // An attach waits for a release still under way; then it is
             // written.
-            let attach =
-                ConnectOptions::new(endpoint).with_database(&shared.db, CreateMode::DoNotCreate);
+            let attach = ConnectOptions::new(endpoint)
+                .with_password(PASSWORD)
+                .with_database(&shared.db, CreateMode::DoNotCreate);
             Connection::connect_with(&attach)
                 .and_then(Connection::close)
                 .map_err(|e| format!("barrier {epoch}: attaching: {e}"))?;
@@ -302,8 +312,9 @@ struct Verdict {
 }
 
 fn verify(shared: &Shared, server: &HyperProcess, db: &Path) -> Result<Verdict, String> {
-    let options =
-        ConnectOptions::new(server.endpoint().clone()).with_database(db, CreateMode::DoNotCreate);
+    let options = server
+        .connect_options()
+        .with_database(db, CreateMode::DoNotCreate);
     let mut c = Connection::connect_with(&options).map_err(|e| format!("verify: {e}"))?;
     let sql = "SELECT writer, batch, count(*), count(DISTINCT seq), min(seq), max(seq) \
                FROM soak GROUP BY writer, batch";

@@ -6,7 +6,7 @@ use std::time::Duration;
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error, Statement};
 
-use crate::common::{connect, connect_async, server, temp_dir, within};
+use crate::common::{connect, connect_async, server, tcp_server, temp_dir, within};
 
 fn people(c: &mut Connection) {
     c.execute_command("CREATE TABLE people (id INT NOT NULL, name TEXT)")
@@ -233,11 +233,12 @@ fn kill(pid: u32) {
 fn a_connection_string_connects() {
     let dir = temp_dir();
     let path = dir.path().join("from string.hyper");
-    let hyperdb_api::Endpoint::Tcp { host, port } = server().endpoint() else {
-        panic!("the shared server listens on TCP")
+    let hyperdb_api::Endpoint::Tcp { host, port } = tcp_server().endpoint() else {
+        panic!("the shared TCP server listens on TCP")
     };
+    let password = tcp_server().password().unwrap();
     let url = format!(
-        "hyper://{}@{host}:{port}{}?create_mode=create_if_not_exists&query_timeout=30s\
+        "hyper://{}:{password}@{host}:{port}{}?create_mode=create_if_not_exists&query_timeout=30s\
          &statement_cache_capacity=8&set.lc_time=C",
         hyperdb_api::Config::DEFAULT_USER,
         path.to_str().unwrap().replace(' ', "%20")
@@ -373,10 +374,15 @@ async fn async_statements_are_send_and_static() {
 fn create_modes_in_strings_reach_the_server() {
     let dir = temp_dir();
     let path = dir.path().join("cm.hyper");
-    let hyperdb_api::Endpoint::Tcp { host, port } = server().endpoint() else {
+    let hyperdb_api::Endpoint::Tcp { host, port } = tcp_server().endpoint() else {
         panic!("TCP")
     };
-    let url = format!("hyper://{host}:{port}{}?create_mode=create", path.display());
+    let password = tcp_server().password().unwrap();
+    let url = format!(
+        "hyper://{}:{password}@{host}:{port}{}?create_mode=create",
+        hyperdb_api::Config::DEFAULT_USER,
+        path.display()
+    );
     Connection::connect_with(&url.parse().unwrap())
         .unwrap()
         .close()

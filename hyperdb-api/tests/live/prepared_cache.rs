@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint};
 
-use crate::common::{server, temp_dir};
+use crate::common::{server, tcp_server, temp_dir};
 
 /// Forwards TCP connections to the shared hyperd and records the tag of
 /// every message clients send.
@@ -19,7 +19,7 @@ struct Proxy {
 
 impl Proxy {
     fn start() -> Proxy {
-        let Endpoint::Tcp { host, port } = server().endpoint().clone() else {
+        let Endpoint::Tcp { host, port } = tcp_server().endpoint().clone() else {
             panic!("the shared server listens on TCP")
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -84,6 +84,7 @@ impl Proxy {
 
     fn options(&self, dir: &tempfile::TempDir, file: &str) -> ConnectOptions {
         ConnectOptions::new(self.endpoint.clone())
+            .with_password(tcp_server().password().unwrap())
             .with_database(dir.path().join(file), CreateMode::CreateIfNotExists)
     }
 }

@@ -17,7 +17,7 @@ use hyperdb_api::{
 };
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 
-use super::common::{server, temp_dir};
+use super::common::{tcp_server, temp_dir};
 
 /// A CA, and a server certificate it signed, as PEM files in `dir`.
 struct Pki {
@@ -101,7 +101,9 @@ fn port() -> u16 {
 
 /// Options for the TLS server under `mode`, trusting nothing explicitly.
 fn opts(host: &str, mode: SslMode) -> ConnectOptions {
-    ConnectOptions::new(Endpoint::tcp(host, port())).with_ssl_mode(mode)
+    ConnectOptions::new(Endpoint::tcp(host, port()))
+        .with_password(tls_server().0.password().unwrap())
+        .with_ssl_mode(mode)
 }
 
 fn tls_error(e: Error, wants: &str) {
@@ -203,19 +205,27 @@ fn prefer_and_require_encrypt_without_checking_when_no_root_is_given() {
     assert!(c.tls_info().is_none());
     assert_eq!(c.query_scalar::<i64>("SELECT 1").unwrap(), 1);
     // The default on loopback is plain.
-    let c =
-        Connection::connect_with(&ConnectOptions::new(Endpoint::tcp("127.0.0.1", port()))).unwrap();
+    let c = Connection::connect_with(
+        &ConnectOptions::new(Endpoint::tcp("127.0.0.1", port()))
+            .with_password(tls_server().0.password().unwrap()),
+    )
+    .unwrap();
     assert!(c.tls_info().is_none());
 }
 
 #[test]
 fn a_plain_server_is_refused_by_require_and_used_by_prefer() {
-    let plain = server().endpoint().clone();
+    let plain = tcp_server().endpoint().clone();
+    let password = tcp_server().password().unwrap();
     for mode in [SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
-        let options = ConnectOptions::new(plain.clone()).with_ssl_mode(mode);
+        let options = ConnectOptions::new(plain.clone())
+            .with_password(password)
+            .with_ssl_mode(mode);
         tls_error(scalar(&options).unwrap_err(), "does not offer TLS");
     }
-    let options = ConnectOptions::new(plain).with_ssl_mode(SslMode::Prefer);
+    let options = ConnectOptions::new(plain)
+        .with_password(password)
+        .with_ssl_mode(SslMode::Prefer);
     let mut c = Connection::connect_with(&options).unwrap();
     assert!(c.tls_info().is_none(), "fell back to plain");
     assert_eq!(c.query_scalar::<i64>("SELECT 2").unwrap(), 2);
@@ -223,11 +233,16 @@ fn a_plain_server_is_refused_by_require_and_used_by_prefer() {
 
 #[tokio::test]
 async fn a_plain_server_is_refused_by_require_and_used_by_prefer_async() {
-    let plain = server().endpoint().clone();
-    let options = ConnectOptions::new(plain.clone()).with_ssl_mode(SslMode::Require);
+    let plain = tcp_server().endpoint().clone();
+    let password = tcp_server().password().unwrap();
+    let options = ConnectOptions::new(plain.clone())
+        .with_password(password)
+        .with_ssl_mode(SslMode::Require);
     let e = AsyncConnection::connect_with(&options).await.unwrap_err();
     tls_error(e, "does not offer TLS");
-    let options = ConnectOptions::new(plain).with_ssl_mode(SslMode::Prefer);
+    let options = ConnectOptions::new(plain)
+        .with_password(password)
+        .with_ssl_mode(SslMode::Prefer);
     let c = AsyncConnection::connect_with(&options).await.unwrap();
     assert!(c.tls_info().is_none());
 }
@@ -351,7 +366,7 @@ fn ssl_force_refuses_plain_tcp_even_on_loopback() {
             .with_param("ssl_force", "1"),
     )
     .unwrap();
-    let plain = ConnectOptions::new(server.endpoint().clone()).with_ssl_mode(SslMode::Disable);
+    let plain = server.connect_options().with_ssl_mode(SslMode::Disable);
     let e = scalar(&plain).unwrap_err();
     assert_eq!(e.sqlstate(), "08000", "{e}");
     assert!(e.to_string().contains("only SSL connections"), "{e}");

@@ -65,7 +65,7 @@ fn kill(server: &HyperProcess) {
 }
 
 fn options(server: &HyperProcess, path: &Path, mode: CreateMode) -> ConnectOptions {
-    ConnectOptions::new(server.endpoint().clone()).with_database(path, mode)
+    server.connect_options().with_database(path, mode)
 }
 
 /// Ids `first..first + n`.

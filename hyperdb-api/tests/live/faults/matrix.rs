@@ -128,7 +128,9 @@ fn options(proxy: &FaultProxy, db: Option<&PathBuf>, fault: Fault) -> ConnectOpt
         Fault::Stall(_) => STALL_TIMEOUT,
         _ => SAFETY_TIMEOUT,
     };
-    let options = ConnectOptions::new(proxy.endpoint()).with_query_timeout(Some(timeout));
+    let options = ConnectOptions::new(proxy.endpoint())
+        .with_password(common::tcp_server().password().unwrap())
+        .with_query_timeout(Some(timeout));
     match db {
         Some(db) => options.with_database(db, CreateMode::DoNotCreate),
         None => options,
@@ -274,7 +276,7 @@ fn check_failure(fault: Fault, e: &Error, took: Duration, limit: Duration) -> St
 fn pg_case(kind: Kind, api: Api, fault: Fault) -> String {
     let dir = common::temp_dir();
     let db = kind.writes().then(|| database(&dir));
-    let proxy = FaultProxy::to_endpoint(common::server().endpoint()).unwrap();
+    let proxy = FaultProxy::to_endpoint(common::tcp_server().endpoint()).unwrap();
     let options = options(&proxy, db.as_ref(), fault);
     let slow = matches!(fault, Fault::Delay(_) | Fault::Split);
     let rows = if slow { FEW_ROWS } else { ROWS };
