@@ -250,7 +250,7 @@ fn a_connection_string_connects() {
     c.close().unwrap();
     assert!(path.exists());
     // Unix socket, by `host=`.
-    let unix = crate::common::unix_server()
+    let unix = server()
         .endpoint()
         .unix_path()
         .unwrap()
@@ -265,7 +265,8 @@ fn a_connection_string_connects() {
     assert_eq!(n, 1);
     // Well-formed but wrong: the server's error.
     let url = format!(
-        "hyper://{host}:{port}/{}/missing.hyper",
+        "hyper://{}:{password}@{host}:{port}/{}/missing.hyper",
+        hyperdb_api::Config::DEFAULT_USER,
         dir.path().display()
     );
     let e = Connection::connect_with(&url.parse().unwrap()).unwrap_err();
