@@ -75,6 +75,8 @@
 //!     }
 //!     Ok(())
 //! }
+//! ```
+//!
 //! # TLS
 //!
 //! With the `tls` feature (on by default) connections can use TLS, with
