@@ -111,6 +111,7 @@ pub mod shared;
 mod statement;
 mod table_definition;
 mod table_row;
+mod trace;
 mod transaction;
 mod value;
 

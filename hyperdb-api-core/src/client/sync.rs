@@ -88,6 +88,7 @@ impl<T: Transport> Client<T> {
     /// `setsockopt` per write, and none without a deadline.
     fn write_timed(&mut self, mut data: &[u8]) -> Result<()> {
         self.state.before_write();
+        let len = data.len() as u64;
         while !data.is_empty() {
             let timeout = match &self.state.deadline {
                 None => None,
@@ -120,6 +121,7 @@ impl<T: Transport> Client<T> {
                 }
             }
         }
+        self.state.bytes_sent += len;
         Ok(())
     }
 

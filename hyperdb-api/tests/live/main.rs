@@ -30,3 +30,4 @@ mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
+mod tracing;
