@@ -38,9 +38,9 @@ pub(crate) const SQL_LIMIT: usize = 1024;
 #[derive(Clone, Copy)]
 pub(crate) struct Sql<'a>(pub(crate) &'a str);
 
-impl Sql<'_> {
+impl<'a> Sql<'a> {
     /// The part of the text that is recorded, and whether it was cut.
-    pub(crate) fn kept(&self) -> (&str, bool) {
+    pub(crate) fn kept(&self) -> (&'a str, bool) {
         let sql = self.0;
         if sql.len() <= SQL_LIMIT {
             return (sql, false);
