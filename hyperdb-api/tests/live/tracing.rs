@@ -758,3 +758,40 @@ fn grpc_queries_are_traced() {
     assert_eq!(warnings(&capture).len(), 3, "{:?}", capture.events());
     assert!(!capture.everything().contains("s3cr3t"));
 }
+
+/// The binding streams (`SharedConnection`): each read is one span held by
+/// the stream's task, on hyperd's Arrow route and on the `DataRow` route
+/// a parameter takes; no parameter value recorded.
+#[tokio::test]
+async fn shared_streams_are_traced() {
+    use hyperdb_api::{SharedConnection, Value};
+    let capture = Capture::default();
+    let guard = capture.install();
+    let options = ConnectOptions::new(common::server().endpoint().clone());
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    let arrow_sql = "SELECT g FROM generate_series(1, 30000) g";
+    let params_sql = "SELECT g, $1 AS s FROM generate_series(1, 700) g";
+    let mut batches = conn.query_arrow(arrow_sql, vec![]).await.unwrap();
+    let mut n = 0;
+    while let Some(b) = batches.next().await {
+        n += b.unwrap().num_rows();
+    }
+    assert_eq!(n, 30000);
+    let mut chunks = conn
+        .query_arrow_ipc(params_sql, vec![Value::Text(SECRET.to_owned())])
+        .await
+        .unwrap();
+    let mut bytes = 0;
+    while let Some(c) = chunks.next().await {
+        bytes += c.unwrap().len();
+    }
+    assert!(bytes > 0);
+    conn.close().await.unwrap();
+    drop(guard);
+    assert_ok(&capture.statement(arrow_sql), "query_arrow", 30000);
+    let params = capture.statement(params_sql);
+    assert_ok(&params, "query_arrow_ipc", 700);
+    assert_eq!(params.field("hyperdb.params"), "1");
+    assert!(params.num("bytes") > 700.0 * 4.0, "{params:?}");
+    assert!(!capture.everything().contains("s3cr3t"));
+}
