@@ -38,3 +38,4 @@ mod shared_insert;
 mod streaming;
 #[cfg(feature = "tls")]
 mod tls;
+mod tracing;
