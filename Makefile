@@ -10,7 +10,7 @@ CARGO ?= cargo
 NPM ?= npm
 NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data fuzz fuzz-short
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data fuzz fuzz-short soak soak-short
 
 all: test
 
@@ -23,8 +23,9 @@ interop-deps:
 	@scripts/install-interop.sh
 
 ## Every test: formatting, lints, a short fuzz run, unit tests and live tests
-## against a real hyperd, Rust first, then the Node package.
-test: hyperd interop-deps lint fuzz-short test-rust test-node
+## against a real hyperd, Rust first, then the Node package, then the
+## 2-minute soak.
+test: hyperd interop-deps lint fuzz-short test-rust test-node soak-short
 
 # Release mode: the live tests move tens of millions of rows.
 test-rust: hyperd interop-deps
@@ -90,6 +91,19 @@ BENCH_REPEAT ?= 5
 bench: hyperd node
 	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
+
+## The soak (DEVELOPMENT.md, "Fault campaign"): writers and readers through
+## the fault proxy, faults every 1.5 s, hyperd killed and restarted
+## SOAK_KILLS times; fails unless every acknowledged row is there exactly
+## once, nothing is half there, no unexpected error, and RSS and open fds
+## stay flat. Writes test_results/soak.md.
+SOAK_SECONDS ?= 600
+soak: hyperd
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_REPORT=test_results/soak.md $(CARGO) run -p hyperdb-api --release --example soak
+
+## The same for 2 minutes (part of `make test`); its report goes to stdout only.
+soak-short: hyperd
+	SOAK_SECONDS=120 $(CARGO) run -p hyperdb-api --release --example soak
 
 ## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
 ## writes test_results/benchmark_suite_node.{md,json}.

@@ -200,6 +200,10 @@ pub enum ErrorKind {
     Timeout,
     /// Bad configuration (endpoint, parameter name, ...).
     Config,
+    /// TLS could not be set up as the connection's `SslMode` demands: the
+    /// server refused TLS, the handshake failed, or its certificate was not
+    /// trusted or not for the host.
+    Tls,
 }
 
 /// The error type of `hyperdb-api-core`.
@@ -302,6 +306,11 @@ impl Error {
     /// Bad configuration.
     pub fn config(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Config, message)
+    }
+
+    /// TLS could not be set up (see [`ErrorKind::Tls`]).
+    pub fn tls(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Tls, message)
     }
 
     /// The connection can no longer be used.

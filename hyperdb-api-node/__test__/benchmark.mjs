@@ -362,11 +362,14 @@ function rustFigure(rust, workload, variant, flavor) {
 async function main() {
   const rust = existsSync(RUST_JSON) ? JSON.parse(readFileSync(RUST_JSON, 'utf8')) : null
   const dir = mkdtempSync(join(tmpdir(), 'hyperdb-node-bench-'))
-  const hyper = await HyperProcess.start()
+  // TCP, as the Rust suite measures by default (HyperProcess defaults to
+  // ipc): the figures compare the same path. TCP requires the password.
+  const hyper = await HyperProcess.start({ transport: 'tcp' })
+  const server = { endpoint: hyper.endpoint, password: hyper.password }
   const records = []
   try {
     const db = join(dir, 'bench.hyper')
-    const setup = await Connection.connect({ endpoint: hyper.endpoint, database: db, createMode: 'createAndReplace' })
+    const setup = await Connection.connect({ ...server, database: db, createMode: 'createAndReplace' })
     await generate(setup, 'measurements', 1, ROWS + 1)
     const per = Math.ceil(ROWS / WORKERS)
     for (let i = 0; i < WORKERS; i++) {
@@ -374,7 +377,7 @@ async function main() {
     }
     const conns = [setup]
     for (let i = 1; i < WORKERS; i++) {
-      conns.push(await Connection.connect({ endpoint: hyper.endpoint, database: db }))
+      conns.push(await Connection.connect({ ...server, database: db }))
     }
 
     for (const [workload, sqlOf] of Object.entries(ONLY === 'insert' ? {} : QUERIES)) {

@@ -49,6 +49,7 @@ export function setupHyper(processOptions = {}) {
       await ctx.ready()
       const conn = await Connection.connect({
         endpoint: ctx.hyper.endpoint,
+        password: ctx.hyper.password,
         database: options.database ?? ctx.dbPath(`db${ctx.dbCount++}.hyper`),
         createMode: options.createMode ?? 'createIfNotExists',
         ...options,

@@ -1,5 +1,5 @@
-// HyperProcess: starting hyperd over TCP and IPC, failures, closing, and
-// not blocking the event loop.
+// HyperProcess: starting hyperd over IPC (the default) and TCP (with a
+// password), failures, closing, and not blocking the event loop.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
@@ -19,16 +19,72 @@ const isAlive = (pid) => {
   }
 }
 
-describe('the shared hyperd (TCP, the default)', () => {
+describe('the shared hyperd (ipc, the default)', () => {
   before(() => ctx.ready())
 
-  test('endpoint, pid, grpcEndpoint', async () => {
-    assert.match(ctx.hyper.endpoint, /^tab\.tcp:\/\/127\.0\.0\.1:\d+$/)
+  // Issue 18, defect 5: the default server is not open to every local account.
+  test('endpoint, pid, grpcEndpoint, password', async () => {
+    assert.match(ctx.hyper.endpoint, /^unix:\//)
     assert.equal(typeof ctx.hyper.pid, 'number')
     assert.ok(isAlive(ctx.hyper.pid))
     assert.equal(ctx.hyper.grpcEndpoint, null)
+    assert.equal(ctx.hyper.password, undefined)
     const conn = await ctx.connect()
     assert.equal(await conn.queryScalar('SELECT $1::INTEGER + 1', [1]), 2)
+  })
+
+  test('the socket is in a directory only this user can enter', () => {
+    const socket = ctx.hyper.endpoint.slice('unix:'.length)
+    assert.ok(fs.statSync(socket).isSocket(), socket)
+    const dir = fs.statSync(path.dirname(socket))
+    assert.equal(dir.mode & 0o7777, 0o700, `mode ${(dir.mode & 0o7777).toString(8)}`)
+    assert.equal(dir.uid, process.getuid())
+  })
+})
+
+describe('transport tcp', () => {
+  let hyper
+  let dir
+
+  before(async () => {
+    dir = makeTempDir()
+    hyper = await HyperProcess.start({ transport: 'tcp' })
+  })
+
+  after(async () => {
+    await hyper?.close()
+    removeDir(dir)
+  })
+
+  test('listens on loopback and requires its generated password', async () => {
+    assert.match(hyper.endpoint, /^tab\.tcp:\/\/127\.0\.0\.1:\d+$/)
+    assert.equal(typeof hyper.password, 'string')
+    assert.ok(hyper.password.length >= 32, `password of ${hyper.password.length} characters`)
+    const err = await rejectsHyper(() => Connection.connect({ endpoint: hyper.endpoint }), '28000')
+    assert.match(err.message, /password/)
+    await rejectsHyper(() => Connection.connect({ endpoint: hyper.endpoint, password: 'guess' }), '42501')
+    const conn = await Connection.connect({
+      endpoint: hyper.endpoint,
+      password: hyper.password,
+      database: path.join(dir, 'tcp.hyper'),
+      createMode: 'create',
+    })
+    await conn.executeCommand('CREATE TABLE t (a INTEGER)')
+    assert.equal(await conn.executeCommand('INSERT INTO t SELECT g FROM generate_series(1, 100) s(g)'), 100)
+    assert.equal(await conn.queryScalar('SELECT sum(a) FROM t'), 5050n)
+    await conn.close()
+  })
+
+  test('a given password is the one required', async () => {
+    const own = await HyperProcess.start({ transport: 'tcp', password: 'given pw' })
+    try {
+      assert.equal(own.password, 'given pw')
+      const conn = await Connection.connect({ endpoint: own.endpoint, password: 'given pw' })
+      assert.equal(await conn.queryScalar('SELECT 9'), 9)
+      await conn.close()
+    } finally {
+      await own.close()
+    }
   })
 })
 

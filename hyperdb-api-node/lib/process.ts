@@ -2,14 +2,30 @@
  * `HyperProcess`: a hyperd server owned by this process. Starting and
  * stopping never block the event loop; hyperd also exits when this process
  * dies.
+ *
+ * hyperd lets whoever connects read and write files as the user who
+ * started it, so by default it listens where only that user can reach it:
+ * a Unix socket in a private (0700) directory (`ipc`), with no password.
+ * `transport: 'tcp'` listens on loopback, which every local account can
+ * reach; hyperd then requires a password (the one given, or one generated
+ * at start), so connect with `password: hyper.password`.
  */
 import { native, type NativeProcess } from './native'
 import { call } from './errors'
 
 export interface HyperProcessOptions {
-  /** `tcp` (default: loopback, a free port) or `ipc` (a Unix socket in a private 0700 directory). */
+  /**
+   * `ipc` (default on Unix: a Unix socket in a private 0700 directory, only
+   * this user can connect) or `tcp` (loopback, a free port; any local
+   * account can reach it, so hyperd requires `password`, generated when not
+   * given).
+   */
   transport?: 'tcp' | 'ipc'
-  /** Also serve gRPC (`grpcEndpoint`). */
+  /**
+   * Also serve gRPC (`grpcEndpoint`). hyperd's gRPC takes only trusted
+   * sessions: every local account can use it, and a `tcp` server with gRPC
+   * gets no generated password.
+   */
   grpc?: boolean
   /** The hyperd executable or its directory. Default: `HYPERD_PATH`, then `.hyperd/hyperd` in the working directory or above. */
   hyperdPath?: string
@@ -19,7 +35,7 @@ export interface HyperProcessOptions {
   parameters?: Record<string, string>
   /** The `.hyper` file version new databases get (default 4). */
   defaultDatabaseVersion?: number
-  /** Require this password (SCRAM) instead of running without one. */
+  /** Require this password (SCRAM), on either transport. Default: generated for `tcp` (unless `grpc`), none for `ipc`. */
   password?: string
   startTimeoutMs?: number
 }
@@ -44,9 +60,14 @@ export class HyperProcess {
     return new HyperProcess(process)
   }
 
-  /** Where to connect: pass it as `Connection.connect({ endpoint })`. */
+  /** Where to connect: `Connection.connect({ endpoint: hyper.endpoint, password: hyper.password })`. */
   get endpoint(): string {
     return this.process.endpoint
+  }
+
+  /** The password hyperd requires: the one given, or the one generated for `tcp`; `undefined` for `ipc` (or gRPC) without one. */
+  get password(): string | undefined {
+    return this.process.password ?? undefined
   }
 
   /** The gRPC endpoint when started with `grpc: true`, else `null`. */

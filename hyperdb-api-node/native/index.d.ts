@@ -139,6 +139,11 @@ export declare class NativeProcess {
   static start(options?: NativeProcessOptions | undefined | null): Promise<NativeProcess>
   /** Where to connect: `tab.tcp://127.0.0.1:PORT`, or `unix:/DIR/SOCKET` for `ipc`. */
   get endpoint(): string
+  /**
+   * The password hyperd requires: the one given, or the one generated
+   * for `tcp` (without gRPC); `null` otherwise.
+   */
+  get password(): string | null
   /** The gRPC endpoint, when started with `grpc: true`. */
   get grpcEndpoint(): string | null
   get pid(): number
@@ -294,7 +299,10 @@ export interface NativeGrpcOptions {
 
 /** Options of `NativeProcess.start` (see `lib/process.ts`). */
 export interface NativeProcessOptions {
-  /** `tcp` (default) or `ipc` (a Unix socket in a private directory). */
+  /**
+   * `ipc` (a Unix socket in a private directory; the default on Unix)
+   * or `tcp` (loopback, with a password).
+   */
   transport?: string
   /** Also serve gRPC. */
   grpc?: boolean

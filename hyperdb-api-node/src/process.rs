@@ -16,7 +16,8 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Options of `NativeProcess.start` (see `lib/process.ts`).
 #[napi(object)]
 pub struct NativeProcessOptions {
-    /// `tcp` (default) or `ipc` (a Unix socket in a private directory).
+    /// `ipc` (a Unix socket in a private directory; the default on Unix)
+    /// or `tcp` (loopback, with a password).
     pub transport: Option<String>,
     /// Also serve gRPC.
     pub grpc: Option<bool>,
@@ -35,6 +36,7 @@ pub struct NativeProcess {
     process: Arc<Mutex<Option<HyperProcess>>>,
     endpoint: String,
     grpc_endpoint: Option<String>,
+    password: Option<String>,
     pid: u32,
 }
 
@@ -51,6 +53,7 @@ impl NativeProcess {
         Ok(NativeProcess {
             endpoint: process.endpoint().to_string(),
             grpc_endpoint: process.grpc_endpoint().map(str::to_owned),
+            password: process.password().map(str::to_owned),
             pid: process.pid(),
             process: Arc::new(Mutex::new(Some(process))),
         })
@@ -60,6 +63,13 @@ impl NativeProcess {
     #[napi(getter)]
     pub fn endpoint(&self) -> String {
         self.endpoint.clone()
+    }
+
+    /// The password hyperd requires: the one given, or the one generated
+    /// for `tcp` (without gRPC); `null` otherwise.
+    #[napi(getter)]
+    pub fn password(&self) -> Option<String> {
+        self.password.clone()
     }
 
     /// The gRPC endpoint, when started with `grpc: true`.
@@ -92,16 +102,19 @@ fn process_options(o: Option<NativeProcessOptions>) -> Result<HyperProcessOption
     let Some(o) = o else {
         return Ok(options);
     };
-    options = options.with_listen(match o.transport.as_deref().unwrap_or("tcp") {
-        "tcp" => Listen::Tcp,
-        "ipc" => Listen::Unix,
-        other => {
-            return Err(invalid(
-                "transport",
-                &format!("{other:?} is neither tcp nor ipc"),
-            ))
-        }
-    });
+    // Without a transport, the Rust default (ipc on Unix).
+    if let Some(transport) = o.transport.as_deref() {
+        options = options.with_listen(match transport {
+            "tcp" => Listen::Tcp,
+            "ipc" => Listen::Unix,
+            other => {
+                return Err(invalid(
+                    "transport",
+                    &format!("{other:?} is neither tcp nor ipc"),
+                ))
+            }
+        });
+    }
     if o.grpc == Some(true) {
         options = options.with_grpc();
     }

@@ -61,11 +61,14 @@ fn main() -> Result<()> {
     let db = env::data_dir()?.join("arrow_batching.hyper");
     let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(listen))?;
     let rt = tokio::runtime::Runtime::new()?;
-    let mut conn = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
-    let mut aconn = rt.block_on(AsyncConnection::connect(
-        hyper.endpoint(),
-        &db,
-        CreateMode::DoNotCreate,
+    let server = hyper.connect_options();
+    let mut conn = Connection::connect_with(
+        &server
+            .clone()
+            .with_database(&db, CreateMode::CreateAndReplace),
+    )?;
+    let mut aconn = rt.block_on(AsyncConnection::connect_with(
+        &server.with_database(&db, CreateMode::DoNotCreate),
     ))?;
 
     let thresholds = [

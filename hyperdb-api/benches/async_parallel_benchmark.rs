@@ -45,11 +45,16 @@ fn main() -> Result<()> {
         .worker_threads(workers.max(2))
         .enable_all()
         .build()?;
-    let mut conn = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
+    let server = hyper.connect_options();
+    let mut conn = Connection::connect_with(
+        &server
+            .clone()
+            .with_database(&db, CreateMode::CreateAndReplace),
+    )?;
     let mut env = Env {
         conn: &mut conn,
         rt: &rt,
-        endpoint: hyper.endpoint(),
+        server: &server,
         db: &db,
         rows,
         workers: 1,

@@ -8,8 +8,7 @@
 use std::time::Instant;
 
 use hyperdb_api::{
-    ConnectOptions, Connection, CreateMode, HyperProcess, HyperProcessOptions, Listen,
-    SocketOptions,
+    Connection, CreateMode, HyperProcess, HyperProcessOptions, Listen, SocketOptions,
 };
 
 fn main() -> hyperdb_api::Result<()> {
@@ -45,7 +44,11 @@ fn main() -> hyperdb_api::Result<()> {
     let reps = 5;
     for listen in [Listen::Tcp, Listen::Unix] {
         let hyper = HyperProcess::new(HyperProcessOptions::default().with_listen(listen))?;
-        let mut setup = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
+        let mut setup = Connection::connect_with(
+            &hyper
+                .connect_options()
+                .with_database(&db, CreateMode::CreateAndReplace),
+        )?;
         setup.execute_command(
             "CREATE TABLE measurements (id INT NOT NULL, sensor_id INT, value DOUBLE PRECISION, timestamp BIGINT)",
         )?;
@@ -60,7 +63,8 @@ fn main() -> hyperdb_api::Result<()> {
         // load spreads over all of them instead of skewing one.
         let mut conns = Vec::new();
         for (_, socket) in &settings {
-            let opts = ConnectOptions::new(hyper.endpoint().clone())
+            let opts = hyper
+                .connect_options()
                 .with_database(&db, CreateMode::DoNotCreate)
                 .with_socket_options(socket.clone());
             conns.push(Connection::connect_with(&opts)?);

@@ -4,11 +4,13 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_core::Stream;
 use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
+use tracing::Instrument;
 
 use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
@@ -20,6 +22,7 @@ use crate::rows::{
     fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
 };
 use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::trace::{ConnectTrace, StatementTrace};
 
 /// An async connection to hyperd.
 ///
@@ -41,6 +44,8 @@ pub struct AsyncConnection {
     /// `DETACH` statements for the files this connection attached, run by
     /// `close`.
     detach_on_close: Vec<String>,
+    /// [`ConnectOptions::with_slow_statement_threshold`].
+    slow: Option<Duration>,
 }
 
 impl AsyncConnection {
@@ -58,44 +63,80 @@ impl AsyncConnection {
 
     /// Connects with full options.
     pub async fn connect_with(options: &ConnectOptions) -> Result<AsyncConnection> {
-        let plan = options.plan()?;
-        let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
-        run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
-        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
-        Ok(AsyncConnection {
-            client,
-            detach_on_close: detach_on_close.into_iter().collect(),
-        })
+        let trace = ConnectTrace::start(options);
+        let connect = async {
+            let plan = options.plan()?;
+            let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
+            run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
+            let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            Ok(AsyncConnection {
+                client,
+                detach_on_close: detach_on_close.into_iter().collect(),
+                slow: options.slow_statement_threshold(),
+            })
+        };
+        let connected = connect.instrument(trace.span().clone()).await;
+        trace.result(connected)
     }
 
-    /// Runs one or more SQL statements; returns the affected row count of
-    /// the last one.
+    /// Starts the trace of statement `sql` (see `trace.rs`).
+    #[inline]
+    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+        StatementTrace::start(call, sql, params, self.slow)
+    }
+
+    /// The trace of a statement run by this crate through [`client`](Self::client)
+    /// (an insert's COPY, a binding's read).
+    pub(crate) fn statement_trace(
+        &self,
+        call: &'static str,
+        sql: &str,
+        params: usize,
+    ) -> StatementTrace {
+        self.trace(call, sql, params)
+    }
+
+    /// Runs one SQL statement; returns the affected row count (0 for DDL).
+    /// hyperd refuses several statements in one string (SQLSTATE 0A000,
+    /// "multi-part queries are disabled").
     pub async fn execute_command(&mut self, sql: &str) -> Result<u64> {
-        Ok(self.client.execute(sql).await?)
+        let trace = self.trace("execute_command", sql, 0);
+        trace.result(self.client.execute(sql).await.map_err(Into::into), |n| {
+            Some(*n)
+        })
     }
 
     /// Runs a query and streams its rows: plain queries from hyperd's Arrow
     /// stream, others from `DataRow`s (see [`crate::Rows`]).
     pub async fn execute_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
             use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
-            let started = match AsyncArrowBatches::start(&mut self.client, sql).await {
+            let started = match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
                 Err(e) if arrow_cannot_express(&e) => None,
-                other => Some(other?),
+                Err(e) => return trace.result(Err(e), |_| None),
+                Ok(started) => Some(started),
             };
             if let Some(started) = started {
                 let batches = AsyncArrowBatches::resume(&mut self.client, started);
                 return Ok(AsyncRows {
-                    cursor: RowCursor::cooperative(crate::arrow::row_schema(&batches.schema())),
+                    cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema()))
+                        .cooperative(),
                     source: AsyncRowSource::Arrow(batches),
                 });
             }
         }
-        let fields = self.client.query(&QueryRequest::new(sql)).await?;
+        let fields = trace.check(
+            self.client
+                .query(&QueryRequest::new(sql))
+                .await
+                .map_err(Into::into),
+        )?;
         Ok(AsyncRows::wire(
             &mut self.client,
             Schema::from_fields(fields),
+            trace,
         ))
     }
 
@@ -121,17 +162,22 @@ impl AsyncConnection {
         sql: &'s str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let count = params.len();
         let params = Params::encode(params);
         async move {
-            let params = params?;
+            let mut trace = self.trace("execute_query_params", sql, count);
+            let params = trace.check(params)?;
             let slices = params.slices();
-            let fields = self
-                .client
-                .query_cached(&params.request(sql, &slices))
-                .await?;
+            let fields = trace.check(
+                self.client
+                    .query_cached(&params.request(sql, &slices))
+                    .await
+                    .map_err(Into::into),
+            )?;
             Ok(AsyncRows::wire(
                 &mut self.client,
                 Schema::from_fields(fields),
+                trace,
             ))
         }
     }
@@ -162,9 +208,14 @@ impl AsyncConnection {
     /// [`prepare`](Self::prepare) declaring the first `types.len()`
     /// parameters' types; see [`crate::Connection::prepare_typed`].
     pub async fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
-        let oids = declared_types(sql, types)?;
-        let name = self.client.statements().next_name("s");
-        let description = self.client.prepare(&name, sql, &oids).await?;
+        let trace = self.trace("prepare", sql, 0);
+        let prepared = async {
+            let oids = declared_types(sql, types)?;
+            let name = self.client.statements().next_name("s");
+            let description = self.client.prepare(&name, sql, &oids).await?;
+            Ok((name, description))
+        };
+        let (name, description) = trace.result(prepared.await, |_| None)?;
         let session = self.client.session();
         Ok(Statement::new(
             name,
@@ -184,6 +235,11 @@ impl AsyncConnection {
         statement: &'s S,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let count = params.len();
+        let (call, sql) = match statement.to_statement() {
+            StatementRef::Sql(sql) => ("execute_query_params", sql),
+            StatementRef::Prepared(stmt) => ("query_prepared", stmt.sql()),
+        };
         let bound = match statement.to_statement() {
             StatementRef::Sql(sql) => Params::encode(params).map(|p| (p, Err(sql))),
             StatementRef::Prepared(stmt) => stmt
@@ -191,22 +247,29 @@ impl AsyncConnection {
                 .map(|p| (p, Ok(stmt.clone()))),
         };
         async move {
-            let (params, target) = bound?;
+            let mut trace = self.trace(call, sql, count);
+            let (params, target) = trace.check(bound)?;
             let slices = params.slices();
             let schema = match target {
                 Ok(stmt) => {
-                    self.client
-                        .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
-                        .await?;
+                    trace.check(
+                        self.client
+                            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                            .await
+                            .map_err(Into::into),
+                    )?;
                     stmt.schema().clone()
                 }
                 Err(sql) => Schema::from_fields(
-                    self.client
-                        .query_cached(&params.request(sql, &slices))
-                        .await?,
+                    trace.check(
+                        self.client
+                            .query_cached(&params.request(sql, &slices))
+                            .await
+                            .map_err(Into::into),
+                    )?,
                 ),
             };
-            Ok(AsyncRows::wire(&mut self.client, schema))
+            Ok(AsyncRows::wire(&mut self.client, schema, trace))
         }
     }
 
@@ -283,6 +346,30 @@ impl AsyncConnection {
         self.client.session().parameter(name)
     }
 
+    /// The TLS this connection negotiated; `None` when it runs in plain.
+    pub fn tls_info(&self) -> Option<hyperdb_api_core::client::TlsInfo> {
+        self.client.tls_info()
+    }
+
+    /// The PostgreSQL version the server speaks for (`server_version`;
+    /// hyperd 0.0.26963 reports 9.1.0).
+    pub fn server_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "server_version",
+            self.server_parameter("server_version"),
+        )
+    }
+
+    /// hyperd's own version (`hyper_version`: `main.0.0.26963.r84171622`
+    /// is 0.0.26963, the text kept); an error from a server that does not
+    /// report one.
+    pub fn hyper_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "hyper_version",
+            self.server_parameter("hyper_version"),
+        )
+    }
+
     /// Closes cleanly; see [`crate::Connection::close`].
     pub async fn close(mut self) -> Result<()> {
         for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
@@ -323,10 +410,15 @@ enum AsyncRowSource<'c> {
 }
 
 impl<'c> AsyncRows<'c> {
-    pub(crate) fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
+    /// `DataRow`s of the statement `trace` follows.
+    pub(crate) fn wire(
+        client: &'c mut AsyncClient,
+        schema: Arc<Schema>,
+        trace: StatementTrace,
+    ) -> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
-            cursor: RowCursor::cooperative(schema),
+            cursor: RowCursor::traced(schema, trace).cooperative(),
         }
     }
 
@@ -414,7 +506,8 @@ impl<'c> AsyncRows<'c> {
     }
 }
 
-/// An open transaction on an [`AsyncConnection`]; rolls back on drop.
+/// An open transaction on an [`AsyncConnection`]; rolls back on drop. hyperd
+/// has no savepoints and does not undo DDL: see [`crate::Transaction`].
 #[derive(Debug)]
 pub struct AsyncTransaction<'c> {
     conn: &'c mut AsyncConnection,
@@ -463,7 +556,11 @@ impl AsyncConnection {
     /// schema is known before the first batch. The values hyperd refuses to
     /// send as Arrow (22008) are listed at [`crate::Connection::query_arrow`].
     pub async fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::AsyncArrowBatches<'_>> {
-        crate::arrow::AsyncArrowBatches::new(&mut self.client, sql).await
+        let mut trace = self.trace("query_arrow", sql, 0);
+        match crate::arrow::AsyncArrowBatches::new(&mut self.client, sql, &mut trace).await {
+            Ok(batches) => Ok(batches),
+            Err(e) => trace.result(Err(e), |_| None),
+        }
     }
 
     /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
@@ -471,6 +568,7 @@ impl AsyncConnection {
         &mut self,
         sql: &str,
     ) -> Result<crate::arrow::AsyncArrowIpcChunks<'_>> {
-        crate::arrow::AsyncArrowIpcChunks::new(&mut self.client, sql).await
+        let trace = self.trace("query_arrow_ipc", sql, 0);
+        crate::arrow::AsyncArrowIpcChunks::new(&mut self.client, sql, trace).await
     }
 }

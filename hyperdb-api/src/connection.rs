@@ -1,8 +1,9 @@
 //! The blocking connection.
 
 use std::path::Path;
+use std::time::Duration;
 
-use hyperdb_api_core::client::{CancelHandle, Client, Endpoint};
+use hyperdb_api_core::client::{CancelHandle, Client, Endpoint, TlsInfo};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
 
@@ -14,6 +15,7 @@ use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMo
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
 use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::trace::{ConnectTrace, StatementTrace};
 use crate::transaction::Transaction;
 
 /// A blocking connection to hyperd, usually with one `.hyper` database attached.
@@ -32,6 +34,8 @@ pub struct Connection {
     /// `DETACH` statements for the files this connection attached, run by
     /// `close`.
     detach_on_close: Vec<String>,
+    /// [`ConnectOptions::with_slow_statement_threshold`].
+    slow: Option<Duration>,
 }
 
 impl Connection {
@@ -48,30 +52,44 @@ impl Connection {
 
     /// Connects with full options.
     pub fn connect_with(options: &ConnectOptions) -> Result<Connection> {
-        let plan = options.plan()?;
-        let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
-        run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
-        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
-        Ok(Connection {
-            client,
-            detach_on_close: detach_on_close.into_iter().collect(),
-        })
+        let trace = ConnectTrace::start(options);
+        let connected = trace.span().in_scope(|| {
+            let plan = options.plan()?;
+            let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
+            run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
+            let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            Ok(Connection {
+                client,
+                detach_on_close: detach_on_close.into_iter().collect(),
+                slow: options.slow_statement_threshold(),
+            })
+        });
+        trace.result(connected)
     }
 
-    /// Runs one or more SQL statements; returns the affected row count of
-    /// the last one (0 for DDL).
+    /// Starts the trace of statement `sql` (see `trace.rs`).
+    #[inline]
+    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+        StatementTrace::start(call, sql, params, self.slow)
+    }
+
+    /// Runs one SQL statement; returns the affected row count (0 for DDL).
+    /// hyperd refuses several statements in one string (SQLSTATE 0A000,
+    /// "multi-part queries are disabled").
     pub fn execute_command(&mut self, sql: &str) -> Result<u64> {
-        Ok(self.client.execute(sql)?)
+        let trace = self.trace("execute_command", sql, 0);
+        trace.result(self.client.execute(sql).map_err(Into::into), |n| Some(*n))
     }
 
     /// Runs a query and streams its rows: plain queries (SELECT, WITH,
     /// VALUES, TABLE) from hyperd's Arrow stream, others from `DataRow`s; the
     /// rows, types and errors are the same (see [`Rows`]).
     pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
             use crate::arrow::{arrow_cannot_express, ArrowBatches};
-            match ArrowBatches::start(&mut self.client, sql) {
+            match ArrowBatches::start(&mut self.client, sql, &mut trace) {
                 Ok(started) => {
                     return Ok(Rows::from_arrow(ArrowBatches::resume(
                         &mut self.client,
@@ -79,11 +97,19 @@ impl Connection {
                     )))
                 }
                 Err(e) if arrow_cannot_express(&e) => {}
-                Err(e) => return Err(e),
+                Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let fields = self.client.query(&QueryRequest::new(sql))?;
-        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+        let fields = trace.check(
+            self.client
+                .query(&QueryRequest::new(sql))
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(
+            &mut self.client,
+            Schema::from_fields(fields),
+            trace,
+        ))
     }
 
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
@@ -107,10 +133,19 @@ impl Connection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> Result<Rows<'_>> {
-        let params = Params::encode(params)?;
+        let mut trace = self.trace("execute_query_params", sql, params.len());
+        let params = trace.check(Params::encode(params))?;
         let slices = params.slices();
-        let fields = self.client.query_cached(&params.request(sql, &slices))?;
-        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+        let fields = trace.check(
+            self.client
+                .query_cached(&params.request(sql, &slices))
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(
+            &mut self.client,
+            Schema::from_fields(fields),
+            trace,
+        ))
     }
 
     /// Runs a statement with bound parameters; returns the affected rows.
@@ -165,9 +200,13 @@ impl Connection {
     /// fit the declared types (an `i32` fits INT and BIGINT, an `i64`
     /// only BIGINT).
     pub fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
-        let oids = declared_types(sql, types)?;
-        let name = self.client.statements().next_name("s");
-        let description = self.client.prepare(&name, sql, &oids)?;
+        let trace = self.trace("prepare", sql, 0);
+        let prepared = declared_types(sql, types).and_then(|oids| {
+            let name = self.client.statements().next_name("s");
+            let description = self.client.prepare(&name, sql, &oids)?;
+            Ok((name, description))
+        });
+        let (name, description) = trace.result(prepared, |_| None)?;
         let session = self.client.session();
         Ok(Statement::new(
             name,
@@ -191,11 +230,15 @@ impl Connection {
             StatementRef::Sql(sql) => return self.execute_query_params(sql, params),
             StatementRef::Prepared(stmt) => stmt,
         };
-        let params = stmt.bind(self.client.session().session_id(), params)?;
+        let mut trace = self.trace("query_prepared", stmt.sql(), params.len());
+        let params = trace.check(stmt.bind(self.client.session().session_id(), params))?;
         let slices = params.slices();
-        self.client
-            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)?;
-        Ok(Rows::new(&mut self.client, stmt.schema().clone()))
+        trace.check(
+            self.client
+                .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(&mut self.client, stmt.schema().clone(), trace))
     }
 
     /// Runs a statement, prepared or SQL text, with bound parameters;
@@ -280,11 +323,42 @@ impl Connection {
         self.client.session().parameter(name)
     }
 
+    /// The TLS this connection negotiated (see [`crate::SslMode`]); `None`
+    /// when it runs in plain.
+    pub fn tls_info(&self) -> Option<TlsInfo> {
+        self.client.tls_info()
+    }
+
+    /// The PostgreSQL version the server speaks for (`server_version`;
+    /// hyperd 0.0.26963 reports 9.1.0).
+    pub fn server_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "server_version",
+            self.server_parameter("server_version"),
+        )
+    }
+
+    /// hyperd's own version (`hyper_version`: `main.0.0.26963.r84171622`
+    /// is 0.0.26963, the text kept); an error from a server that does not
+    /// report one.
+    pub fn hyper_version(&self) -> Result<crate::ServerVersion> {
+        crate::server_version::parse_parameter(
+            "hyper_version",
+            self.server_parameter("hyper_version"),
+        )
+    }
+
     /// Closes the connection cleanly: detaches the files it attached, then
     /// ends the session. When this returns, hyperd has closed those files,
     /// so another session may drop or replace them at once (dropping a
     /// `Connection` only closes its socket, and hyperd releases its files a
     /// moment later).
+    ///
+    /// This is also when commits reach the disk: hyperd writes a
+    /// database's commits to its file only once no session has it attached
+    /// (measured; a hyperd killed before that loses them). So when no
+    /// other connection holds the file, what this connection committed is
+    /// on disk once `close` returns.
     pub fn close(mut self) -> Result<()> {
         for detach in std::mem::take(&mut self.detach_on_close).iter().rev() {
             // Best effort: a file the user detached by SQL, or a session in
@@ -297,6 +371,22 @@ impl Connection {
     /// The wire client, for inserters and result streams in this crate.
     pub(crate) fn client(&mut self) -> &mut Client {
         &mut self.client
+    }
+
+    /// [`ConnectOptions::with_slow_statement_threshold`] of this connection.
+    pub(crate) fn slow_statement_threshold(&self) -> Option<Duration> {
+        self.slow
+    }
+
+    /// The trace of a statement run by this crate through [`client`](Self::client)
+    /// (an insert's COPY).
+    pub(crate) fn statement_trace(
+        &self,
+        call: &'static str,
+        sql: &str,
+        params: usize,
+    ) -> StatementTrace {
+        self.trace(call, sql, params)
     }
 }
 
@@ -318,11 +408,16 @@ impl Connection {
     /// first batch; [`Connection::execute_query_params`] always does. The
     /// default [`crate::Inserter`] stores these values (as HyperBinary).
     pub fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::ArrowBatches<'_>> {
-        crate::arrow::ArrowBatches::new(&mut self.client, sql)
+        let mut trace = self.trace("query_arrow", sql, 0);
+        match crate::arrow::ArrowBatches::new(&mut self.client, sql, &mut trace) {
+            Ok(batches) => Ok(batches),
+            Err(e) => trace.result(Err(e), |_| None),
+        }
     }
 
     /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
     pub fn query_arrow_ipc(&mut self, sql: &str) -> Result<crate::arrow::ArrowIpcChunks<'_>> {
-        crate::arrow::ArrowIpcChunks::new(&mut self.client, sql)
+        let trace = self.trace("query_arrow_ipc", sql, 0);
+        crate::arrow::ArrowIpcChunks::new(&mut self.client, sql, trace)
     }
 }

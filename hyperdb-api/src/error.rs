@@ -205,6 +205,15 @@ impl Error {
         }
     }
 
+    /// Where in a COPY's input the server found bad data (a malformed
+    /// CSV row, a NULL for a NOT NULL column), read from its message and
+    /// detail, which stay as they were; `None` for other errors. See
+    /// [`crate::files`].
+    pub fn file_position(&self) -> Option<crate::files::FilePosition> {
+        self.db_error()
+            .and_then(crate::files::FilePosition::from_db_error)
+    }
+
     /// The SQLSTATE, when the server reported this error.
     pub fn code(&self) -> Option<&SqlState> {
         match self {
@@ -259,6 +268,7 @@ impl Error {
     /// | error | code |
     /// |---|---|
     /// | connection closed, broken or lost | `08006` connection_failure |
+    /// | TLS refused or failed, certificate not trusted | `08001` sqlclient_unable_to_establish_sqlconnection |
     /// | connect or query timeout | `HYT00` timeout expired (ODBC's SQLSTATE) |
     /// | cancelled | `57014` query_canceled |
     /// | authentication | `28000` invalid_authorization_specification |
@@ -284,6 +294,7 @@ impl Error {
             Error::Field { source, .. } => source.sqlstate(),
             Error::Client(e) => match e.kind() {
                 ErrorKind::Closed | ErrorKind::Io => "08006",
+                ErrorKind::Tls => "08001",
                 ErrorKind::Timeout => "HYT00",
                 ErrorKind::Protocol => "08P01",
                 ErrorKind::Auth => "28000",

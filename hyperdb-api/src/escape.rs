@@ -5,6 +5,7 @@
 //! `standard_conforming_strings`, treats backslashes in `'...'` literally.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use crate::error::{Error, Result};
 
@@ -53,6 +54,14 @@ fn check_no_nul(s: &str, what: &str) -> Result<()> {
         )),
         None => Ok(()),
     }
+}
+
+/// `path` as text for SQL that names a file on the server. A path that is
+/// not UTF-8 is refused: a lossy conversion would name another file.
+pub(crate) fn utf8_path(path: &Path) -> Result<&str> {
+    path.to_str().ok_or_else(|| {
+        Error::invalid_argument("path", format!("{} is not valid UTF-8", path.display()))
+    })
 }
 
 /// Joins quoted identifiers with `, `: a column list.

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyperdb_api_core::client::{Config, Endpoint, SocketOptions};
+use hyperdb_api_core::client::{Config, Endpoint, SocketOptions, SslMode};
 use hyperdb_api_core::protocol::auth::AuthMethods;
 use hyperdb_api_core::protocol::{Limits, NoticeHandler};
 
@@ -36,6 +36,23 @@ pub struct ConnectOptions {
     database: Option<String>,
     create_mode: CreateMode,
     notices: Option<NoticeCallback>,
+    slow_statement: Option<Duration>,
+}
+
+/// Options that start from a full [`Config`], e.g.
+/// [`HyperProcess::config`](crate::HyperProcess::config), which carries
+/// the TLS settings of a server started with
+/// [`HyperProcessOptions::with_tls`](crate::HyperProcessOptions::with_tls).
+impl From<Config> for ConnectOptions {
+    fn from(config: Config) -> ConnectOptions {
+        ConnectOptions {
+            config,
+            database: None,
+            create_mode: CreateMode::DoNotCreate,
+            notices: None,
+            slow_statement: None,
+        }
+    }
 }
 
 /// A user callback for server notices, cloneable for `Debug`-able options.
@@ -51,12 +68,7 @@ impl std::fmt::Debug for NoticeCallback {
 impl ConnectOptions {
     /// Options for `endpoint` without a database.
     pub fn new(endpoint: Endpoint) -> ConnectOptions {
-        ConnectOptions {
-            config: Config::new(endpoint),
-            database: None,
-            create_mode: CreateMode::DoNotCreate,
-            notices: None,
-        }
+        ConnectOptions::from(Config::new(endpoint))
     }
 
     /// The `.hyper` file to use, and whether to create it.
@@ -83,6 +95,27 @@ impl ConnectOptions {
     /// [`Config::with_require_auth`] for why.
     pub fn with_require_auth(mut self, methods: AuthMethods) -> ConnectOptions {
         self.config = self.config.with_require_auth(methods);
+        self
+    }
+
+    /// Whether and how to use TLS; by default `Disable` on this machine and
+    /// `Prefer` off it. See [`SslMode`] and [`Config::with_ssl_mode`].
+    pub fn with_ssl_mode(mut self, mode: SslMode) -> ConnectOptions {
+        self.config = self.config.with_ssl_mode(mode);
+        self
+    }
+
+    /// Trusts the CA certificates in `pem` for the server's certificate,
+    /// instead of the system's; see [`Config::with_root_certificate`].
+    pub fn with_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> ConnectOptions {
+        self.config = self.config.with_root_certificate(pem);
+        self
+    }
+
+    /// The name the server's certificate must carry under
+    /// [`SslMode::VerifyFull`] when it is not the endpoint's host.
+    pub fn with_tls_server_name(mut self, name: impl Into<String>) -> ConnectOptions {
+        self.config = self.config.with_tls_server_name(name);
         self
     }
 
@@ -145,13 +178,73 @@ impl ConnectOptions {
         self
     }
 
-    /// Receives server notices (default: logged through `tracing`).
+    /// Receives server notices (default: logged through `tracing`), each
+    /// as soon as the connection reads it: before the rest of the reply of
+    /// the statement that raised it. Called on the thread (or task) that
+    /// drives the connection, so it must not block.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{ConnectOptions, Connection, HyperProcess};
+    /// let hyper = HyperProcess::start()?;
+    /// let options = ConnectOptions::new(hyper.endpoint().clone())
+    ///     .with_notice_handler(|n| eprintln!("{:?}: {}", n.severity, n.message));
+    /// let mut conn = Connection::connect_with(&options)?;
+    /// conn.execute_command("ROLLBACK")?; // WARNING: there is no transaction in progress
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
     pub fn with_notice_handler(
         mut self,
         f: impl Fn(&DbError) + Send + Sync + 'static,
     ) -> ConnectOptions {
         self.notices = Some(NoticeCallback(Arc::new(f)));
         self
+    }
+
+    /// Sends server notices into a channel (instead of a callback, see
+    /// [`ConnectOptions::with_notice_handler`]): a `std::sync::mpsc` or
+    /// tokio `mpsc` sender of [`DbError`]. The connection never waits for
+    /// the receiver; a full bounded channel drops the notice.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{ConnectOptions, Connection, HyperProcess};
+    /// let hyper = HyperProcess::start()?;
+    /// let (tx, notices) = std::sync::mpsc::channel();
+    /// let options = ConnectOptions::new(hyper.endpoint().clone()).with_notice_channel(tx);
+    /// let mut conn = Connection::connect_with(&options)?;
+    /// conn.execute_command("ROLLBACK")?;
+    /// assert_eq!(notices.try_recv().unwrap().code.unwrap().code(), "25P01");
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
+    pub fn with_notice_channel(mut self, sender: impl crate::NoticeSender) -> ConnectOptions {
+        self.notices = Some(NoticeCallback(crate::notices::channel_handler(sender)));
+        self
+    }
+
+    /// Logs a WARN event (target `hyperdb_api::trace`, message "slow
+    /// statement", with the SQL cut to 1,024 bytes, `duration_ms` and
+    /// `threshold_ms`) for each statement that takes longer than
+    /// `threshold`; `None` (the default) logs none. A streamed result's
+    /// statement lasts until the stream ends or is dropped, so the time the
+    /// caller spends between rows counts too. Off by default because long
+    /// statements are normal work for an analytical engine: set it to what
+    /// is slow for your application. See the README's "Tracing" section
+    /// for the statement spans.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hyperdb_api::{ConnectOptions, Endpoint};
+    /// let options = ConnectOptions::new(Endpoint::tcp("localhost", 7483))
+    ///     .with_slow_statement_threshold(Some(Duration::from_millis(500)));
+    /// assert_eq!(options.slow_statement_threshold(), Some(Duration::from_millis(500)));
+    /// ```
+    pub fn with_slow_statement_threshold(mut self, threshold: Option<Duration>) -> ConnectOptions {
+        self.slow_statement = threshold;
+        self
+    }
+
+    /// The slow-statement threshold ([`with_slow_statement_threshold`](Self::with_slow_statement_threshold)).
+    pub fn slow_statement_threshold(&self) -> Option<Duration> {
+        self.slow_statement
     }
 
     pub fn config(&self) -> &Config {
@@ -181,22 +274,24 @@ impl ConnectOptions {
         if db.is_empty() {
             return Err(Error::invalid_argument("database", "the path is empty"));
         }
-        // The file's stem: the alias hyperd gives a file attached at startup,
-        // and the one the create modes attach under.
-        let alias = Path::new(db)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty());
         // DoNotCreate attaches at startup, so a missing file fails the
-        // connect itself. The create modes create first, then attach.
+        // connect itself. hyperd names a file attached that way by its path
+        // as given (measured: `current_database()` is the path, and a
+        // DETACH by the file's stem fails with 3D000), so that is the name
+        // `close` detaches it by.
         if self.create_mode == CreateMode::DoNotCreate {
             return Ok(ConnectPlan {
                 config: self.config.clone().with_database(db.clone()),
                 setup: Vec::new(),
-                alias,
+                alias: Some(db.clone()),
                 notices: self.notices.clone().map(|n| n.0),
             });
         }
+        // The create modes create first, then attach under the file's stem.
+        let alias = Path::new(db)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty());
         let path = quote_identifier(db)?;
         let alias = alias.ok_or_else(|| {
             Error::invalid_argument("database", format!("`{db}` has no file name"))
@@ -317,6 +412,12 @@ mod tests {
             .unwrap();
         assert_eq!(p.config.database(), Some("/d/x.hyper"));
         assert!(p.setup.is_empty());
+        // Detached on close under the name hyperd gives it: its path.
+        assert_eq!(p.alias.as_deref(), Some("/d/x.hyper"));
+        assert_eq!(
+            detach_sql(p.alias.as_deref().unwrap()).unwrap(),
+            "DETACH DATABASE \"/d/x.hyper\""
+        );
     }
 
     #[test]

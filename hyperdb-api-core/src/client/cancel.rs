@@ -1,24 +1,28 @@
 //! Cancelling a running query from anywhere: a `CancelRequest` on a new
-//! socket, as the protocol requires.
+//! socket, as the protocol requires, with the same TLS as the connection.
 
 use std::io::Write;
 use std::time::Duration;
 
 use bytes::BytesMut;
 
-use crate::client::config::{Config, Endpoint, SocketOptions};
-use crate::client::socket::{Socket, Transport};
+use crate::client::config::Config;
+use crate::client::connect;
+use crate::client::socket::Transport;
 use crate::error::{Error, Result};
 use crate::protocol::frontend;
 use crate::protocol::BackendKey;
 
 /// Cancels whatever the connection it came from is running. `Send + Sync`
 /// and cheap to clone: hand it to another thread or task.
+///
+/// The request travels like the connection did: to the same endpoint,
+/// with the same `SslMode`, roots and server name (hyperd serves a
+/// `CancelRequest` inside TLS as well, measured).
 #[derive(Clone, Debug)]
 pub struct CancelHandle {
-    endpoint: Endpoint,
-    socket: SocketOptions,
-    connect_timeout: Option<Duration>,
+    /// Where and how to connect; its `Debug` redacts the password.
+    config: Config,
     /// Redacted by `Debug`.
     key: BackendKey,
 }
@@ -29,9 +33,7 @@ impl CancelHandle {
     pub(crate) fn for_config(config: &Config, key: Option<(i32, i32)>) -> CancelHandle {
         let (process_id, secret_key) = key.unwrap_or((0, 0));
         CancelHandle {
-            endpoint: config.endpoint.clone(),
-            socket: config.socket.clone(),
-            connect_timeout: config.connect_timeout,
+            config: config.clone(),
             key: BackendKey {
                 process_id,
                 secret_key,
@@ -52,8 +54,9 @@ impl CancelHandle {
     /// one. The statement then fails with SQLSTATE 57014; harmless when
     /// nothing runs.
     pub fn cancel(&self) -> Result<()> {
-        let mut s = Socket::connect(&self.endpoint, &self.socket, self.connect_timeout)?;
+        let mut s = connect::open(&self.config)?;
         s.write_all(&self.request())
+            .and_then(|()| s.flush())
             .map_err(|e| Error::io("sending cancel request", e))?;
         // EOF (or a reset, or the wait running out) is the answer; nothing
         // else is ever sent on a cancel socket.
@@ -67,14 +70,13 @@ impl CancelHandle {
     #[cfg(feature = "tokio")]
     pub async fn cancel_async(&self) -> Result<()> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = crate::client::tokio_socket::AsyncSocket::connect(
-            &self.endpoint,
-            &self.socket,
-            self.connect_timeout,
-        )
-        .await?;
-        s.write_all(&self.request())
-            .await
+        let mut s = connect::open_async(&self.config).await?;
+        let request = self.request();
+        let sent = async {
+            s.write_all(&request).await?;
+            s.flush().await
+        };
+        sent.await
             .map_err(|e| Error::io("sending cancel request", e))?;
         let _ = tokio::time::timeout(CANCEL_ACK_WAIT, s.read(&mut [0u8; 1])).await;
         Ok(())
@@ -87,6 +89,7 @@ pub const CANCEL_ACK_WAIT: Duration = Duration::from_secs(2);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::config::Endpoint;
 
     #[test]
     fn debug_never_shows_the_cancel_secret() {

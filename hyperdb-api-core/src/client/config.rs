@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::protocol::auth::AuthMethods;
+use crate::protocol::ssl::SslMode;
 use crate::protocol::Limits;
 
 /// A server address: TCP or a Unix domain socket. Both are one code path in
@@ -185,6 +186,15 @@ pub struct Config {
     pub(crate) socket: SocketOptions,
     pub(crate) limits: Limits,
     pub(crate) statement_cache_capacity: usize,
+    /// `None`: the default for the endpoint (see [`Config::with_ssl_mode`]).
+    pub(crate) ssl_mode: Option<SslMode>,
+    /// PEM bundles given to [`Config::with_root_certificate`].
+    pub(crate) root_certificates: Vec<Vec<u8>>,
+    pub(crate) tls_server_name: Option<String>,
+    /// The rustls config built from the fields above on first use, shared
+    /// by clones; every TLS setter starts a new one.
+    #[cfg(feature = "tls")]
+    pub(crate) tls_cache: crate::client::tls::ConfigCache,
 }
 
 impl Config {
@@ -206,6 +216,11 @@ impl Config {
             socket: SocketOptions::default(),
             limits: Limits::default(),
             statement_cache_capacity: Config::DEFAULT_STATEMENT_CACHE_CAPACITY,
+            ssl_mode: None,
+            root_certificates: Vec::new(),
+            tls_server_name: None,
+            #[cfg(feature = "tls")]
+            tls_cache: Default::default(),
         }
     }
 
@@ -242,14 +257,16 @@ impl Config {
     /// `AuthMethods::SCRAM_SHA_256` alone also refuses a server that
     /// skips authentication, which proves nothing about who answered.
     ///
-    /// Default: every method for a [local](Endpoint::is_local) endpoint,
-    /// everything but cleartext and MD5 for any other. This client speaks
-    /// the PostgreSQL protocol without TLS, so off the machine anyone on
-    /// the path, or anyone who can pose as the server, would get the
-    /// password in clear text, or an MD5 hash that gives it up to an
-    /// offline guess, just by asking for that method. Refusing costs
-    /// nothing against hyperd, which asks for SCRAM-SHA-256 whenever it
-    /// has a password (measured). Loopback and Unix sockets keep every
+    /// Default: every method for a [local](Endpoint::is_local) endpoint or
+    /// under [`SslMode::VerifyFull`], everything but cleartext and MD5 for
+    /// any other. Without verified TLS, off the machine anyone on the path,
+    /// or anyone who can pose as the server, would get the password in
+    /// clear text, or an MD5 hash that gives it up to an offline guess,
+    /// just by asking for that method; TLS that does not check the
+    /// server's name (`Prefer`, `Require`, `VerifyCa`) encrypts the
+    /// password for whoever answered, which may be that attacker. Refusing
+    /// costs nothing against hyperd, which asks for SCRAM-SHA-256 whenever
+    /// it has a password (measured). Loopback and Unix sockets keep every
     /// method: the bytes never leave the machine, and local servers or
     /// proxies that ask for a password in clear text keep working; pass
     /// `AuthMethods::ALL.without(AuthMethods::CLEARTEXT | AuthMethods::MD5)`
@@ -264,11 +281,100 @@ impl Config {
     /// [`with_require_auth`](Self::with_require_auth), else the default
     /// for its endpoint.
     pub fn require_auth(&self) -> AuthMethods {
-        self.require_auth.unwrap_or(if self.endpoint.is_local() {
+        let safe = self.endpoint.is_local() || self.ssl_mode() == SslMode::VerifyFull;
+        self.require_auth.unwrap_or(if safe {
             AuthMethods::ALL
         } else {
             AuthMethods::ALL.without(AuthMethods::CLEARTEXT | AuthMethods::MD5)
         })
+    }
+
+    /// Whether and how the connection uses TLS; see [`SslMode`] for what
+    /// each mode does.
+    ///
+    /// Default: [`SslMode::Disable`] for a [local](Endpoint::is_local)
+    /// endpoint, where the bytes never leave the machine and TLS would only
+    /// cost time; [`SslMode::Prefer`] (libpq's default) for any other.
+    /// Only TCP carries TLS: `Require` and the verifying modes fail the
+    /// connect on a Unix socket (libpq ignores them there). Without the
+    /// crate's `tls` feature `Prefer` connects in plain and the modes that
+    /// need TLS fail with a config error.
+    pub fn with_ssl_mode(mut self, mode: SslMode) -> Config {
+        self.ssl_mode = Some(mode);
+        self.reset_tls_cache();
+        self
+    }
+
+    /// The TLS mode this config connects with: the one given to
+    /// [`with_ssl_mode`](Self::with_ssl_mode), else the endpoint's default.
+    pub fn ssl_mode(&self) -> SslMode {
+        self.ssl_mode.unwrap_or(if self.endpoint.is_local() {
+            SslMode::Disable
+        } else {
+            SslMode::Prefer
+        })
+    }
+
+    /// Trusts the CA certificates in `pem` (one or more PEM `CERTIFICATE`
+    /// blocks) for the server's certificate, instead of the system's root
+    /// certificates; may be called several times. As a root file does in
+    /// libpq, explicit roots also make [`SslMode::Prefer`] and
+    /// [`SslMode::Require`] check the certificate chain. Malformed PEM
+    /// fails the connect with [`ErrorKind::Config`](crate::error::ErrorKind::Config).
+    pub fn with_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> Config {
+        self.root_certificates.push(pem.into());
+        self.reset_tls_cache();
+        self
+    }
+
+    /// The name the server's certificate must carry under
+    /// [`SslMode::VerifyFull`], and the one sent as SNI, when it differs
+    /// from the endpoint's host (e.g. connecting to `127.0.0.1` a server
+    /// whose certificate names `localhost`).
+    pub fn with_tls_server_name(mut self, name: impl Into<String>) -> Config {
+        self.tls_server_name = Some(name.into());
+        self.reset_tls_cache();
+        self
+    }
+
+    /// The name given to [`with_tls_server_name`](Self::with_tls_server_name).
+    pub fn tls_server_name(&self) -> Option<&str> {
+        self.tls_server_name.as_deref()
+    }
+
+    fn reset_tls_cache(&mut self) {
+        #[cfg(feature = "tls")]
+        {
+            self.tls_cache = Default::default();
+        }
+    }
+
+    /// The TLS mode to negotiate when connecting, or `None` to connect in
+    /// plain without asking; fails when the mode cannot be honoured here.
+    pub(crate) fn tls_negotiation(&self) -> Result<Option<SslMode>> {
+        let mode = self.ssl_mode();
+        if !mode.sends_request() {
+            return Ok(None);
+        }
+        if let Endpoint::Unix(path) = &self.endpoint {
+            if mode.requires_tls() {
+                return Err(Error::config(format!(
+                    "sslmode {mode} needs a TCP endpoint; {} is a Unix socket, which carries \
+                     no TLS (its bytes stay on this machine): use sslmode disable or prefer",
+                    path.display()
+                )));
+            }
+            return Ok(None);
+        }
+        if cfg!(feature = "tls") {
+            return Ok(Some(mode));
+        }
+        if mode.requires_tls() {
+            return Err(Error::config(format!(
+                "sslmode {mode}: this build has no TLS support (enable the `tls` feature)"
+            )));
+        }
+        Ok(None)
     }
 
     /// A database (a `.hyper` file path) the server attaches at connect time.
@@ -356,6 +462,7 @@ impl Config {
                 )));
             }
         }
+        self.tls_negotiation()?;
         if self.socket.read_window < MIN_READ_WINDOW {
             return Err(Error::config(format!(
                 "read_window {} is below the minimum {MIN_READ_WINDOW}",
@@ -402,6 +509,9 @@ impl fmt::Debug for Config {
             .field("socket", &self.socket)
             .field("limits", &self.limits)
             .field("statement_cache_capacity", &self.statement_cache_capacity)
+            .field("ssl_mode", &self.ssl_mode())
+            .field("root_certificates", &self.root_certificates.len())
+            .field("tls_server_name", &self.tls_server_name)
             .finish()
     }
 }
@@ -497,6 +607,52 @@ mod tests {
             .with_require_auth(AuthMethods::SCRAM_SHA_256);
         assert_eq!(strict.require_auth(), AuthMethods::SCRAM_SHA_256);
         assert!(format!("{strict:?}").contains("require_auth: {ScramSha256}"));
+    }
+
+    #[test]
+    fn ssl_mode_defaults_to_plain_on_this_machine_and_prefer_off_it() {
+        assert_eq!(
+            Config::new(Endpoint::tcp("127.0.0.1", 1)).ssl_mode(),
+            SslMode::Disable
+        );
+        assert_eq!(
+            Config::new(Endpoint::unix("/s")).ssl_mode(),
+            SslMode::Disable
+        );
+        let remote = Config::new(Endpoint::tcp("db.example.com", 1));
+        assert_eq!(remote.ssl_mode(), SslMode::Prefer);
+        assert_eq!(
+            remote.clone().with_ssl_mode(SslMode::Disable).ssl_mode(),
+            SslMode::Disable
+        );
+        // Only a checked name lets weak methods through off the machine.
+        for mode in [SslMode::Prefer, SslMode::Require, SslMode::VerifyCa] {
+            let methods = remote.clone().with_ssl_mode(mode).require_auth();
+            assert!(!methods.contains(AuthMethod::Cleartext), "{mode}");
+        }
+        let full = remote.with_ssl_mode(SslMode::VerifyFull);
+        assert_eq!(full.require_auth(), AuthMethods::ALL);
+        assert!(format!("{full:?}").contains("ssl_mode: VerifyFull"));
+    }
+
+    #[test]
+    fn unix_sockets_carry_no_tls() {
+        let c = Config::new(Endpoint::unix("/tmp/s"));
+        assert_eq!(c.tls_negotiation().unwrap(), None);
+        let c = c.with_ssl_mode(SslMode::Prefer);
+        assert_eq!(c.tls_negotiation().unwrap(), None);
+        for mode in [SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
+            let e = c.clone().with_ssl_mode(mode).validate().unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::Config);
+            assert!(e.to_string().contains("/tmp/s"), "{e}");
+        }
+        let tcp = Config::new(Endpoint::tcp("h", 1)).with_ssl_mode(SslMode::Require);
+        if cfg!(feature = "tls") {
+            assert_eq!(tcp.tls_negotiation().unwrap(), Some(SslMode::Require));
+        } else {
+            let e = tcp.validate().unwrap_err();
+            assert!(e.to_string().contains("`tls` feature"), "{e}");
+        }
     }
 
     #[test]

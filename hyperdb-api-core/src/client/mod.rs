@@ -7,6 +7,7 @@
 
 mod cancel;
 pub mod config;
+mod connect;
 #[cfg(feature = "tokio")]
 pub mod coop;
 mod deadline;
@@ -15,15 +16,22 @@ mod requests;
 mod socket;
 mod state;
 mod sync;
+#[cfg(feature = "tls")]
+mod tls;
 #[cfg(feature = "tokio")]
 mod tokio_client;
 #[cfg(feature = "tokio")]
 mod tokio_socket;
 
+pub use crate::protocol::ssl::SslMode;
 pub use cancel::CancelHandle;
 pub use config::{Config, Endpoint, SocketOptions, MIN_READ_WINDOW};
 pub use socket::{Socket, Transport};
 pub use sync::Client;
+#[cfg(all(feature = "tls", feature = "tokio"))]
+pub use tls::AsyncTlsStream;
+#[cfg(feature = "tls")]
+pub use tls::TlsStream;
 #[cfg(feature = "tokio")]
 pub use tokio_client::AsyncClient;
 #[cfg(feature = "tokio")]
@@ -38,3 +46,14 @@ pub use tokio_socket::AsyncSocket;
 /// nothing measurable for 50M rows (1.3 ms either way); 256 KiB added ~4 ms
 /// there.
 pub(crate) const ABANDONED_DRAIN_BYTES: usize = 64 << 10;
+
+/// The TLS a connection negotiated (see `Client::tls_info`); the values
+/// are rustls's names, e.g. `TLSv1_3`, `TLS13_AES_256_GCM_SHA384`,
+/// `secp256r1`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsInfo {
+    pub protocol_version: String,
+    pub cipher_suite: String,
+    pub key_exchange: String,
+}

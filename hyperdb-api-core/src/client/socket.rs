@@ -14,7 +14,8 @@ use crate::client::config::{Endpoint, SocketOptions};
 use crate::error::{Error, Result};
 
 /// A connected stream the sync driver can run over. Implemented by
-/// [`Socket`]; tests implement it for in-process fakes.
+/// [`Socket`]; tests implement it for in-process fakes. `Write::flush`
+/// is called after every batch of writes, under the same write timeout.
 pub trait Transport: Write + Send {
     /// Reads at most `window` bytes, appending them to `buf`; 0 means EOF.
     fn read_into(&mut self, buf: &mut BytesMut, window: usize) -> io::Result<usize>;
@@ -24,13 +25,20 @@ pub trait Transport: Write + Send {
     /// long fails with `WouldBlock` or `TimedOut`; `None` blocks
     /// indefinitely.
     fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// The TLS the stream negotiated; `None` for a plain stream.
+    fn tls_info(&self) -> Option<crate::client::TlsInfo> {
+        None
+    }
 }
 
-/// A connected TCP or Unix domain socket.
+/// A connected TCP or Unix domain socket, or TLS over TCP.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Socket {
     Tcp(TcpStream),
     Unix(UnixStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<crate::client::TlsStream>),
 }
 
 impl Socket {
@@ -72,10 +80,12 @@ impl Socket {
         }
     }
 
-    fn fd(&self) -> RawFd {
+    /// The TLS the connection negotiated, if it uses TLS.
+    pub fn tls_info(&self) -> Option<crate::client::TlsInfo> {
         match self {
-            Socket::Tcp(s) => s.as_raw_fd(),
-            Socket::Unix(s) => s.as_raw_fd(),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => Some(s.info()),
+            _ => None,
         }
     }
 }
@@ -175,13 +185,20 @@ pub(crate) fn recv_into(fd: RawFd, buf: &mut BytesMut, window: usize) -> io::Res
 impl Transport for Socket {
     #[inline]
     fn read_into(&mut self, buf: &mut BytesMut, window: usize) -> io::Result<usize> {
-        recv_into(self.fd(), buf, window)
+        match self {
+            Socket::Tcp(s) => recv_into(s.as_raw_fd(), buf, window),
+            Socket::Unix(s) => recv_into(s.as_raw_fd(), buf, window),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => s.read_into(buf, window),
+        }
     }
 
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
             Socket::Tcp(s) => s.set_read_timeout(timeout),
             Socket::Unix(s) => s.set_read_timeout(timeout),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => s.tcp().set_read_timeout(timeout),
         }
     }
 
@@ -189,7 +206,13 @@ impl Transport for Socket {
         match self {
             Socket::Tcp(s) => s.set_write_timeout(timeout),
             Socket::Unix(s) => s.set_write_timeout(timeout),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => s.tcp().set_write_timeout(timeout),
         }
+    }
+
+    fn tls_info(&self) -> Option<crate::client::TlsInfo> {
+        Socket::tls_info(self)
     }
 }
 
@@ -198,11 +221,19 @@ impl Write for Socket {
         match self {
             Socket::Tcp(s) => s.write(data),
             Socket::Unix(s) => s.write(data),
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => s.write(data),
         }
     }
 
+    /// A no-op for TCP and Unix sockets, which buffer nothing; TLS sends
+    /// the records `write` could not.
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            #[cfg(feature = "tls")]
+            Socket::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 

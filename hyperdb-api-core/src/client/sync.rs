@@ -36,7 +36,7 @@ impl Client<Socket> {
     /// Connects, sending server notices to `notices` instead of `tracing`.
     pub fn connect_with_notices(config: &Config, notices: Option<NoticeHandler>) -> Result<Client> {
         config.validate()?;
-        let socket = Socket::connect(&config.endpoint, &config.socket, config.connect_timeout)?;
+        let socket = crate::client::connect::open(config)?;
         Client::handshake(socket, config, notices)
     }
 }
@@ -59,6 +59,11 @@ impl<T: Transport> Client<T> {
     }
 
     request_methods!(;);
+
+    /// The TLS this connection negotiated; `None` for a plain one.
+    pub fn tls_info(&self) -> Option<crate::client::TlsInfo> {
+        self.stream.tls_info()
+    }
 
     /// Sends everything queued in the send buffer.
     pub fn flush(&mut self) -> Result<()> {
@@ -88,7 +93,10 @@ impl<T: Transport> Client<T> {
     /// `setsockopt` per write, and none without a deadline.
     fn write_timed(&mut self, mut data: &[u8]) -> Result<()> {
         self.state.before_write();
-        while !data.is_empty() {
+        let len = data.len() as u64;
+        // `data`, then the stream's flush (a no-op but for TLS, which may
+        // hold records back), each under the deadline.
+        loop {
             let timeout = match &self.state.deadline {
                 None => None,
                 Some(d) => match d.remaining() {
@@ -105,12 +113,21 @@ impl<T: Transport> Client<T> {
                     .map_err(|e| Error::io("setting write timeout", e))?;
                 self.write_timeout_armed = timeout.is_some();
             }
-            match self.stream.write(data) {
-                Ok(0) => {
+            let res = if data.is_empty() {
+                self.stream.flush().map(|()| None)
+            } else {
+                self.stream.write(data).map(Some)
+            };
+            match res {
+                Ok(None) => {
+                    self.state.bytes_sent += len;
+                    return Ok(());
+                }
+                Ok(Some(0)) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     return Err(self.broken(Error::connection_lost("writing to the server", e)));
                 }
-                Ok(n) => data = &data[n..],
+                Ok(Some(n)) => data = &data[n..],
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_timeout(&e) && self.state.deadline.is_some() => {
                     self.on_write_deadline()?
@@ -120,7 +137,6 @@ impl<T: Transport> Client<T> {
                 }
             }
         }
-        Ok(())
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.

@@ -46,9 +46,13 @@ impl AsyncClient<AsyncSocket> {
         notices: Option<NoticeHandler>,
     ) -> Result<AsyncClient> {
         config.validate()?;
-        let socket =
-            AsyncSocket::connect(&config.endpoint, &config.socket, config.connect_timeout).await?;
+        let socket = crate::client::connect::open_async(config).await?;
         AsyncClient::handshake(socket, config, notices).await
+    }
+
+    /// The TLS this connection negotiated; `None` for a plain one.
+    pub fn tls_info(&self) -> Option<crate::client::TlsInfo> {
+        self.stream.tls_info()
     }
 }
 
@@ -81,14 +85,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             let at = self.state.deadline.as_ref().map(Deadline::at);
             // `write_all_buf` advances the buffer as bytes leave, so a
             // dropped future (the caller's, or the deadline's) leaves
-            // exactly the unsent rest queued.
-            let write = self.stream.write_all_buf(self.state.session.write_buf());
+            // exactly the unsent rest queued. The stream's flush is a no-op
+            // but for TLS, which may hold records back.
+            let stream = &mut self.stream;
+            let buf = self.state.session.write_buf();
+            let write = async {
+                stream.write_all_buf(buf).await?;
+                stream.flush().await
+            };
             let res = match at {
                 None => Some(write.await),
                 Some(at) => tokio::time::timeout_at(at.into(), write).await.ok(),
             };
             match res {
                 Some(Ok(())) => {
+                    self.state.bytes_sent += queued as u64;
                     // After the write: a yield here leaves nothing unsent.
                     self.budget.charge(queued).await;
                     return Ok(());

@@ -13,11 +13,14 @@ use crate::client::config::{Endpoint, SocketOptions};
 use crate::client::socket::{apply_buffers, apply_tcp, connect_error, resolve, tcp_socket};
 use crate::error::{Error, Result};
 
-/// A connected tokio TCP or Unix domain socket.
+/// A connected tokio TCP or Unix domain socket, or TLS over TCP.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum AsyncSocket {
     Tcp(TcpStream),
     Unix(UnixStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<crate::client::AsyncTlsStream>),
 }
 
 impl AsyncSocket {
@@ -69,6 +72,17 @@ impl AsyncSocket {
     }
 }
 
+impl AsyncSocket {
+    /// The TLS the connection negotiated, if it uses TLS.
+    pub fn tls_info(&self) -> Option<crate::client::TlsInfo> {
+        match self {
+            #[cfg(feature = "tls")]
+            AsyncSocket::Tls(s) => Some(s.info()),
+            _ => None,
+        }
+    }
+}
+
 impl AsyncRead for AsyncSocket {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -78,6 +92,8 @@ impl AsyncRead for AsyncSocket {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             AsyncSocket::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            AsyncSocket::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
         }
     }
 }
@@ -91,6 +107,8 @@ impl AsyncWrite for AsyncSocket {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_write(cx, data),
             AsyncSocket::Unix(s) => Pin::new(s).poll_write(cx, data),
+            #[cfg(feature = "tls")]
+            AsyncSocket::Tls(s) => Pin::new(&mut **s).poll_write(cx, data),
         }
     }
 
@@ -98,6 +116,8 @@ impl AsyncWrite for AsyncSocket {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_flush(cx),
             AsyncSocket::Unix(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            AsyncSocket::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
         }
     }
 
@@ -105,6 +125,8 @@ impl AsyncWrite for AsyncSocket {
         match self.get_mut() {
             AsyncSocket::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             AsyncSocket::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            AsyncSocket::Tls(s) => Pin::new(&mut **s).poll_shutdown(cx),
         }
     }
 }

@@ -2,12 +2,14 @@
 //! cancellation.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::Request;
 
 use super::config::GrpcConfig;
+use super::deadline::{until, QueryDeadline};
 use super::error::{status_to_error, transport_error};
 use super::proto::hyper_service_client::HyperServiceClient;
 use super::proto::{CancelQueryParam, QueryParam};
@@ -37,6 +39,8 @@ pub struct GrpcClient {
     headers: Arc<MetadataMap>,
     pub(crate) current: Arc<Mutex<Current>>,
     uri: Arc<str>,
+    /// [`GrpcConfig::with_query_timeout`].
+    pub(crate) query_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for GrpcClient {
@@ -113,6 +117,7 @@ impl GrpcClient {
             headers: Arc::new(headers),
             current: Arc::default(),
             uri: config.uri.as_str().into(),
+            query_timeout: config.query_timeout,
         })
     }
 
@@ -132,18 +137,36 @@ impl GrpcClient {
             current.cancel_requested = false;
             current.generation
         };
+        let deadline = self.query_timeout.map(QueryDeadline::new);
         let param: QueryParam = query.to_param();
-        let request = self.request(param, None)?;
+        let request = match self.request(param, None) {
+            Ok(request) => request,
+            Err(e) => {
+                self.end(generation);
+                return Err(e);
+            }
+        };
         let mut rpc = self.rpc.clone();
-        let started = rpc.execute_query(request).await;
+        let started = until(deadline.as_ref(), rpc.execute_query(request)).await;
         let stream = match started {
-            Ok(response) => response.into_inner(),
-            Err(status) => {
+            Ok(Ok(response)) => response.into_inner(),
+            Ok(Err(status)) => {
                 self.end(generation);
                 return Err(status_to_error(status));
             }
+            // Expired before hyperd named the query: nothing to cancel.
+            Err(e) => {
+                self.end(generation);
+                return Err(e);
+            }
         };
-        let mut result = GrpcResult::new(self.clone(), generation, query.transfer_mode, stream);
+        let mut result = GrpcResult::new(
+            self.clone(),
+            generation,
+            query.transfer_mode,
+            stream,
+            deadline,
+        );
         result.start().await?;
         Ok(result)
     }

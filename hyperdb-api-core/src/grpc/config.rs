@@ -25,6 +25,7 @@ pub struct GrpcConfig {
     pub(crate) system_roots: bool,
     pub(crate) domain: Option<String>,
     pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) query_timeout: Option<Duration>,
     pub(crate) max_message_size: usize,
     pub(crate) headers: Vec<(String, String)>,
 }
@@ -58,6 +59,7 @@ impl GrpcConfig {
             system_roots: true,
             domain: None,
             connect_timeout: Some(Duration::from_secs(30)),
+            query_timeout: None,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             headers: Vec::new(),
         })
@@ -101,6 +103,17 @@ impl GrpcConfig {
         self
     }
 
+    /// How long one query may take, from the call that starts it to the
+    /// end of its result; `None` (the default) waits as long as it takes.
+    /// On expiry the call fails with a timeout error
+    /// ([`Error::is_timeout`]) and the query is cancelled on the server in
+    /// the background. A query whose replies stopped arriving (a dead
+    /// link) fails this way too; without a timeout it would wait forever.
+    pub fn with_query_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.query_timeout = timeout;
+        self
+    }
+
     /// The largest response message accepted
     /// ([`DEFAULT_MAX_MESSAGE_SIZE`] by default).
     pub fn with_max_message_size(mut self, bytes: usize) -> Self {
@@ -133,6 +146,7 @@ impl fmt::Debug for GrpcConfig {
             .field("system_roots", &self.system_roots)
             .field("domain", &self.domain)
             .field("connect_timeout", &self.connect_timeout)
+            .field("query_timeout", &self.query_timeout)
             .field("max_message_size", &self.max_message_size)
             .field(
                 "headers",

@@ -22,6 +22,7 @@
 
 mod client;
 mod config;
+mod deadline;
 mod error;
 mod query;
 mod result;

@@ -24,6 +24,7 @@ use bytes::Bytes;
 use tonic::Streaming;
 
 use super::client::{lock, GrpcClient};
+use super::deadline::{until, QueryDeadline, CANCEL_WAIT};
 use super::error::status_to_error;
 use super::proto::execute_query_response::Result as ExecPart;
 use super::proto::query_info::Content;
@@ -192,6 +193,7 @@ pub struct GrpcResult {
     progress: Progress,
     state: State,
     runtime: Option<tokio::runtime::Handle>,
+    deadline: Option<QueryDeadline>,
 }
 
 impl GrpcResult {
@@ -200,6 +202,7 @@ impl GrpcResult {
         generation: u64,
         mode: TransferMode,
         stream: Streaming<ExecuteQueryResponse>,
+        deadline: Option<QueryDeadline>,
     ) -> GrpcResult {
         GrpcResult {
             client,
@@ -207,6 +210,7 @@ impl GrpcResult {
             progress: Progress::new(mode),
             state: State::Execute(stream),
             runtime: tokio::runtime::Handle::try_current().ok(),
+            deadline,
         }
     }
 
@@ -216,9 +220,10 @@ impl GrpcResult {
         let State::Execute(stream) = &mut self.state else {
             return Ok(());
         };
-        let first = match stream.message().await {
-            Ok(first) => first,
-            Err(status) => return Err(self.fail(status_to_error(status))),
+        let first = match until(self.deadline.as_ref(), stream.message()).await {
+            Ok(Ok(first)) => first,
+            Ok(Err(status)) => return Err(self.fail(status_to_error(status))),
+            Err(e) => return Err(self.fail(e)),
         };
         match first.and_then(|m| m.result) {
             Some(ExecPart::QueryInfo(QueryInfo {
@@ -270,8 +275,20 @@ impl GrpcResult {
     }
 
     /// The next piece of the Arrow IPC stream (the first is the schema), or
-    /// `None` at the end. After an error the result is over.
+    /// `None` at the end. After an error the result is over; after the
+    /// query timeout's error the query is being cancelled on the server.
     pub async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        let deadline = self.deadline;
+        match until(deadline.as_ref(), self.read_chunk()).await {
+            Ok(read) => read,
+            Err(e) => {
+                self.abandon();
+                Err(self.fail(e))
+            }
+        }
+    }
+
+    async fn read_chunk(&mut self) -> Result<Option<Bytes>> {
         loop {
             let step = match &mut self.state {
                 State::Done => return Ok(None),
@@ -402,8 +419,12 @@ fn binary(part: QueryResult) -> Option<Bytes> {
     }
 }
 
-impl Drop for GrpcResult {
-    fn drop(&mut self) {
+impl GrpcResult {
+    /// Lets go of a result not read to its end: a query still running on
+    /// the server is cancelled in the background. Never blocks: the cancel
+    /// runs whenever the runtime next runs tasks (or not at all if it is
+    /// gone by then), for at most [`CANCEL_WAIT`] should the link be dead.
+    fn abandon(&mut self) {
         if matches!(self.state, State::Done) {
             return;
         }
@@ -415,14 +436,19 @@ impl Drop for GrpcResult {
         let (Some(runtime), Some(id)) = (&self.runtime, self.progress.query_id.clone()) else {
             return;
         };
-        // Never block in Drop: the cancel runs whenever the runtime next
-        // runs tasks, or not at all if it is gone by then.
         let client = self.client.clone();
         runtime.spawn(async move {
-            if let Err(e) = client.cancel(&id).await {
+            let outcome = tokio::time::timeout(CANCEL_WAIT, client.cancel(&id)).await;
+            if let Ok(Err(e)) | Err(e) = outcome.map_err(|_| Error::timeout("no answer")) {
                 tracing::debug!(query_id = %id, error = %e, "cancelling an abandoned gRPC query");
             }
         });
+    }
+}
+
+impl Drop for GrpcResult {
+    fn drop(&mut self) {
+        self.abandon();
     }
 }
 

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 pub const PROTOCOL_VERSION: i32 = 196_608;
 /// The magic "version" of a CancelRequest.
 pub const CANCEL_REQUEST_CODE: i32 = 80_877_102;
+/// The "protocol version" that marks an `SSLRequest` (1234.5679).
+pub const SSL_REQUEST_CODE: i32 = 80_877_103;
 
 /// The largest `CopyData` payload (the bytes after the length word) hyperd
 /// accepts: 150 MiB. Measured on hyperd 0.0.26963: one byte more and it
@@ -107,6 +109,13 @@ pub fn cancel_request(buf: &mut BytesMut, process_id: i32, secret_key: i32) {
     buf.put_i32(CANCEL_REQUEST_CODE);
     buf.put_i32(process_id);
     buf.put_i32(secret_key);
+}
+
+/// `SSLRequest`, the first message of a connection that wants TLS; the
+/// server answers with one byte (see [`crate::protocol::ssl`]).
+pub fn ssl_request(buf: &mut BytesMut) {
+    buf.put_i32(8);
+    buf.put_i32(SSL_REQUEST_CODE);
 }
 
 /// `PasswordMessage` carrying a cleartext or MD5 password.
@@ -356,6 +365,13 @@ mod tests {
         let e = parse(&mut b, "s", "SELECT 1", &[]).and(parse(&mut b, "x\0", "q", &[]));
         assert!(e.is_err());
         assert_eq!(b.len(), 5 + 1 + 4 + 2 + 9 + 2);
+    }
+
+    #[test]
+    fn ssl_request_layout() {
+        let mut b = BytesMut::new();
+        ssl_request(&mut b);
+        assert_eq!(&b[..], &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! * [`auth`]: cleartext, MD5 and SCRAM-SHA-256 as pure state machines.
 //! * [`Session`]: connection state (buffers, transaction status, what the
 //!   server still owes us) and the one place the rules of message order live.
+//! * [`ssl`]: what the answer to `SSLRequest` means under each `SslMode`.
 //! * [`ops`]: each request's reply handling, as a message-driven
 //!   [`ops::Operation`]. The sync and async drivers run these same operations
 //!   and differ only in how bytes move.
@@ -14,6 +15,7 @@ pub mod backend;
 pub mod frontend;
 pub mod ops;
 mod session;
+pub mod ssl;
 mod statements;
 
 pub(crate) use session::BackendKey;

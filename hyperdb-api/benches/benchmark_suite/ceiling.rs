@@ -15,8 +15,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use hyperdb_api::{Config, Connection, Endpoint, SocketOptions};
-use hyperdb_api_core::client::{Socket, Transport};
+use hyperdb_api::{Config, Connection, SocketOptions};
+use hyperdb_api_core::client::{Client, Socket, Transport};
 use hyperdb_api_core::protocol::frontend;
 
 use crate::data::{self, Query, Result, Span};
@@ -48,11 +48,12 @@ pub enum Drain {
     Arrow,
 }
 
-/// Drains `query` over `table` on a fresh socket; returns seconds from
-/// sending the request to ReadyForQuery. Checks the row count hyperd
-/// reports (DataRows counted, or the `COPY n` tag).
+/// Drains `query` over `table` on a fresh socket to the server `config`
+/// names; returns seconds from sending the request to ReadyForQuery.
+/// Checks the row count hyperd reports (DataRows counted, or the `COPY n`
+/// tag).
 pub fn drain(
-    endpoint: &Endpoint,
+    config: &Config,
     database: &str,
     table: &str,
     query: Query,
@@ -60,17 +61,18 @@ pub fn drain(
     expect_rows: u64,
 ) -> Result<f64> {
     let opts = SocketOptions::default();
-    let mut sock = Socket::connect(endpoint, &opts, Some(Duration::from_secs(30)))?;
+    let config = config
+        .clone()
+        .with_database(database)
+        .with_socket_options(opts.clone());
+    let mut sock = Socket::connect(config.endpoint(), &opts, Some(Duration::from_secs(30)))?;
+    // Startup and authentication (SCRAM when the server has a password, as
+    // a TCP one does) by the client's own handshake, untimed; it reads up to
+    // ReadyForQuery and no further, so the socket then carries on bare.
+    Client::handshake(Lent(&mut sock), &config, None)
+        .map_err(|e| format!("raw drain: startup failed: {e}"))?;
     let mut buf = BytesMut::with_capacity(opts.read_window);
     let mut out = BytesMut::new();
-    frontend::startup(&mut out, Config::DEFAULT_USER, Some(database), [])?;
-    sock.write_all(&out)?;
-    let startup = read_until_ready(&mut sock, &mut buf, opts.read_window)?;
-    if let Some(e) = startup.error {
-        return Err(format!("raw drain: startup failed: {e}").into());
-    }
-
-    out.clear();
     let sql = query.sql(table)?;
     match how {
         Drain::Rows => {
@@ -108,6 +110,33 @@ pub fn drain(
         .into());
     }
     Ok(secs)
+}
+
+/// The drain's socket, lent to the client for the handshake only.
+struct Lent<'a>(&'a mut Socket);
+
+impl Write for Lent<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.write(data)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Transport for Lent<'_> {
+    fn read_into(&mut self, buf: &mut BytesMut, window: usize) -> std::io::Result<usize> {
+        self.0.read_into(buf, window)
+    }
+
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> std::io::Result<()> {
+        self.0.set_read_timeout(timeout)
+    }
+
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> std::io::Result<()> {
+        self.0.set_write_timeout(timeout)
+    }
 }
 
 fn read_until_ready(sock: &mut Socket, buf: &mut BytesMut, window: usize) -> Result<Walker> {
@@ -205,7 +234,8 @@ impl Walker {
                 self.error = Some(text);
             }
             b'R' if self.body.get(..4) != Some(&[0, 0, 0, 0]) => {
-                return Err("raw drain: hyperd asks for a password (needs --no-password)".into())
+                // The client's handshake authenticated before the drain.
+                return Err("raw drain: unexpected authentication request".into());
             }
             _ => {}
         }

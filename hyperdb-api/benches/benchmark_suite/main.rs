@@ -170,11 +170,16 @@ fn run() -> Result<()> {
     }
 
     let outcome = (|| {
-        let mut conn = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
+        let server = hyper.connect_options();
+        let mut conn = Connection::connect_with(
+            &server
+                .clone()
+                .with_database(&db, CreateMode::CreateAndReplace),
+        )?;
         let mut env = Env {
             conn: &mut conn,
             rt: &rt,
-            endpoint: hyper.endpoint(),
+            server: &server,
             db: &db,
             rows: args.rows,
             workers: args.workers,

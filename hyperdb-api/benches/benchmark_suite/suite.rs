@@ -251,7 +251,7 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
         ] {
             let db = &db;
             suite.add(&mut group, kind, [name, q.name(), flavor], move |env| {
-                let secs = ceiling::drain(env.endpoint, db, "measurements", q, how, expect)?;
+                let secs = ceiling::drain(env.server.config(), db, "measurements", q, how, expect)?;
                 Ok((secs, expect))
             });
         }
@@ -351,7 +351,7 @@ fn prepare_scan_tables(suite: &Suite, env: &mut Env<'_>) -> Result<()> {
         // One untimed read of every column, so that no timed run pays for
         // a cold table.
         ceiling::drain(
-            env.endpoint,
+            env.server.config(),
             &db,
             &name,
             Query::FullScan,

@@ -20,6 +20,42 @@ use crate::rows::Row;
 use crate::table_definition::TableDefinition;
 use sql::CatalogQuery;
 
+/// `DROP TABLE IF EXISTS "t"`, for undoing a table this crate just made.
+pub(crate) fn drop_table_sql(table: &TableName) -> Result<String> {
+    sql::drop_table(table, true)
+}
+
+/// The body of `copy_table`, for [`Catalog`] and [`AsyncCatalog`]: `$cat`
+/// is the catalog, `$($aw)*` nothing or `.await`.
+macro_rules! copy_table {
+    ($cat:expr, $from:expr, $to:expr; $($aw:tt)*) => {{
+        let from: TableName = $from.into();
+        let source = $cat.get_table_definition(from.clone()) $($aw)* ?;
+        // Rows from the table the definition came from: unqualified, that
+        // is `public`'s, where the search path would find a temporary
+        // table of the same name first.
+        let from = match from.schema() {
+            Some(_) => from,
+            None => from.with_schema(crate::names::DEFAULT_SCHEMA),
+        };
+        let mut copy = TableDefinition::new($to);
+        for column in source.columns() {
+            copy.add_column(column.clone());
+        }
+        $cat.create_table(&copy) $($aw)* ?;
+        match $cat.conn.execute_command(&sql::copy_rows(&from, &copy)?) $($aw)* {
+            Ok(rows) => Ok(rows),
+            Err(e) => {
+                // DDL outlives a ROLLBACK in hyperd: drop the copy by hand.
+                if let Err(d) = $cat.command(drop_table_sql(copy.name())) $($aw)* {
+                    tracing::warn!("dropping {} after its rows failed to copy: {d}", copy.name());
+                }
+                Err(e)
+            }
+        }
+    }};
+}
+
 /// Catalog operations over a blocking [`Connection`].
 ///
 /// ```no_run
@@ -85,12 +121,49 @@ impl<'c> Catalog<'c> {
         self.command(sql::drop_table(&table.into(), true))
     }
 
+    /// Drops a schema; with `cascade` also the tables in it (without, a
+    /// schema that holds any is refused with SQLSTATE 2BP01). SQLSTATE
+    /// 3F000 when it does not exist. hyperd does not undo this on
+    /// `ROLLBACK` (measured): the tables are gone.
+    pub fn drop_schema(&mut self, schema: impl Into<SchemaName>, cascade: bool) -> Result<()> {
+        self.command(sql::drop_schema(&schema.into(), cascade, false))
+    }
+
+    pub fn drop_schema_if_exists(
+        &mut self,
+        schema: impl Into<SchemaName>,
+        cascade: bool,
+    ) -> Result<()> {
+        self.command(sql::drop_schema(&schema.into(), cascade, true))
+    }
+
+    /// Creates `to` with `from`'s definition (column names, types,
+    /// nullability, collations) and copies `from`'s rows into it; returns
+    /// the rows copied. (`CREATE TABLE .. AS SELECT` would lose NOT NULL.)
+    /// SQLSTATE 42P01 when `from` does not exist, 42P07 when `to` does;
+    /// nothing is created then. If the rows cannot be copied, `to` is
+    /// dropped again (hyperd does not undo DDL on `ROLLBACK`: inside a
+    /// transaction of yours, which the error aborts, the empty table stays).
+    pub fn copy_table(
+        &mut self,
+        from: impl Into<TableName>,
+        to: impl Into<TableName>,
+    ) -> Result<u64> {
+        copy_table!(self, from, to;)
+    }
+
     pub fn has_table(&mut self, table: impl Into<TableName>) -> Result<bool> {
         self.query(sql::has_table(&table.into()))
     }
 
     pub fn has_schema(&mut self, schema: impl Into<SchemaName>) -> Result<bool> {
         self.query(sql::has_schema(&schema.into()))
+    }
+
+    /// The aliases of the databases attached to this session, sorted (the
+    /// names [`DatabaseName`] qualifies with).
+    pub fn get_database_names(&mut self) -> Result<Vec<DatabaseName>> {
+        self.query(Ok(sql::database_names()))
     }
 
     /// User schemas (system ones like `pg_catalog` left out), sorted; in
@@ -204,6 +277,37 @@ impl<'c> AsyncCatalog<'c> {
 
     pub async fn drop_table_if_exists(&mut self, table: impl Into<TableName>) -> Result<()> {
         self.command(sql::drop_table(&table.into(), true)).await
+    }
+
+    pub async fn drop_schema(
+        &mut self,
+        schema: impl Into<SchemaName>,
+        cascade: bool,
+    ) -> Result<()> {
+        self.command(sql::drop_schema(&schema.into(), cascade, false))
+            .await
+    }
+
+    pub async fn drop_schema_if_exists(
+        &mut self,
+        schema: impl Into<SchemaName>,
+        cascade: bool,
+    ) -> Result<()> {
+        self.command(sql::drop_schema(&schema.into(), cascade, true))
+            .await
+    }
+
+    /// See [`Catalog::copy_table`].
+    pub async fn copy_table(
+        &mut self,
+        from: impl Into<TableName>,
+        to: impl Into<TableName>,
+    ) -> Result<u64> {
+        copy_table!(self, from, to; .await)
+    }
+
+    pub async fn get_database_names(&mut self) -> Result<Vec<DatabaseName>> {
+        self.query(Ok(sql::database_names())).await
     }
 
     pub async fn has_table(&mut self, table: impl Into<TableName>) -> Result<bool> {

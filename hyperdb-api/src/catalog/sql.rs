@@ -13,7 +13,7 @@ use std::path::Path;
 use hyperdb_api_core::error::DbError;
 
 use crate::error::{Error, Result, SqlState};
-use crate::escape::{push_identifier, quote_literal};
+use crate::escape::{identifier_list, push_identifier, quote_literal, utf8_path};
 use crate::names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 use crate::rows::Row;
 use crate::table_definition::{ColumnDefinition, TableDefinition};
@@ -58,6 +58,45 @@ pub(crate) fn drop_table(table: &TableName, if_exists: bool) -> Result<String> {
     Ok(sql)
 }
 
+/// `DROP SCHEMA [IF EXISTS] "s" [CASCADE]`. Without `CASCADE` hyperd
+/// refuses a schema that holds tables (2BP01).
+pub(crate) fn drop_schema(schema: &SchemaName, cascade: bool, if_exists: bool) -> Result<String> {
+    let mut sql = String::from("DROP SCHEMA ");
+    if if_exists {
+        sql.push_str("IF EXISTS ");
+    }
+    schema.push_sql(&mut sql)?;
+    if cascade {
+        sql.push_str(" CASCADE");
+    }
+    Ok(sql)
+}
+
+/// The aliases of the session's attached databases, sorted. hyperd lists
+/// them (path and alias) in `pg_catalog.hyper_attached_database`;
+/// `pg_database` has only the paths.
+pub(crate) fn database_names() -> CatalogQuery<Vec<DatabaseName>> {
+    let sql = "SELECT database_alias FROM pg_catalog.hyper_attached_database \
+               ORDER BY database_alias"
+        .to_owned();
+    CatalogQuery::new(sql, |rows| {
+        rows.iter()
+            .map(|row| Ok(DatabaseName::new(row.try_get::<String>(0)?)))
+            .collect()
+    })
+}
+
+/// `INSERT INTO "to" ("a", ...) SELECT "a", ... FROM "from"`: the rows of
+/// a table into a copy of its definition, columns named both sides.
+pub(crate) fn copy_rows(from: &TableName, to: &TableDefinition) -> Result<String> {
+    let columns = identifier_list(to.columns().iter().map(ColumnDefinition::name))?;
+    Ok(format!(
+        "INSERT INTO {} ({columns}) SELECT {columns} FROM {}",
+        to.name().to_sql()?,
+        from.to_sql()?
+    ))
+}
+
 /// `CREATE DATABASE "path"`: hyperd takes the path as an identifier.
 pub(crate) fn create_database(path: &Path, if_not_exists: bool) -> Result<String> {
     database_sql(
@@ -72,10 +111,7 @@ pub(crate) fn drop_database(path: &Path, if_exists: bool) -> Result<String> {
 }
 
 fn database_sql(verb: &str, condition: Option<&str>, path: &Path) -> Result<String> {
-    // A lossy conversion would silently name a different file.
-    let path = path.to_str().ok_or_else(|| {
-        Error::invalid_argument("path", format!("{} is not valid UTF-8", path.display()))
-    })?;
+    let path = utf8_path(path)?;
     let mut sql = String::from(verb);
     sql.push_str(condition.unwrap_or(""));
     push_identifier(&mut sql, path)?;
@@ -296,6 +332,22 @@ mod tests {
             "DROP TABLE IF EXISTS \"s\".\"t\""
         );
         assert_eq!(
+            drop_schema(&s, true, true).unwrap(),
+            "DROP SCHEMA IF EXISTS \"d b\".\"s\"\"x\" CASCADE"
+        );
+        assert_eq!(
+            drop_schema(&SchemaName::from("s"), false, false).unwrap(),
+            "DROP SCHEMA \"s\""
+        );
+        let to = TableDefinition::new(("s", "t2"))
+            .with_column("a", SqlType::Int)
+            .with_column("b\"", SqlType::Text);
+        assert_eq!(
+            copy_rows(&t, &to).unwrap(),
+            "INSERT INTO \"s\".\"t2\" (\"a\", \"b\"\"\") SELECT \"a\", \"b\"\"\" FROM \"s\".\"t\""
+        );
+        assert!(database_names().sql.contains("hyper_attached_database"));
+        assert_eq!(
             create_database(Path::new("/x/a\"b.hyper"), false).unwrap(),
             "CREATE DATABASE \"/x/a\"\"b.hyper\""
         );
@@ -363,6 +415,10 @@ mod tests {
         let bad = SchemaName::from("\0");
         assert!(matches!(
             create_schema(&bad, false),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            drop_schema(&bad, true, false),
             Err(Error::InvalidArgument { .. })
         ));
         assert!(matches!(

@@ -10,6 +10,7 @@ mod callback;
 mod discover;
 mod grpc_listen;
 mod options;
+mod password;
 mod private_dir;
 
 use std::ffi::OsString;
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
 
 use crate::error::{Error, Result};
-use crate::{Config, Endpoint};
+use crate::{Config, ConnectOptions, Endpoint, SslMode};
 use callback::{CallbackListener, WaitError};
 use private_dir::PrivateDir;
 
@@ -46,11 +47,19 @@ const POLL: Duration = Duration::from_millis(5);
 /// A running `hyperd`, stopped when this handle is dropped.
 ///
 /// ```no_run
-/// use hyperdb_api::HyperProcess;
+/// use hyperdb_api::{Connection, CreateMode, HyperProcess};
 /// let server = HyperProcess::start()?;
-/// let config = server.config(); // connect with this
+/// let mut conn = Connection::connect_with(
+///     &server
+///         .connect_options()
+///         .with_database("example.hyper", CreateMode::CreateIfNotExists),
+/// )?;
 /// # Ok::<(), hyperdb_api::Error>(())
 /// ```
+///
+/// By default the server listens on a Unix socket that only this user can
+/// reach, and needs no password; a TCP server requires one. See [`Listen`]
+/// for the trade-off.
 ///
 /// If this process dies without dropping the handle (a panic with
 /// `panic = "abort"`, SIGKILL, a `static` that is never dropped), hyperd
@@ -62,10 +71,14 @@ pub struct HyperProcess {
     pid: u32,
     endpoint: Endpoint,
     grpc_endpoint: Option<String>,
+    /// What hyperd requires of clients: given, or generated for TCP.
+    password: Option<String>,
     hyperd: PathBuf,
     log_dir: PathBuf,
     /// Held only to be closed: hyperd exits when it reads EOF here.
     callback: Option<TcpStream>,
+    /// `Some` when started with TLS: the root PEM `config` trusts, if given.
+    tls: Option<Option<Vec<u8>>>,
     stopped: bool,
     /// Declared last so it is removed after the server has stopped.
     _temp: PrivateDir,
@@ -73,8 +86,9 @@ pub struct HyperProcess {
 
 impl HyperProcess {
     /// Starts hyperd with default options: found as described in
-    /// [`find_hyperd`](HyperProcess::find_hyperd), listening on a free TCP
-    /// port on 127.0.0.1.
+    /// [`find_hyperd`](HyperProcess::find_hyperd), listening where
+    /// [`Listen::default`] says (a Unix socket in a private directory on
+    /// Unix).
     pub fn start() -> Result<HyperProcess> {
         HyperProcess::new(HyperProcessOptions::default())
     }
@@ -83,6 +97,7 @@ impl HyperProcess {
     pub fn new(options: HyperProcessOptions) -> Result<HyperProcess> {
         // Everything that can be checked without side effects comes first.
         let params = options.param_args()?;
+        let tls = server_tls(&options)?;
         let hyperd = discover::find_hyperd(options.hyperd.as_deref())?;
 
         // One private directory holds the Unix socket and the default logs.
@@ -124,19 +139,30 @@ impl HyperProcess {
             .arg("--callback-connection")
             .arg(callback.descriptor())
             .args(&params)
+            .args(tls.iter().flat_map(|t| t.args.iter()))
             .stdin(Stdio::null())
             .stdout(output)
             .stderr(stderr);
 
         // hyperd takes the initial password from the environment (never the
-        // command line, where `ps` would show it).
-        match &options.password {
+        // command line, where `ps` would show it; another user cannot read
+        // our process's environment).
+        let password = match options.password.clone() {
             Some(pw) if pw.is_empty() => {
                 return Err(Error::invalid_argument(
                     "password",
                     "hyperd refuses an empty password",
                 ))
             }
+            Some(pw) => Some(pw),
+            // Loopback TCP is open to every local account (see `Listen`).
+            // Not beside gRPC: hyperd's gRPC takes only trusted sessions
+            // (with a password, every call fails with 42501), and its port
+            // is open to every local account anyway.
+            None if options.listen == Listen::Tcp && !options.grpc() => Some(password::generate()?),
+            None => None,
+        };
+        match &password {
             Some(pw) => command.env("HYPER_INITIAL_USER_PASSWORD", pw),
             None => command.arg("--no-password"),
         };
@@ -206,9 +232,11 @@ impl HyperProcess {
             pid,
             endpoint,
             grpc_endpoint,
+            password,
             hyperd,
             log_dir,
             callback: Some(stream),
+            tls: tls.map(|t| t.root),
             stopped: false,
             _temp: temp,
         })
@@ -235,9 +263,64 @@ impl HyperProcess {
         self.grpc_endpoint.as_deref()
     }
 
-    /// A connection config for this server, with the user it was started with.
+    /// A connection config for this server, with the user it was started
+    /// with, the password it requires, if any, and for a server started
+    /// with [`HyperProcessOptions::with_tls`]: [`SslMode::VerifyFull`],
+    /// trusting the [root certificate](HyperProcessOptions::with_tls_root_certificate)
+    /// if one was given, else the system's roots.
+    ///
+    /// ```no_run
+    /// use hyperdb_api::{Connection, ConnectOptions, CreateMode, HyperProcess, HyperProcessOptions};
+    /// let server = HyperProcess::new(
+    ///     HyperProcessOptions::default()
+    ///         .with_tls("server.pem", "server.key")
+    ///         .with_tls_root_certificate("ca.pem"),
+    /// )?;
+    /// let options = ConnectOptions::from(server.config())
+    ///     .with_database("example.hyper", CreateMode::CreateIfNotExists);
+    /// let conn = Connection::connect_with(&options)?;
+    /// assert!(conn.tls_info().is_some());
+    /// # Ok::<(), hyperdb_api::Error>(())
+    /// ```
     pub fn config(&self) -> Config {
-        Config::new(self.endpoint.clone())
+        let mut config = Config::new(self.endpoint.clone());
+        if let Some(pw) = &self.password {
+            config = config.with_password(pw.as_str());
+        }
+        match &self.tls {
+            None => config,
+            Some(root) => {
+                let config = config.with_ssl_mode(SslMode::VerifyFull);
+                match root {
+                    Some(pem) => config.with_root_certificate(pem.clone()),
+                    None => config,
+                }
+            }
+        }
+    }
+
+    /// Whether the server was started with TLS
+    /// ([`HyperProcessOptions::with_tls`]).
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Options to connect to this server (no database yet: add one with
+    /// [`ConnectOptions::with_database`]), carrying the password it
+    /// requires, if any, and its TLS settings ([`config`](Self::config)):
+    /// the way to connect whatever [`Listen`] it uses.
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions::from(self.config())
+    }
+
+    /// The password hyperd requires: the one given to
+    /// [`HyperProcessOptions::with_password`], else the generated one of a
+    /// [`Listen::Tcp`] server, else `None`: a Unix socket server, which
+    /// trusts whoever can reach its private directory, or one with gRPC
+    /// (see [`HyperProcessOptions::with_grpc`]). For handing to a client
+    /// that does not take [`config`](Self::config).
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
     }
 
     /// hyperd's process id.
@@ -342,11 +425,56 @@ impl fmt::Debug for HyperProcess {
             .field("pid", &self.pid)
             .field("endpoint", &self.endpoint)
             .field("grpc_endpoint", &self.grpc_endpoint)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("hyperd", &self.hyperd)
             .field("log_dir", &self.log_dir)
             .field("stopped", &self.stopped)
             .finish_non_exhaustive()
     }
+}
+
+/// What [`HyperProcessOptions::with_tls`] adds to the command line, and
+/// the root certificate `config` will trust.
+struct TlsStart {
+    args: Vec<OsString>,
+    root: Option<Vec<u8>>,
+}
+
+fn server_tls(options: &HyperProcessOptions) -> Result<Option<TlsStart>> {
+    let Some(tls) = &options.tls else {
+        if options.tls_root.is_some() {
+            return Err(Error::invalid_argument(
+                "tls_root_certificate",
+                "given without with_tls: the server would not use TLS",
+            ));
+        }
+        return Ok(None);
+    };
+    if options.listen != Listen::Tcp {
+        return Err(Error::invalid_argument(
+            "listen",
+            format!(
+                "{:?} with with_tls: hyperd serves TLS over TCP only; use Listen::Tcp",
+                options.listen
+            ),
+        ));
+    }
+    let root = match &options.tls_root {
+        None => None,
+        Some(path) => Some(fs::read(path).map_err(|e| {
+            Error::io(
+                format!("reading the TLS root certificate {}", path.display()),
+                e,
+            )
+        })?),
+    };
+    Ok(Some(TlsStart {
+        args: vec![
+            os_arg("--ssl-certificate=", &tls.certificate_chain),
+            os_arg("--ssl-key=", &tls.private_key),
+        ],
+        root,
+    }))
 }
 
 /// The `--listen-connection` value for `listen`.

@@ -20,41 +20,61 @@ const RESERVED: &[&str] = &[
     "skip_license",
 ];
 
+/// Settings [`HyperProcessOptions::with_tls`] passes, so that
+/// [`HyperProcess::config`](super::HyperProcess::config) knows TLS is on.
+const TLS_SETTINGS: &[&str] = &["ssl_certificate", "ssl_key"];
+
 /// Where the started hyperd accepts connections.
 ///
-/// A gRPC listener beside the PostgreSQL protocol is
-/// [`HyperProcessOptions::with_grpc`]; [`Listen::Grpc`] is gRPC alone.
+/// hyperd trusts whoever reaches its listener as the user who started it:
+/// that client can read and write every file this user can. So the
+/// default is the listener only this user can reach: [`Listen::Unix`] on
+/// Unix platforms, [`Listen::Tcp`] (with a generated password) elsewhere.
+///
+/// | listener | who can connect | password |
+/// |---|---|---|
+/// | [`Listen::Unix`] (default on Unix) | processes of this user (and root): the socket sits in a mode 0700 directory | none needed, unless [`HyperProcessOptions::with_password`] |
+/// | [`Listen::Tcp`] | any process on this machine that knows the password | generated unless given; [`HyperProcess::config`](super::HyperProcess::config) carries it |
+/// | [`Listen::Grpc`], [`HyperProcessOptions::with_grpc`] | any process on this machine | none: hyperd's gRPC takes only trusted sessions, so a server with gRPC runs without a password, its TCP listener too; use it only where every local account is trusted |
+///
+/// TCP is one option away (`.with_listen(Listen::Tcp)`) for clients that
+/// cannot use a Unix socket; connect with
+/// [`HyperProcess::connect_options`](super::HyperProcess::connect_options)
+/// or [`HyperProcess::config`](super::HyperProcess::config), which carry
+/// the password, or hand [`HyperProcess::password`](super::HyperProcess::password)
+/// to the other client. `Connection::connect(server.endpoint(), ..)`, which
+/// sends none, works only with the Unix socket's default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Listen {
     /// TCP on 127.0.0.1, on a free port that hyperd picks (no port races
-    /// between parallel servers). Only local processes can connect.
-    #[default]
+    /// between parallel servers). Loopback keeps other machines out, not
+    /// other accounts on this one: hyperd therefore requires a password,
+    /// the one given to [`HyperProcessOptions::with_password`] or else 256
+    /// random bits generated at start
+    /// ([`HyperProcess::password`](super::HyperProcess::password)); not
+    /// beside [`HyperProcessOptions::with_grpc`], see there. Each
+    /// connection then pays a SCRAM-SHA-256 exchange (measured: about
+    /// 1 ms more per connect). The default where there are no Unix
+    /// sockets.
+    #[cfg_attr(not(unix), default)]
     Tcp,
-    /// A Unix domain socket in a fresh directory readable only by this user
-    /// (mode 0700): with `--no-password` the directory permission is the only
-    /// access control, which TCP on loopback cannot offer. The directory is
-    /// removed when the [`HyperProcess`](super::HyperProcess) is dropped.
+    /// A Unix domain socket in a fresh directory only this user can enter
+    /// (mode 0700, checked by a test): the directory permission is the
+    /// access control, so hyperd runs without a password and connections
+    /// skip authentication. The directory is removed when the
+    /// [`HyperProcess`](super::HyperProcess) is dropped. The default on Unix.
+    #[cfg_attr(unix, default)]
     Unix,
     /// Only gRPC (`tcp.grpc://`), on 127.0.0.1 on a free port hyperd picks.
     /// [`HyperProcess::grpc_endpoint`](super::HyperProcess::grpc_endpoint)
     /// is where to connect; [`HyperProcess::endpoint`](super::HyperProcess::endpoint)
     /// then names the same TCP port, which speaks no PostgreSQL protocol.
+    /// hyperd's gRPC interface takes only trusted sessions: every local
+    /// account can use it.
     Grpc,
 }
 
-/// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
-/// consuming builder.
-///
-/// ```no_run
-/// use hyperdb_api::{HyperProcess, HyperProcessOptions, Listen};
-/// let server = HyperProcess::new(
-///     HyperProcessOptions::default()
-///         .with_listen(Listen::Unix)
-///         .with_default_database_version(2),
-/// )?;
-/// # Ok::<(), hyperdb_api::Error>(())
-/// ```
 /// The `.hyper` file format this crate creates by default: version 4, the
 /// first that stores every type we support (NUMERIC up to precision 38 needs
 /// 3, REAL needs 4). Tableau Desktop/Server/Prep open version 4 from 2024.3
@@ -63,6 +83,20 @@ pub enum Listen {
 /// and no REAL), or `(3)` for 2022.4.1+ (Server 2023.1+).
 pub const DEFAULT_DATABASE_VERSION: u32 = 4;
 
+/// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
+/// consuming builder.
+///
+/// ```no_run
+/// use hyperdb_api::{HyperProcess, HyperProcessOptions, Listen};
+/// let server = HyperProcess::new(
+///     HyperProcessOptions::default()
+///         .with_listen(Listen::Tcp)
+///         .with_default_database_version(2),
+/// )?;
+/// // Carries the generated password that TCP requires.
+/// let options = server.connect_options();
+/// # Ok::<(), hyperdb_api::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct HyperProcessOptions {
     pub(super) hyperd: Option<PathBuf>,
@@ -72,6 +106,15 @@ pub struct HyperProcessOptions {
     pub(super) params: BTreeMap<String, String>,
     pub(super) log_dir: Option<PathBuf>,
     pub(super) start_timeout: Duration,
+    pub(super) tls: Option<ServerTls>,
+    pub(super) tls_root: Option<PathBuf>,
+}
+
+/// The files of [`HyperProcessOptions::with_tls`].
+#[derive(Clone, Debug)]
+pub(super) struct ServerTls {
+    pub(super) certificate_chain: PathBuf,
+    pub(super) private_key: PathBuf,
 }
 
 impl Default for HyperProcessOptions {
@@ -87,6 +130,8 @@ impl Default for HyperProcessOptions {
             )]),
             log_dir: None,
             start_timeout: Duration::from_secs(30),
+            tls: None,
+            tls_root: None,
         }
     }
 }
@@ -101,14 +146,18 @@ impl std::fmt::Debug for HyperProcessOptions {
             .field("params", &self.params)
             .field("log_dir", &self.log_dir)
             .field("start_timeout", &self.start_timeout)
+            .field("tls", &self.tls)
+            .field("tls_root", &self.tls_root)
             .finish()
     }
 }
 
 impl HyperProcessOptions {
     /// Requires this password for the initial user (hyperd then asks
-    /// clients for SCRAM-SHA-256). Without it hyperd runs with
-    /// `--no-password` and trusts every local client.
+    /// clients for SCRAM-SHA-256), on any listener. Without it a TCP
+    /// hyperd gets a generated password and a Unix-socket hyperd runs with
+    /// `--no-password`, its private directory keeping other users out (see
+    /// [`Listen`]).
     pub fn with_password(mut self, password: impl Into<String>) -> Self {
         self.password = Some(password.into());
         self
@@ -122,6 +171,8 @@ impl HyperProcessOptions {
         self
     }
 
+    /// Where hyperd listens (default: [`Listen::Unix`] on Unix, see
+    /// [`Listen`] for who can connect to each).
     pub fn with_listen(mut self, listen: Listen) -> Self {
         self.listen = listen;
         self
@@ -130,6 +181,13 @@ impl HyperProcessOptions {
     /// Also listens for gRPC (`tcp.grpc://127.0.0.1`, a free port hyperd
     /// picks), beside the PostgreSQL-protocol listener; see
     /// [`HyperProcess::grpc_endpoint`](super::HyperProcess::grpc_endpoint).
+    /// hyperd's gRPC takes only trusted sessions (measured on hyperd
+    /// 0.0.26963: with a password on the initial user every gRPC call
+    /// fails with SQLSTATE 42501, "gRPC connections only support trusted
+    /// authentication"). So any local account can use this listener, and
+    /// a [`Listen::Tcp`] server with gRPC gets no generated password (its
+    /// TCP listener is as open as the gRPC one); a password given with
+    /// [`Self::with_password`] leaves gRPC unusable.
     ///
     /// Sets, unless they were set with [`Self::with_param`]:
     /// `grpc_threads` (the number of CPUs), `grpc_persist_results` (`true`,
@@ -156,6 +214,50 @@ impl HyperProcessOptions {
     pub fn with_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.params.insert(name.into(), value.into());
         self
+    }
+
+    /// Serves the PostgreSQL protocol over TLS: hyperd gets the PEM files
+    /// `certificate_chain` (the server's certificate first, then any
+    /// intermediates) and `private_key` as `ssl_certificate` / `ssl_key`.
+    /// [`HyperProcess::config`](super::HyperProcess::config) then connects
+    /// with [`SslMode::VerifyFull`](crate::SslMode::VerifyFull), trusting
+    /// [`Self::with_tls_root_certificate`] (or the system's roots), so the
+    /// certificate must name `127.0.0.1`, where the server listens (or set
+    /// [`Config::with_tls_server_name`](crate::Config::with_tls_server_name)
+    /// on that config).
+    ///
+    /// TLS needs TCP, so this also selects [`Listen::Tcp`]; another
+    /// listener chosen after it fails the start. hyperd 0.0.26963 speaks
+    /// only TLS 1.3 with P-256 key exchange, refuses to start on a missing,
+    /// expired or mismatched certificate or key, or a key file whose mode
+    /// is not 0600, and still accepts plain
+    /// TCP clients unless started with `with_param("ssl_force", "1")`,
+    /// which refuses every plain TCP client, loopback ones too (SQLSTATE
+    /// 08000); all measured. It asks for no client certificate.
+    pub fn with_tls(
+        mut self,
+        certificate_chain: impl Into<PathBuf>,
+        private_key: impl Into<PathBuf>,
+    ) -> Self {
+        self.tls = Some(ServerTls {
+            certificate_chain: certificate_chain.into(),
+            private_key: private_key.into(),
+        });
+        self.listen = Listen::Tcp;
+        self
+    }
+
+    /// The CA certificate (a PEM file) that
+    /// [`HyperProcess::config`](super::HyperProcess::config) trusts for the
+    /// certificate of [`Self::with_tls`]; read when the server starts.
+    pub fn with_tls_root_certificate(mut self, pem_file: impl Into<PathBuf>) -> Self {
+        self.tls_root = Some(pem_file.into());
+        self
+    }
+
+    /// Whether hyperd serves TLS ([`Self::with_tls`]).
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// The file-format version of newly created `.hyper` files
@@ -239,6 +341,13 @@ fn validate_param(name: &str, value: &str) -> Result<()> {
             "hyperd setting names are non-empty and use only ASCII lowercase letters, digits and `_`",
         ));
     }
+    if TLS_SETTINGS.contains(&name) {
+        return Err(Error::invalid_argument(
+            name,
+            "set the TLS certificate and key with HyperProcessOptions::with_tls, \
+             so that HyperProcess::config connects with TLS",
+        ));
+    }
     if RESERVED.contains(&name) {
         return Err(Error::invalid_argument(
             name,
@@ -307,6 +416,31 @@ mod tests {
         ));
         let plain = HyperProcessOptions::default().param_args().expect("valid");
         assert!(!plain.iter().any(|a| a.starts_with("--grpc")));
+    }
+
+    /// Issue 18, defect 5: the default listener is the one other local
+    /// accounts cannot reach.
+    #[test]
+    fn default_listener_is_the_private_one() {
+        #[cfg(unix)]
+        assert_eq!(Listen::default(), Listen::Unix);
+        #[cfg(not(unix))]
+        assert_eq!(Listen::default(), Listen::Tcp);
+        assert_eq!(HyperProcessOptions::default().listen(), Listen::default());
+    }
+
+    #[test]
+    fn tls_files_go_through_with_tls() {
+        for name in TLS_SETTINGS {
+            let (what, message) = rejected(HyperProcessOptions::default().with_param(*name, "x"));
+            assert_eq!(what, *name);
+            assert!(message.contains("with_tls"), "{message}");
+        }
+        let opts = HyperProcessOptions::default()
+            .with_listen(Listen::Unix)
+            .with_tls("c.pem", "k.pem");
+        assert!(opts.tls());
+        assert_eq!(opts.listen(), Listen::Tcp, "TLS needs TCP");
     }
 
     #[test]

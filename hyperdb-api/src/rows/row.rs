@@ -27,6 +27,7 @@ use crate::from_row::FromRow;
 use crate::rows::plan::{ColumnCache, ReadPlan};
 use crate::rows::schema::{ColumnIndex, Schema};
 use crate::rows::values::RowValues;
+use crate::trace::StatementTrace;
 
 /// Rows that arrived together, with the result's columns.
 #[derive(Debug)]
@@ -348,6 +349,10 @@ pub(crate) struct RowCursor {
     affected: Option<u64>,
     /// Where the last by-name type read found its columns.
     columns: ColumnCache,
+    /// The statement's trace, for a `DataRow` result: counted per block,
+    /// ended with the stream ([`StatementTrace`]). A stream of Arrow
+    /// batches has it in its batch source instead.
+    trace: StatementTrace,
 }
 
 /// What a source produced after the block at hand ran out.
@@ -371,17 +376,27 @@ impl RowCursor {
             stride: usize::MAX,
             affected: None,
             columns: ColumnCache::default(),
+            trace: StatementTrace::off(),
         }
     }
 
-    /// A cursor for an async stream: it stops every
+    /// A cursor that reports to `trace` (the blocks' rows and bytes, the
+    /// end or error of the stream; a drop before the end is "abandoned").
+    pub(crate) fn traced(schema: Arc<Schema>, trace: StatementTrace) -> RowCursor {
+        RowCursor {
+            trace,
+            ..RowCursor::new(schema)
+        }
+    }
+
+    /// This cursor, for an async stream: it stops every
     /// [`ROWS_PER_UNIT`](crate::coop::ROWS_PER_UNIT) rows, so the stream
     /// spends task budget per rows handed out (see [`crate::coop`]).
     #[cfg(feature = "async")]
-    pub(crate) fn cooperative(schema: Arc<Schema>) -> RowCursor {
+    pub(crate) fn cooperative(self) -> RowCursor {
         RowCursor {
             stride: crate::coop::ROWS_PER_UNIT,
-            ..RowCursor::new(schema)
+            ..self
         }
     }
 
@@ -504,6 +519,7 @@ impl RowCursor {
     /// A malformed row ends the stream.
     #[cold]
     fn malformed(&mut self, e: Error) -> Error {
+        self.trace.fail(&e);
         self.end(0);
         e
     }
@@ -522,9 +538,17 @@ impl RowCursor {
     /// Takes what the source produced; an error ends the stream.
     pub(crate) fn take(&mut self, fetched: Fetched) -> Result<()> {
         match fetched {
-            Fetched::Block(block) => self.load(block),
-            Fetched::End(affected) => self.end(affected),
+            Fetched::Block(block) => {
+                self.trace
+                    .add(block.rows as u64, block.wire.byte_len() as u64);
+                self.load(block)
+            }
+            Fetched::End(affected) => {
+                self.trace.finish(Some(affected));
+                self.end(affected)
+            }
             Fetched::Error(e) => {
+                self.trace.fail(&e);
                 self.end(0);
                 return Err(e);
             }
@@ -739,7 +763,7 @@ mod tests {
         let unit = crate::coop::ROWS_PER_UNIT;
         let rows = 2 * unit + 22;
         for (mut cursor, stops) in [
-            (RowCursor::cooperative(schema.clone()), 2),
+            (RowCursor::new(schema.clone()).cooperative(), 2),
             (RowCursor::new(schema.clone()), 0),
         ] {
             cursor

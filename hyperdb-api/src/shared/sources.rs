@@ -19,6 +19,7 @@ use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncA
 use crate::error::Result;
 use crate::params::Params;
 use crate::rows::{arrow_eligible, Schema};
+use crate::trace::StatementTrace;
 use crate::value::Value;
 use crate::{AsyncConnection, AsyncRows};
 
@@ -32,18 +33,19 @@ pub(super) fn start_batches(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, RecordBatch>>> {
     Box::pin(async move {
+        let mut trace = conn.statement_trace("query_arrow", &q.sql, q.params.len());
         if arrow_route(&q) {
-            match AsyncArrowBatches::start(conn.client(), &q.sql).await {
+            match AsyncArrowBatches::start(conn.client(), &q.sql, &mut trace).await {
                 Ok(started) => {
                     let batches = AsyncArrowBatches::resume(conn.client(), started);
                     let started: Started<'_, RecordBatch> = (batches.schema(), Box::new(batches));
                     return Ok(started);
                 }
                 Err(e) if arrow_cannot_express(&e) => {}
-                Err(e) => return Err(e),
+                Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let batches = RowBatches::start(conn, &q.sql, &q.params).await?;
+        let batches = RowBatches::start(conn, &q.sql, &q.params, trace).await?;
         let started: Started<'_, RecordBatch> =
             (batches.batcher.schema().clone(), Box::new(batches));
         Ok(started)
@@ -55,30 +57,40 @@ pub(super) fn start_ipc(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, Bytes>>> {
     Box::pin(async move {
+        let mut trace = conn.statement_trace("query_arrow_ipc", &q.sql, q.params.len());
         if arrow_route(&q) {
             // "Cannot be converted to Arrow" comes before the first chunk:
             // read it before choosing the route. The borrow of `conn` ends
-            // with this block, so the fallback below may use it again.
-            let (first, rows) = match AsyncArrowIpcChunks::new(conn.client(), &q.sql).await {
+            // with this block, so the fallback below may use it again. The
+            // statement's trace waits here until the route is chosen, and
+            // counts the first chunk itself.
+            let (first, rows) = match AsyncArrowIpcChunks::new(
+                conn.client(),
+                &q.sql,
+                StatementTrace::off(),
+            )
+            .await
+            {
                 Ok(mut chunks) => (chunks.next().await, chunks.rows()),
                 Err(e) => (Some(Err(e)), None),
             };
             match first {
                 Some(Ok(first)) => {
-                    let schema = ipc_schema(&first)?;
+                    trace.add(0, first.len() as u64);
+                    let schema = trace.check(ipc_schema(&first))?;
                     let chunks = Peeked {
                         first: Some(first),
-                        chunks: AsyncArrowIpcChunks::resume(conn.client(), rows),
+                        chunks: AsyncArrowIpcChunks::resume(conn.client(), rows, trace),
                     };
                     let started: Started<'_, Bytes> = (schema, Box::new(chunks));
                     return Ok(started);
                 }
                 Some(Err(e)) if arrow_cannot_express(&e) => {}
-                Some(Err(e)) => return Err(e),
+                Some(Err(e)) => return trace.result(Err(e), |_| None),
                 None => {}
             }
         }
-        let batches = RowBatches::start(conn, &q.sql, &q.params).await?;
+        let batches = RowBatches::start(conn, &q.sql, &q.params, trace).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
         let started: Started<'_, Bytes> = (
@@ -144,19 +156,21 @@ impl<'c> RowBatches<'c> {
         conn: &'c mut AsyncConnection,
         sql: &str,
         params: &[Value],
+        mut trace: StatementTrace,
     ) -> Result<RowBatches<'c>> {
-        let params = Params::encode(&Value::as_params(params))?;
+        let params = trace.check(Params::encode(&Value::as_params(params)))?;
         let slices = params.slices();
         let client = conn.client();
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);
         let fields = if slices.is_empty() {
-            client.query(&request).await?
+            client.query(&request).await
         } else {
-            client.query_cached(&request).await?
+            client.query_cached(&request).await
         };
-        let rows = AsyncRows::wire(client, Schema::from_fields(fields));
+        let fields = trace.check(fields.map_err(Into::into))?;
+        let rows = AsyncRows::wire(client, Schema::from_fields(fields), trace);
         let batcher = RowBatcher::new(rows.schema())?;
         Ok(RowBatches {
             rows,

@@ -2,7 +2,7 @@
 //! cancels the rest of a long result instead of reading all of it, the
 //! cancel never reaches the statement after it, and the next query
 //! answers correctly. Bytes are counted by a proxy in front of the shared
-//! server, so the assertions are counts, not times.
+//! TCP server, so the assertions are counts, not times.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
 
-use crate::common::server;
+use crate::common::tcp_server;
 
-/// A TCP proxy to the shared server that counts what the server sends.
+/// A TCP proxy to the shared TCP server that counts what the server sends.
 /// Every connection through it (cancel requests too) is forwarded.
 pub(crate) struct Proxy {
     endpoint: Endpoint,
@@ -22,8 +22,8 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     pub(crate) fn start() -> Proxy {
-        let Endpoint::Tcp { host, port } = server().endpoint().clone() else {
-            panic!("the shared server listens on TCP")
+        let Endpoint::Tcp { host, port } = tcp_server().endpoint().clone() else {
+            panic!("the shared TCP server listens on TCP")
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = Endpoint::tcp("127.0.0.1", listener.local_addr().unwrap().port());
@@ -48,7 +48,8 @@ impl Proxy {
     }
 
     pub(crate) fn options(&self) -> ConnectOptions {
-        ConnectOptions::new(self.endpoint.clone())
+        let password = tcp_server().password().expect("the TCP server's password");
+        ConnectOptions::new(self.endpoint.clone()).with_password(password)
     }
 
     pub(crate) fn received(&self) -> u64 {

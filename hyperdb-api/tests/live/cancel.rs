@@ -8,7 +8,7 @@ use hyperdb_api::{
     TableDefinition,
 };
 
-use crate::common::{cancel_soon, db_with_table, endpoints, server, temp_dir, within};
+use crate::common::{cancel_soon, db_with_table, server, temp_dir, transports, within};
 
 /// Runs for minutes unless cancelled.
 const LONG_QUERY: &str =
@@ -16,8 +16,8 @@ const LONG_QUERY: &str =
 
 #[test]
 fn cancel_from_another_thread() {
-    for ep in endpoints() {
-        let mut c = Connection::connect_with(&ConnectOptions::new(ep)).unwrap();
+    for options in transports() {
+        let mut c = Connection::connect_with(&options).unwrap();
         let handle = c.cancel_handle();
         let canceller = cancel_soon(move || handle.cancel().unwrap());
         let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
@@ -34,10 +34,8 @@ fn cancel_from_another_thread() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_from_another_task() {
-    for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
-            .await
-            .unwrap();
+    for options in transports() {
+        let mut c = AsyncConnection::connect_with(&options).await.unwrap();
         let handle = c.cancel_handle();
         let canceller = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -57,41 +55,43 @@ async fn cancel_from_another_task() {
 
 #[test]
 fn query_timeout_cancels_and_connection_survives() {
-    let ep = endpoints().remove(0);
-    let opts = ConnectOptions::new(ep).with_query_timeout(Some(Duration::from_millis(400)));
-    let mut c = Connection::connect_with(&opts).unwrap();
-    let start = Instant::now();
-    let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
-    let took = start.elapsed();
-    assert!(e.is_cancelled(), "{e:?}");
-    assert!(e.is_timeout(), "the timeout's cancel is told apart: {e:?}");
-    assert_eq!(e.sqlstate(), "HYT00");
-    assert!(
-        took >= Duration::from_millis(400),
-        "not before the timeout: {took:?}"
-    );
-    assert!(
-        took < Duration::from_millis(1400),
-        "soon after it: {took:?}"
-    );
-    assert_eq!(
-        c.query_scalar::<i32>("SELECT 1").unwrap(),
-        1,
-        "short queries still run"
-    );
+    for options in transports() {
+        let opts = options.with_query_timeout(Some(Duration::from_millis(400)));
+        let mut c = Connection::connect_with(&opts).unwrap();
+        let start = Instant::now();
+        let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
+        let took = start.elapsed();
+        assert!(e.is_cancelled(), "{e:?}");
+        assert!(e.is_timeout(), "the timeout's cancel is told apart: {e:?}");
+        assert_eq!(e.sqlstate(), "HYT00");
+        assert!(
+            took >= Duration::from_millis(400),
+            "not before the timeout: {took:?}"
+        );
+        assert!(
+            took < Duration::from_millis(1400),
+            "soon after it: {took:?}"
+        );
+        assert_eq!(
+            c.query_scalar::<i32>("SELECT 1").unwrap(),
+            1,
+            "short queries still run"
+        );
+    }
 }
 
 #[tokio::test]
 async fn async_query_timeout_cancels() {
-    let ep = endpoints().remove(0);
-    let opts = ConnectOptions::new(ep).with_query_timeout(Some(Duration::from_millis(400)));
-    let mut c = AsyncConnection::connect_with(&opts).await.unwrap();
-    let start = Instant::now();
-    let e = c.query_scalar::<i64>(LONG_QUERY).await.unwrap_err();
-    assert!(e.is_cancelled(), "{e:?}");
-    assert!(e.is_timeout(), "{e:?}");
-    assert!(start.elapsed() < Duration::from_millis(1400));
-    assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
+    for options in transports() {
+        let opts = options.with_query_timeout(Some(Duration::from_millis(400)));
+        let mut c = AsyncConnection::connect_with(&opts).await.unwrap();
+        let start = Instant::now();
+        let e = c.query_scalar::<i64>(LONG_QUERY).await.unwrap_err();
+        assert!(e.is_cancelled(), "{e:?}");
+        assert!(e.is_timeout(), "{e:?}");
+        assert!(start.elapsed() < Duration::from_millis(1400));
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
+    }
 }
 
 /// A COPY that runs past its query timeout is cancelled like any

@@ -10,35 +10,39 @@
 use std::sync::OnceLock;
 
 use hyperdb_api::{
-    AsyncConnection, Connection, CreateMode, Endpoint, HyperProcess, HyperProcessOptions, Listen,
-    TableDefinition,
+    AsyncConnection, ConnectOptions, Connection, CreateMode, HyperProcess, HyperProcessOptions,
+    Listen, TableDefinition,
 };
 
-/// The shared TCP server.
+/// The shared server with default options: a Unix socket in a private
+/// directory, no password (what `HyperProcess::start` gives).
 pub fn server() -> &'static HyperProcess {
     static SERVER: OnceLock<HyperProcess> = OnceLock::new();
-    SERVER.get_or_init(|| start(Listen::Tcp))
+    SERVER.get_or_init(|| start(HyperProcessOptions::default(), "default"))
 }
 
-/// The shared Unix-socket server.
-pub fn unix_server() -> &'static HyperProcess {
+/// The shared TCP server, which requires the password it generated.
+pub fn tcp_server() -> &'static HyperProcess {
     static SERVER: OnceLock<HyperProcess> = OnceLock::new();
-    SERVER.get_or_init(|| start(Listen::Unix))
+    SERVER.get_or_init(|| {
+        start(
+            HyperProcessOptions::default().with_listen(Listen::Tcp),
+            "TCP",
+        )
+    })
 }
 
-/// Both shared servers' endpoints, TCP first: tests that loop over this
-/// cover both transports with one body.
-pub fn endpoints() -> Vec<Endpoint> {
-    vec![
-        server().endpoint().clone(),
-        unix_server().endpoint().clone(),
-    ]
+/// Options to connect to each shared server (password included), the
+/// default first: tests that loop over this cover both transports with one
+/// body.
+pub fn transports() -> Vec<ConnectOptions> {
+    vec![server().connect_options(), tcp_server().connect_options()]
 }
 
-fn start(listen: Listen) -> HyperProcess {
-    match HyperProcess::new(HyperProcessOptions::default().with_listen(listen)) {
+fn start(options: HyperProcessOptions, which: &str) -> HyperProcess {
+    match HyperProcess::new(options) {
         Ok(server) => server,
-        Err(e) => panic!("starting the shared {listen:?} hyperd: {e}"),
+        Err(e) => panic!("starting the shared {which} hyperd: {e}"),
     }
 }
 

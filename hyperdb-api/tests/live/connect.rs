@@ -9,22 +9,26 @@ use hyperdb_api::{
     TransactionStatus,
 };
 
-use crate::common::{endpoints, server, temp_dir};
+use crate::common::{server, tcp_server, temp_dir, transports};
 
 #[test]
 fn create_modes_sync() {
-    for ep in endpoints() {
+    for options in transports() {
         let dir = temp_dir();
         let db = dir.path().join("modes.hyper");
 
-        let e = Connection::connect(&ep, &db, CreateMode::DoNotCreate).unwrap_err();
+        let e =
+            Connection::connect_with(&options.clone().with_database(&db, CreateMode::DoNotCreate))
+                .unwrap_err();
         assert!(
             e.code().is_some(),
             "missing file is a server error with SQLSTATE: {e:?}"
         );
         assert!(e.to_string().contains("modes.hyper"), "{e}");
 
-        let mut c = Connection::connect(&ep, &db, CreateMode::Create).unwrap();
+        let mut c =
+            Connection::connect_with(&options.clone().with_database(&db, CreateMode::Create))
+                .unwrap();
         c.execute_command("CREATE TABLE t (x INT)").unwrap();
         assert_eq!(
             c.execute_command("INSERT INTO t VALUES (1), (2), (3)")
@@ -33,21 +37,34 @@ fn create_modes_sync() {
         );
         c.close().unwrap();
 
-        let e = Connection::connect(&ep, &db, CreateMode::Create).unwrap_err();
+        let e = Connection::connect_with(&options.clone().with_database(&db, CreateMode::Create))
+            .unwrap_err();
         assert!(
             e.code().is_some(),
             "Create on an existing file fails: {e:?}"
         );
 
-        let mut c = Connection::connect(&ep, &db, CreateMode::CreateIfNotExists).unwrap();
+        let mut c = Connection::connect_with(
+            &options
+                .clone()
+                .with_database(&db, CreateMode::CreateIfNotExists),
+        )
+        .unwrap();
         assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 3);
         drop(c);
 
-        let mut c = Connection::connect(&ep, &db, CreateMode::DoNotCreate).unwrap();
+        let mut c =
+            Connection::connect_with(&options.clone().with_database(&db, CreateMode::DoNotCreate))
+                .unwrap();
         assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 3);
         c.close().unwrap();
 
-        let mut c = Connection::connect(&ep, &db, CreateMode::CreateAndReplace).unwrap();
+        let mut c = Connection::connect_with(
+            &options
+                .clone()
+                .with_database(&db, CreateMode::CreateAndReplace),
+        )
+        .unwrap();
         let e = c.execute_command("SELECT * FROM t").unwrap_err();
         assert_eq!(
             e.code().map(|c| c.code()),
@@ -167,15 +184,21 @@ fn transactions_commit_rollback_and_drop_sync() {
 
 #[tokio::test]
 async fn create_modes_dml_and_transactions_async() {
-    for ep in endpoints() {
+    for options in transports() {
         let dir = temp_dir();
         let db = dir.path().join("async.hyper");
-        assert!(AsyncConnection::connect(&ep, &db, CreateMode::DoNotCreate)
-            .await
-            .is_err());
-        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateAndReplace)
-            .await
-            .unwrap();
+        assert!(AsyncConnection::connect_with(
+            &options.clone().with_database(&db, CreateMode::DoNotCreate)
+        )
+        .await
+        .is_err());
+        let mut c = AsyncConnection::connect_with(
+            &options
+                .clone()
+                .with_database(&db, CreateMode::CreateAndReplace),
+        )
+        .await
+        .unwrap();
         c.execute_command("CREATE TABLE t (x INT)").await.unwrap();
         assert_eq!(
             c.execute_command("INSERT INTO t VALUES (1), (2)")
@@ -202,9 +225,13 @@ async fn create_modes_dml_and_transactions_async() {
         );
         c.close().await.unwrap();
 
-        let mut c = AsyncConnection::connect(&ep, &db, CreateMode::CreateIfNotExists)
-            .await
-            .unwrap();
+        let mut c = AsyncConnection::connect_with(
+            &options
+                .clone()
+                .with_database(&db, CreateMode::CreateIfNotExists),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             c.query_scalar::<i64>("SELECT count(*) FROM t")
                 .await
@@ -212,7 +239,7 @@ async fn create_modes_dml_and_transactions_async() {
             3
         );
         let other = dir.path().join("o.hyper");
-        AsyncConnection::connect(&ep, &other, CreateMode::Create)
+        AsyncConnection::connect_with(&options.clone().with_database(&other, CreateMode::Create))
             .await
             .unwrap()
             .close()
@@ -225,9 +252,13 @@ async fn create_modes_dml_and_transactions_async() {
 
 #[test]
 fn endpoint_round_trips_through_display() {
-    let ep = server().endpoint().clone();
-    assert!(matches!(ep, Endpoint::Tcp { .. }));
-    assert_eq!(ep.to_string().parse::<Endpoint>().unwrap(), ep);
+    let tcp = tcp_server().endpoint().clone();
+    assert!(matches!(tcp, Endpoint::Tcp { .. }));
+    let unix = server().endpoint().clone();
+    assert!(matches!(unix, Endpoint::Unix(_)));
+    for ep in [tcp, unix] {
+        assert_eq!(ep.to_string().parse::<Endpoint>().unwrap(), ep);
+    }
 }
 
 #[test]

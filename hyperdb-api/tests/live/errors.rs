@@ -7,7 +7,7 @@ use hyperdb_api::{
     AsyncConnection, ConnectOptions, Connection, CreateMode, Error, HyperProcess, SqlState,
 };
 
-use crate::common::{endpoints, server, temp_dir};
+use crate::common::{server, temp_dir, transports};
 
 fn connect() -> Connection {
     Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap()
@@ -15,8 +15,8 @@ fn connect() -> Connection {
 
 #[test]
 fn syntax_error_has_sqlstate_and_position_then_select_1_works() {
-    for ep in endpoints() {
-        let mut c = Connection::connect_with(&ConnectOptions::new(ep)).unwrap();
+    for options in transports() {
+        let mut c = Connection::connect_with(&options).unwrap();
         let e = c.execute_command("SELECT 1 FROM WHERE").unwrap_err();
         assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{e:?}");
         let db = e.db_error().unwrap();
@@ -82,10 +82,8 @@ fn dropped_half_read_stream_then_select_1_works() {
 
 #[tokio::test]
 async fn async_errors_leave_the_connection_usable() {
-    for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
-            .await
-            .unwrap();
+    for options in transports() {
+        let mut c = AsyncConnection::connect_with(&options).await.unwrap();
         let e = c.execute_command("SELECT 1 FROM WHERE").await.unwrap_err();
         assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
         assert!(e.db_error().unwrap().position.is_some());

@@ -26,15 +26,24 @@ const MODES: [TransferMode; 3] = [
     TransferMode::Adaptive,
 ];
 
-/// The shared server with a PostgreSQL-protocol and a gRPC listener.
+/// The shared server with a gRPC listener beside a TCP PostgreSQL-protocol
+/// one (no password: see `grpc_needs_a_server_without_a_password`).
 pub fn server() -> &'static HyperProcess {
     static SERVER: OnceLock<HyperProcess> = OnceLock::new();
-    SERVER.get_or_init(
-        || match HyperProcess::new(HyperProcessOptions::default().with_grpc()) {
+    SERVER.get_or_init(|| {
+        let options = HyperProcessOptions::default()
+            .with_listen(Listen::Tcp)
+            .with_grpc();
+        match HyperProcess::new(options) {
             Ok(server) => server,
             Err(e) => panic!("starting the shared gRPC hyperd: {e}"),
-        },
-    )
+        }
+    })
+}
+
+/// A PostgreSQL-protocol connection to the shared server's `path`.
+fn pg_connect(path: &std::path::Path, mode: CreateMode) -> Connection {
+    Connection::connect_with(&server().connect_options().with_database(path, mode)).unwrap()
 }
 
 fn endpoint() -> &'static str {
@@ -56,10 +65,7 @@ fn listeners_are_reported() {
     let uri = endpoint();
     assert!(uri.starts_with("http://127.0.0.1:"), "{uri}");
     // The PostgreSQL listener beside it still works.
-    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
-        server().endpoint().clone(),
-    ))
-    .unwrap();
+    let mut pg = Connection::connect_with(&server().connect_options()).unwrap();
     assert_eq!(pg.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 
     // gRPC alone, and gRPC beside a Unix socket.
@@ -83,6 +89,30 @@ fn listeners_are_reported() {
     assert!(HyperProcess::start().unwrap().grpc_endpoint().is_none());
 }
 
+/// hyperd's gRPC takes only trusted sessions: with a password on the
+/// initial user every call fails with 42501. So a TCP server with gRPC
+/// gets no generated password (the shared one works over both), and a
+/// given password leaves gRPC unusable.
+#[test]
+fn grpc_needs_a_server_without_a_password() {
+    assert_eq!(server().password(), None, "a password beside gRPC");
+    let with_password = HyperProcess::new(
+        HyperProcessOptions::default()
+            .with_grpc()
+            .with_password("pw"),
+    )
+    .unwrap();
+    let e = GrpcConnection::connect(with_password.grpc_endpoint().unwrap())
+        .and_then(|c| c.query_scalar::<i32>("SELECT 1"))
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42501", "{e:?}");
+    let detail = e.db_error().and_then(|d| d.detail.as_deref());
+    assert!(
+        detail.is_some_and(|d| d.contains("trusted authentication")),
+        "{e:?}"
+    );
+}
+
 /// Inserted over the PostgreSQL protocol with `Inserter`, read over gRPC
 /// in every mode: rows equal to what was inserted and to the
 /// PostgreSQL-protocol read, column types equal, Arrow batches equal to
@@ -91,7 +121,7 @@ fn listeners_are_reported() {
 fn every_type_round_trips() {
     let dir = temp_dir();
     let path = dir.path().join("types.hyper");
-    let mut c = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    let mut c = pg_connect(&path, CreateMode::Create);
     let table = all_types_table();
     c.execute_command(&table.create_table_sql(false).unwrap())
         .unwrap();
@@ -342,6 +372,29 @@ async fn cancel_from_another_task() {
     assert_eq!(c.query_scalar::<i32>("SELECT 1").await.unwrap(), 1);
 }
 
+/// A query timeout ends a query that runs past it with a timeout error,
+/// in every mode, and the connection runs the next query. (A link that
+/// stops answering: `faults::matrix`, through the fault proxy.)
+#[test]
+fn query_timeout_ends_a_long_query_in_every_mode() {
+    for mode in MODES {
+        let config = hyperdb_api::GrpcConfig::new(endpoint())
+            .unwrap()
+            .with_query_timeout(Some(Duration::from_millis(300)));
+        let options = GrpcConnectOptions::new(config).with_transfer_mode(mode);
+        let c = GrpcConnection::connect_with(&options).unwrap();
+        let start = Instant::now();
+        let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
+        let took = start.elapsed();
+        assert!(e.is_timeout(), "{mode:?}: {e:?}");
+        assert_eq!(e.sqlstate(), "HYT00", "{mode:?}");
+        assert!(e.to_string().contains("300ms"), "{mode:?}: {e}");
+        assert!(took >= Duration::from_millis(300), "{mode:?}: {took:?}");
+        assert!(took < Duration::from_secs(10), "{mode:?}: {took:?}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1, "{mode:?}");
+    }
+}
+
 /// A result dropped half-read leaves the connection usable.
 #[test]
 fn dropping_a_result_early_is_fine() {
@@ -356,10 +409,7 @@ fn dropping_a_result_early_is_fine() {
 
 #[test]
 fn errors_carry_sqlstate_and_server_message() {
-    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
-        server().endpoint().clone(),
-    ))
-    .unwrap();
+    let mut pg = Connection::connect_with(&server().connect_options()).unwrap();
     let pg_err = pg.execute_query("SELEC 1").unwrap_err();
     for mode in MODES {
         let c = connect(mode);
@@ -433,10 +483,7 @@ fn parameters_settings_and_row_limits() {
     assert_eq!(got.3, Date::from_ymd(2024, 3, 1).unwrap());
     assert_eq!((got.4, got.5, got.6, got.7), (ts, iv, None, false));
     // The same parameters over the PostgreSQL protocol give the same row.
-    let mut pg = Connection::connect_with(&hyperdb_api::ConnectOptions::new(
-        server().endpoint().clone(),
-    ))
-    .unwrap();
+    let mut pg = Connection::connect_with(&server().connect_options()).unwrap();
     let pg_row = pg
         .execute_query_params(sql, &params)
         .unwrap()
@@ -466,7 +513,7 @@ fn parameters_settings_and_row_limits() {
 fn attached_databases_by_alias() {
     let dir = temp_dir();
     let path = dir.path().join("other.hyper");
-    let mut pg = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    let mut pg = pg_connect(&path, CreateMode::Create);
     pg.execute_command("CREATE TABLE t AS SELECT 5 AS v")
         .unwrap();
     pg.close().unwrap();

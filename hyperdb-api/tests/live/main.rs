@@ -13,9 +13,14 @@ mod cancel;
 mod catalog;
 mod common;
 mod connect;
+mod csv_stream;
 #[cfg(feature = "derive")]
 mod derive;
 mod errors;
+#[path = "../../test_support/fault_proxy.rs"]
+mod fault_proxy;
+mod faults;
+mod files;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod insert;
@@ -28,8 +33,12 @@ mod pool;
 mod prepared;
 mod prepared_cache;
 mod process;
+mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
+#[cfg(feature = "tls")]
+mod tls;
+mod tracing;

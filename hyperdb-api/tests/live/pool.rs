@@ -13,6 +13,10 @@ use hyperdb_api::{
 
 use crate::common::{server, temp_dir};
 
+/// The password of the TCP servers the restart test starts, so that the
+/// pools' options fit the first and the second alike.
+const PASSWORD: &str = "pool-restart-test";
+
 fn options(dir: &tempfile::TempDir, endpoint: Endpoint) -> ConnectOptions {
     ConnectOptions::new(endpoint)
         .with_database(dir.path().join("pool.hyper"), CreateMode::CreateIfNotExists)
@@ -171,8 +175,12 @@ fn forwarder(target: Arc<Mutex<SocketAddr>>) -> SocketAddr {
 }
 
 fn tcp_hyperd() -> (HyperProcess, SocketAddr) {
-    let server =
-        HyperProcess::new(HyperProcessOptions::default().with_listen(Listen::Tcp)).unwrap();
+    let server = HyperProcess::new(
+        HyperProcessOptions::default()
+            .with_listen(Listen::Tcp)
+            .with_password(PASSWORD),
+    )
+    .unwrap();
     let addr = match server.endpoint() {
         Endpoint::Tcp { host, port } => format!("{host}:{port}").parse().unwrap(),
         other => panic!("not TCP: {other:?}"),
@@ -194,7 +202,7 @@ fn pools_hand_out_working_connections_after_hyperd_restarts() {
     let front = forwarder(target.clone());
     let endpoint = Endpoint::tcp("127.0.0.1", front.port());
     let pool = Pool::new(
-        options(&dir, endpoint.clone()),
+        options(&dir, endpoint.clone()).with_password(PASSWORD),
         PoolOptions::default().with_max_size(2),
     )
     .unwrap();
@@ -205,7 +213,7 @@ fn pools_hand_out_working_connections_after_hyperd_restarts() {
     let async_pool = rt
         .block_on(async {
             AsyncPool::new(
-                options(&dir, endpoint),
+                options(&dir, endpoint).with_password(PASSWORD),
                 PoolOptions::default().with_max_size(2),
             )
         })

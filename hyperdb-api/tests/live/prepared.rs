@@ -6,7 +6,7 @@ use std::time::Duration;
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error, Statement};
 
-use crate::common::{connect, connect_async, server, temp_dir, within};
+use crate::common::{connect, connect_async, server, tcp_server, temp_dir, within};
 
 fn people(c: &mut Connection) {
     c.execute_command("CREATE TABLE people (id INT NOT NULL, name TEXT)")
@@ -233,11 +233,12 @@ fn kill(pid: u32) {
 fn a_connection_string_connects() {
     let dir = temp_dir();
     let path = dir.path().join("from string.hyper");
-    let hyperdb_api::Endpoint::Tcp { host, port } = server().endpoint() else {
-        panic!("the shared server listens on TCP")
+    let hyperdb_api::Endpoint::Tcp { host, port } = tcp_server().endpoint() else {
+        panic!("the shared TCP server listens on TCP")
     };
+    let password = tcp_server().password().unwrap();
     let url = format!(
-        "hyper://{}@{host}:{port}{}?create_mode=create_if_not_exists&query_timeout=30s\
+        "hyper://{}:{password}@{host}:{port}{}?create_mode=create_if_not_exists&query_timeout=30s\
          &statement_cache_capacity=8&set.lc_time=C",
         hyperdb_api::Config::DEFAULT_USER,
         path.to_str().unwrap().replace(' ', "%20")
@@ -249,11 +250,7 @@ fn a_connection_string_connects() {
     c.close().unwrap();
     assert!(path.exists());
     // Unix socket, by `host=`.
-    let unix = crate::common::unix_server()
-        .endpoint()
-        .unix_path()
-        .unwrap()
-        .to_owned();
+    let unix = server().endpoint().unix_path().unwrap().to_owned();
     let url = format!(
         "hyper://{}?host={}",
         path.to_str().unwrap().replace(' ', "%20"),
@@ -264,7 +261,8 @@ fn a_connection_string_connects() {
     assert_eq!(n, 1);
     // Well-formed but wrong: the server's error.
     let url = format!(
-        "hyper://{host}:{port}/{}/missing.hyper",
+        "hyper://{}:{password}@{host}:{port}/{}/missing.hyper",
+        hyperdb_api::Config::DEFAULT_USER,
         dir.path().display()
     );
     let e = Connection::connect_with(&url.parse().unwrap()).unwrap_err();
@@ -298,7 +296,9 @@ fn connections_to_hyperd_have_keepalive_on() {
     // Idle times no other test uses pick out our sockets.
     let sync_idle = Duration::from_secs(77);
     let c = Connection::connect_with(
-        &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(sync_idle)),
+        &tcp_server()
+            .connect_options()
+            .with_keepalive(Some(sync_idle)),
     )
     .unwrap();
     assert_eq!(
@@ -312,7 +312,9 @@ fn connections_to_hyperd_have_keepalive_on() {
     let async_idle = Duration::from_secs(78);
     let a = rt
         .block_on(AsyncConnection::connect_with(
-            &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(async_idle)),
+            &tcp_server()
+                .connect_options()
+                .with_keepalive(Some(async_idle)),
         ))
         .unwrap();
     assert_eq!(
@@ -322,7 +324,7 @@ fn connections_to_hyperd_have_keepalive_on() {
     drop(a);
     drop(c);
     // The default, read back from the options every connection uses.
-    let default = ConnectOptions::new(server().endpoint().clone());
+    let default = tcp_server().connect_options();
     assert_eq!(
         default.config().socket_options().keepalive,
         Some(Duration::from_secs(60))
@@ -373,10 +375,15 @@ async fn async_statements_are_send_and_static() {
 fn create_modes_in_strings_reach_the_server() {
     let dir = temp_dir();
     let path = dir.path().join("cm.hyper");
-    let hyperdb_api::Endpoint::Tcp { host, port } = server().endpoint() else {
+    let hyperdb_api::Endpoint::Tcp { host, port } = tcp_server().endpoint() else {
         panic!("TCP")
     };
-    let url = format!("hyper://{host}:{port}{}?create_mode=create", path.display());
+    let password = tcp_server().password().unwrap();
+    let url = format!(
+        "hyper://{}:{password}@{host}:{port}{}?create_mode=create",
+        hyperdb_api::Config::DEFAULT_USER,
+        path.display()
+    );
     Connection::connect_with(&url.parse().unwrap())
         .unwrap()
         .close()

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint};
 
-use crate::common::{server, temp_dir};
+use crate::common::{tcp_server, temp_dir};
 
 /// Forwards TCP connections to the shared hyperd and records the tag of
 /// every message clients send.
@@ -19,7 +19,7 @@ struct Proxy {
 
 impl Proxy {
     fn start() -> Proxy {
-        let Endpoint::Tcp { host, port } = server().endpoint().clone() else {
+        let Endpoint::Tcp { host, port } = tcp_server().endpoint().clone() else {
             panic!("the shared server listens on TCP")
         };
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -84,6 +84,7 @@ impl Proxy {
 
     fn options(&self, dir: &tempfile::TempDir, file: &str) -> ConnectOptions {
         ConnectOptions::new(self.endpoint.clone())
+            .with_password(tcp_server().password().unwrap())
             .with_database(dir.path().join(file), CreateMode::CreateIfNotExists)
     }
 }
@@ -198,10 +199,10 @@ fn a_table_changed_by_another_session_is_prepared_again_transparently() {
     let mut c = Connection::connect_with(&proxy.options(&dir, "other.hyper")).unwrap();
     table(&mut c);
     assert_eq!(lookup(&mut c, 1), vec!["a"]);
-    let mut other = Connection::connect(
-        server().endpoint(),
-        dir.path().join("other.hyper"),
-        CreateMode::DoNotCreate,
+    let mut other = Connection::connect_with(
+        &tcp_server()
+            .connect_options()
+            .with_database(dir.path().join("other.hyper"), CreateMode::DoNotCreate),
     )
     .unwrap();
     // Dropped and made again, same shape: hyperd answers 40001 once.

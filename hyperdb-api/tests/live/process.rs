@@ -4,13 +4,18 @@
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hyperdb_api::{Endpoint, Error, HyperProcess, HyperProcessOptions, Listen};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{
+    Config, ConnectOptions, Connection, CreateMode, Endpoint, Error, ErrorKind, HyperProcess,
+    HyperProcessOptions, Inserter, Listen, TableDefinition,
+};
+use hyperdb_api_core::client::Client;
 
 use crate::common;
 
@@ -20,7 +25,7 @@ const GONE_WITHIN: Duration = Duration::from_secs(5);
 
 /// Whether `pid` is a live process. A zombie counts as gone: after its parent
 /// dies, hyperd is reaped by whatever init the machine has, maybe never.
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rsplit_once(')')
@@ -64,7 +69,7 @@ fn start_error(options: HyperProcessOptions) -> Error {
 
 #[test]
 fn tcp_server_reports_its_real_port() {
-    let server = common::server();
+    let server = common::tcp_server();
     let Endpoint::Tcp { host, port } = server.endpoint() else {
         panic!("expected TCP, got {:?}", server.endpoint());
     };
@@ -81,13 +86,17 @@ fn tcp_server_reports_its_real_port() {
     assert!(server.log_dir().join("hyperd.log").is_file());
 }
 
+/// Issue 18, defect 5: the default server must not be open to every local
+/// account. It listens on a Unix socket in a directory only this user can
+/// enter, and needs no password, so connecting with the endpoint alone
+/// works for the owner.
 #[test]
-fn unix_server_socket_is_in_a_private_directory() {
-    let server = common::unix_server();
+fn default_server_is_a_unix_socket_in_a_directory_only_we_can_enter() {
+    let server = common::server();
     let path = server
         .endpoint()
         .unix_path()
-        .expect("a Unix endpoint")
+        .unwrap_or_else(|| panic!("the default is a Unix socket, got {}", server.endpoint()))
         .to_path_buf();
     let meta = fs::metadata(&path).expect("socket exists at the reported path");
     assert!(
@@ -96,18 +105,102 @@ fn unix_server_socket_is_in_a_private_directory() {
         path.display()
     );
     let dir = path.parent().expect("socket has a directory");
-    let mode = fs::metadata(dir)
-        .expect("socket directory")
-        .permissions()
-        .mode()
-        & 0o777;
+    let dir_meta = fs::symlink_metadata(dir).expect("socket directory");
+    assert!(dir_meta.is_dir(), "{} is not a directory", dir.display());
+    let mode = dir_meta.permissions().mode() & 0o7777;
     assert_eq!(
         mode,
         0o700,
         "socket directory {} has mode {mode:o}",
         dir.display()
     );
+    // Owned by us: whatever we create is owned by our effective uid.
+    let ours = common::temp_dir();
+    let our_uid = fs::metadata(ours.path()).expect("our directory").uid();
+    assert_eq!(dir_meta.uid(), our_uid, "{} is not ours", dir.display());
+    assert_eq!(server.password(), None, "no password on the private socket");
     UnixStream::connect(&path).expect("hyperd accepts connections on the socket");
+
+    // The owner connects with the endpoint alone: DDL, inserts, queries.
+    let db = ours.path().join("default.hyper");
+    let mut c = Connection::connect(server.endpoint(), &db, CreateMode::Create).expect("connect");
+    let table = TableDefinition::new("t")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("s", SqlType::Text);
+    c.catalog().create_table(&table).expect("create table");
+    let mut ins = Inserter::new(&mut c, &table).expect("inserter");
+    for id in 0..1000i32 {
+        ins.add_row(&[&id, &Some(format!("v{id}"))]).expect("row");
+    }
+    assert_eq!(ins.execute().expect("insert"), 1000);
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT sum(id) FROM t")
+            .expect("query"),
+        999 * 1000 / 2
+    );
+    assert_eq!(
+        c.query_scalar::<String>("SELECT s FROM t WHERE id = 7")
+            .expect("query"),
+        "v7"
+    );
+    c.close().expect("close");
+}
+
+/// TCP is one option away, and still not open to every local account: a
+/// TCP server without a given password gets a generated one, refuses
+/// connections without it (or with another), and the configs the handle
+/// hands out carry it.
+#[test]
+fn tcp_server_refuses_connections_without_its_generated_password() {
+    let server = common::tcp_server();
+    let endpoint = server.endpoint().clone();
+    assert!(matches!(endpoint, Endpoint::Tcp { .. }), "{endpoint}");
+    let password = server
+        .password()
+        .expect("a TCP server without a given password gets one");
+    assert!(password.len() >= 32, "a short password: {}", password.len());
+    assert!(
+        !format!("{server:?}").contains(password),
+        "Debug shows the password"
+    );
+
+    let e = Connection::connect_with(&ConnectOptions::new(endpoint.clone())).unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::Auth), "{e:?}");
+    assert!(e.to_string().contains("password"), "{e}");
+    let e = Connection::connect_with(&ConnectOptions::new(endpoint.clone()).with_password("guess"))
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42501", "a wrong password: {e:?}");
+    let e = Client::connect(&Config::new(endpoint.clone())).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Auth, "{e:?}");
+
+    let mut c = Connection::connect_with(&server.connect_options()).expect("connect_options");
+    assert_eq!(c.query_scalar::<i32>("SELECT 5").expect("query"), 5);
+    let mut c =
+        Connection::connect_with(&ConnectOptions::new(endpoint.clone()).with_password(password))
+            .expect("the password, handed over");
+    assert_eq!(c.query_scalar::<i32>("SELECT 6").expect("query"), 6);
+    let mut client = Client::connect(&server.config()).expect("config");
+    assert_eq!(client.execute("SELECT 7").expect("query"), 1);
+}
+
+/// A password given for TCP is the one required, not replaced by a
+/// generated one; a given password protects the Unix socket too.
+#[test]
+fn given_password_is_required_on_either_listener() {
+    for listen in [Listen::Tcp, Listen::Unix] {
+        let server = start(
+            HyperProcessOptions::default()
+                .with_listen(listen)
+                .with_password("given pw"),
+        );
+        assert_eq!(server.password(), Some("given pw"));
+        let e =
+            Connection::connect_with(&ConnectOptions::new(server.endpoint().clone())).unwrap_err();
+        assert_eq!(e.kind(), Some(ErrorKind::Auth), "{listen:?}: {e:?}");
+        let mut c = Connection::connect_with(&server.connect_options())
+            .unwrap_or_else(|e| panic!("{listen:?}: {e}"));
+        assert_eq!(c.query_scalar::<i32>("SELECT 8").expect("query"), 8);
+    }
 }
 
 #[test]
@@ -123,7 +216,7 @@ fn shutdown_stops_hyperd() {
 
 #[test]
 fn drop_stops_hyperd_and_removes_the_socket_directory() {
-    let server = start(HyperProcessOptions::default().with_listen(Listen::Unix));
+    let server = start(HyperProcessOptions::default());
     let pid = server.pid();
     let dir = server
         .endpoint()

@@ -1,9 +1,9 @@
 //! Streaming ten million rows with bounded client memory, sync and async,
 //! over TCP and Unix sockets.
 
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection};
+use hyperdb_api::{AsyncConnection, Connection};
 
-use crate::common::{endpoints, RssGrowth};
+use crate::common::{server, transports, RssGrowth};
 
 const N: i64 = 10_000_000;
 const QUERY: &str = "SELECT i, i * 2 AS j FROM generate_series(1, 10000000) g(i)";
@@ -52,8 +52,8 @@ impl Tally {
 
 #[test]
 fn ten_million_rows_sync() {
-    for ep in endpoints() {
-        let mut c = Connection::connect_with(&ConnectOptions::new(ep)).unwrap();
+    for options in transports() {
+        let mut c = Connection::connect_with(&options).unwrap();
         let mut t = Tally::new();
         let mut rows = c.execute_query(QUERY).unwrap();
         assert_eq!(rows.schema().len(), 2);
@@ -67,10 +67,8 @@ fn ten_million_rows_sync() {
 
 #[tokio::test]
 async fn ten_million_rows_async() {
-    for ep in endpoints() {
-        let mut c = AsyncConnection::connect_with(&ConnectOptions::new(ep))
-            .await
-            .unwrap();
+    for options in transports() {
+        let mut c = AsyncConnection::connect_with(&options).await.unwrap();
         let mut t = Tally::new();
         let mut rows = c.execute_query(QUERY).await.unwrap();
         while let Some(row) = rows.next().await {
@@ -97,7 +95,7 @@ fn check_held(rows: &[hyperdb_api::Row]) -> i64 {
 
 #[test]
 fn lent_and_held_rows_on_both_paths() {
-    let mut c = Connection::connect_with(&ConnectOptions::new(endpoints().remove(0))).unwrap();
+    let mut c = Connection::connect_with(&server().connect_options()).unwrap();
     fn run(c: &mut Connection, arrow: bool) -> hyperdb_api::Rows<'_> {
         if arrow {
             c.execute_query(HELD).unwrap()
@@ -125,7 +123,7 @@ fn lent_and_held_rows_on_both_paths() {
 
 #[tokio::test]
 async fn lent_and_held_rows_on_both_paths_async() {
-    let options = ConnectOptions::new(endpoints().remove(0));
+    let options = server().connect_options();
     let mut c = AsyncConnection::connect_with(&options).await.unwrap();
     for arrow in [true, false] {
         let mut rows = if arrow {
