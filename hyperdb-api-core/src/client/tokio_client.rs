@@ -89,6 +89,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             };
             match res {
                 Some(Ok(())) => {
+                    self.state.after_write();
                     // After the write: a yield here leaves nothing unsent.
                     self.budget.charge(queued).await;
                     return Ok(());

@@ -13,6 +13,7 @@ pub mod auth;
 pub mod backend;
 pub mod frontend;
 pub mod ops;
+mod result_stream;
 mod session;
 mod statements;
 
