@@ -13,6 +13,7 @@ mod fake_catalog;
 #[path = "../test_support/fake_hyperd.rs"]
 mod fake_hyperd;
 
+use std::future::Future;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -363,4 +364,34 @@ async fn a_dropped_async_result_is_cancelled_and_ended_before_the_next_request_g
         .unwrap()
         .unwrap();
     assert_cancelled_before_anything_else_was_sent(&log);
+}
+
+/// Dropped before its rows were even described (the future dropped at
+/// its first wait, a `timeout` that fires early): the next request reads
+/// up to the description, then cancels as for any dropped result. Before,
+/// such a query was read to its end whatever it was.
+#[tokio::test]
+async fn a_query_dropped_before_its_description_is_cancelled_too() {
+    let (listener, endpoint) = loopback();
+    let server = streaming_server(listener);
+    let mut c = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
+        .await
+        .unwrap();
+    {
+        let mut query = std::pin::pin!(c.execute_query_params("SELECT i", &[]));
+        let polled =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(query.as_mut().poll(cx).is_pending()))
+                .await;
+        assert!(polled, "the query's reply came within its first poll");
+    }
+    assert_eq!(c.execute_command("SELECT 1").await.unwrap(), 0);
+    c.close().await.unwrap();
+    let log = tokio::task::spawn_blocking(move || server.join().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(log.cancelled, "not cancelled: {log:?}");
+    assert!(log.rows_sent < CANCELLED_CAP, "{log:?}");
+    assert!(!log.sent_early, "{log:?}");
+    assert_eq!(log.queries, ["SELECT 1"]);
 }

@@ -40,11 +40,11 @@ pub use tokio_socket::AsyncSocket;
 /// How much of an abandoned result's rest is read and discarded before its
 /// statement is cancelled (`end_abandoned_stream` in `requests.rs`).
 /// Measured on the next query after a dropped result (DEVELOPMENT.md,
-/// "Dropped results"): a cancel costs a connection and ~0.4 ms more than
-/// reading a small rest (10K rows: 0.46 ms instead of 0.80), while reading
-/// on costs ~1 ms per MB; 64 KiB kept the small rests' figure and changed
-/// nothing measurable for 50M rows (1.3 ms either way); 256 KiB added ~4 ms
-/// there.
+/// "Cooperative yielding and dropped results"): a cancel costs a
+/// connection and ~0.4 ms more than reading a short rest (10K rows: 0.46
+/// ms instead of 0.80), while reading on costs ~1-2 ms per MB; 64 KiB kept
+/// the short rests' figure and changed nothing measurable for 50M rows;
+/// 256 KiB added ~4 ms there.
 pub(crate) const ABANDONED_DRAIN_BYTES: usize = 64 << 10;
 
 /// The TLS a connection negotiated (see `Client::tls_info`); the values

@@ -56,7 +56,7 @@ macro_rules! request_methods {
             self.state.session.check_usable()?;
             if self.state.session.outstanding() > 0 {
                 self.state.deadline = self.state.query_timeout.map(Deadline::query);
-                if self.state.session.stream_cancellable() {
+                if self.state.session.stream_endable() {
                     self.end_abandoned_stream() $($aw)* ?;
                 }
             }
@@ -77,17 +77,31 @@ macro_rules! request_methods {
         /// [`ABANDONED_DRAIN_BYTES`](crate::client::ABANDONED_DRAIN_BYTES),
         /// and if it goes on past that the statement is cancelled, so only
         /// what was in flight is read rather than the whole rest (issue 18:
-        /// 50M dropped rows cost the next query ~3-5 s; DEVELOPMENT.md has
-        /// the figures). Nothing queued is sent until the stream's
-        /// `ReadyForQuery` is read, and the cancel only goes out while
-        /// nothing was sent behind the stream (`stream_cancellable`), so it
-        /// can reach that statement or, once it has ended, none: never the
-        /// next one.
+        /// 50M dropped rows cost the next query 0.5-5 s; DEVELOPMENT.md has
+        /// the figures). A query not yet described is read until it is: a
+        /// command (`NoData`) is then drained, never cancelled.
+        ///
+        /// The cancel names the session, not the statement, so it must not
+        /// be able to reach another one: it goes out only once the
+        /// stream's request went out whole (sent here first if a dropped
+        /// flush left a part, unless a request is queued behind it: then
+        /// the rest is read as before) and while nothing was sent behind
+        /// it, and nothing queued is sent until the stream's
+        /// `ReadyForQuery` is read.
         $($async_kw)? fn end_abandoned_stream(&mut self) -> Result<()> {
+            if !self.state.session.stream_request_out() {
+                if self.state.session.stream_queued_behind() {
+                    return Ok(());
+                }
+                self.flush() $($aw)* ?;
+            }
             let mut read = 0usize;
             let mut cancelled = false;
             while !self.drain_received() {
-                if !cancelled && read >= crate::client::ABANDONED_DRAIN_BYTES {
+                if !cancelled
+                    && read >= crate::client::ABANDONED_DRAIN_BYTES
+                    && self.state.session.stream_cancellable()
+                {
                     self.cancel_running() $($aw)*;
                     cancelled = true;
                 }

@@ -79,4 +79,10 @@ impl DriverState {
             d.renew_grace();
         }
     }
+
+    /// When a flush has sent everything queued: [`Session::note_sent`].
+    #[inline]
+    pub(crate) fn after_write(&mut self) {
+        self.session.note_sent();
+    }
 }

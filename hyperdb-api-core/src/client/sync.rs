@@ -76,6 +76,9 @@ impl<T: Transport> Client<T> {
         let res = self.write_timed(&buf);
         buf.clear();
         *self.state.session.write_buf() = buf;
+        if res.is_ok() {
+            self.state.after_write();
+        }
         res
     }
 

@@ -100,6 +100,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
             match res {
                 Some(Ok(())) => {
                     self.state.bytes_sent += queued as u64;
+                    self.state.after_write();
                     // After the write: a yield here leaves nothing unsent.
                     self.budget.charge(queued).await;
                     return Ok(());

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod backend;
 pub mod frontend;
 pub mod ops;
+mod result_stream;
 mod session;
 pub mod ssl;
 mod statements;

@@ -10,6 +10,7 @@ use bytes::{Buf, BufMut, BytesMut};
 
 use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::backend::{self, Message, TransactionStatus};
+use crate::protocol::result_stream::ResultStream;
 use crate::protocol::statements::Statements;
 use crate::protocol::Limits;
 
@@ -91,12 +92,8 @@ pub struct Session {
     /// A COPY OUT is being read: large `CopyData` payloads are received
     /// aligned (see [`Session::prepare_read`]).
     copy_out: bool,
-    /// A result the caller reads piece by piece (rows, or a COPY OUT) is
-    /// being received and its statement has not completed.
-    stream_open: bool,
-    /// Bytes went out after that result's request: a cancel could then
-    /// reach a statement sent behind it.
-    sent_behind: bool,
+    /// The result stream owed first, for ending an abandoned one early.
+    stream: ResultStream,
     statements: Statements,
 }
 
@@ -134,8 +131,7 @@ impl Session {
             backend_key: None,
             notices: notices.unwrap_or_else(default_notice_handler),
             copy_out: false,
-            stream_open: false,
-            sent_behind: false,
+            stream: ResultStream::default(),
             statements: Statements::new(0),
         }
     }
@@ -235,6 +231,7 @@ impl Session {
 
     /// Records that a request expecting one `ReadyForQuery` was queued.
     pub fn expect_ready(&mut self) {
+        self.stream.request_queued();
         self.outstanding += 1;
     }
 
@@ -244,20 +241,44 @@ impl Session {
         self.outstanding
     }
 
-    /// The reply being read is a result handed to the caller piece by
-    /// piece (`QueryStart`'s rows, `CopyOut`'s chunks), until its statement
-    /// completes. See [`Session::stream_cancellable`].
-    pub(crate) fn open_stream(&mut self) {
-        self.stream_open = true;
-        self.sent_behind = false;
+    /// The request just queued returns a result stream handed to the
+    /// caller piece by piece: rows of a bound statement or a COPY OUT
+    /// (`described`), or a query's rows if its description says so. See
+    /// [`Session::stream_cancellable`].
+    pub(crate) fn expect_stream(&mut self, described: bool) {
+        self.stream.queued(described);
     }
 
     /// Drivers call this before they send what is queued.
     #[inline]
     pub fn note_send(&mut self) {
-        if self.stream_open && !self.write.is_empty() {
-            self.sent_behind = true;
-        }
+        self.stream.flush_started();
+    }
+
+    /// Drivers call this once everything queued went out.
+    #[inline]
+    pub fn note_sent(&mut self) {
+        self.stream.flushed();
+    }
+
+    /// Whether the first owed reply is a result stream, or a query that
+    /// may turn out to be one, with nothing sent behind its request: a
+    /// driver may end it early (`end_abandoned_stream`), reading it until
+    /// [`stream_cancellable`](Self::stream_cancellable) says so.
+    pub fn stream_endable(&self) -> bool {
+        self.stream.endable()
+    }
+
+    /// Whether that stream's request went out whole.
+    pub fn stream_request_out(&self) -> bool {
+        self.stream.request_out()
+    }
+
+    /// Whether a request was queued behind that stream: while
+    /// [`stream_endable`](Self::stream_endable), it has not gone out, and
+    /// nothing may go out before the stream's `ReadyForQuery` is read.
+    pub fn stream_queued_behind(&self) -> bool {
+        self.stream.queued_behind()
     }
 
     /// Whether the reply being read is a result stream whose statement
@@ -266,7 +287,7 @@ impl Session {
     /// that statement, or nothing once it has ended. What a driver does
     /// with an abandoned result (`begin`).
     pub fn stream_cancellable(&self) -> bool {
-        self.stream_open && !self.sent_behind
+        self.stream.cancellable()
     }
 
     /// Startup finished; from now on errors wait for `ReadyForQuery`.
@@ -392,11 +413,11 @@ impl Session {
                     }
                     // Keep the first error; later ones are consequences.
                     self.pending_error.get_or_insert(e);
-                    self.stream_open = false;
+                    self.stream.ended();
                 }
                 Message::ReadyForQuery(status) => {
                     self.copy_out = false;
-                    self.stream_open = false;
+                    self.stream.ended();
                     self.tx_status = status;
                     self.outstanding = self.outstanding.saturating_sub(1);
                     if let Some(e) = self.pending_error.take() {
@@ -410,9 +431,14 @@ impl Session {
                     return Ok(Some(msg));
                 }
                 Message::CommandComplete(tag) => {
-                    self.stream_open = false;
+                    self.stream.ended();
                     self.statements.note_command(&tag);
                     return Ok(Some(Message::CommandComplete(tag)));
+                }
+                Message::RowDescription(_) | Message::NoData => {
+                    self.stream
+                        .described(matches!(msg, Message::RowDescription(_)));
+                    return Ok(Some(msg));
                 }
                 other => return Ok(Some(other)),
             }

@@ -29,6 +29,7 @@ impl CopyOut {
     pub fn send(session: &mut Session, copy_sql: &str) -> Result<CopyOut> {
         frontend::query(session.write_buf(), copy_sql)?;
         session.expect_ready();
+        session.expect_stream(true);
         Ok(CopyOut::default())
     }
 }
@@ -37,13 +38,10 @@ impl Operation for CopyOut {
     type Output = CopyOutEvent;
 
     #[inline]
-    fn on_message(&mut self, session: &mut Session, msg: Message) -> Result<Option<CopyOutEvent>> {
+    fn on_message(&mut self, _: &mut Session, msg: Message) -> Result<Option<CopyOutEvent>> {
         match msg {
             Message::CopyData(data) => Ok(Some(CopyOutEvent::Data(data))),
-            Message::CopyOutResponse(r) => {
-                session.open_stream();
-                Ok(Some(CopyOutEvent::Started(r)))
-            }
+            Message::CopyOutResponse(r) => Ok(Some(CopyOutEvent::Started(r))),
             Message::CopyDone => Ok(None),
             Message::CommandComplete(tag) => {
                 self.rows = affected_rows(&tag);

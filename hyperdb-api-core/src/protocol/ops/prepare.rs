@@ -94,6 +94,7 @@ impl BoundStart {
         }
         frontend::sync(buf);
         session.expect_ready();
+        session.expect_stream(columns.is_some());
         Ok(BoundStart { columns })
     }
 }
@@ -106,9 +107,6 @@ impl Operation for BoundStart {
             Message::CloseComplete => Ok(None),
             Message::BindComplete => {
                 session.expect_row_fields(self.columns);
-                if self.columns.is_some() {
-                    session.open_stream();
-                }
                 Ok(Some(()))
             }
             other => Err(unexpected("bound statement", &other)),

@@ -73,6 +73,7 @@ impl QueryStart {
         }
         frontend::sync(buf);
         session.expect_ready();
+        session.expect_stream(false);
         Ok(QueryStart::default())
     }
 
@@ -116,7 +117,6 @@ impl Operation for QueryStart {
             Message::BindComplete | Message::CloseComplete => Ok(None),
             Message::RowDescription(fields) => {
                 session.expect_row_fields(Some(fields.len()));
-                session.open_stream();
                 Ok(Some(fields))
             }
             Message::NoData => {
