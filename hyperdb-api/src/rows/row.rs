@@ -651,7 +651,7 @@ pub(crate) use read_typed_rows;
 macro_rules! refill_cursor {
     ($cursor:expr, pause: $pause:expr, $fetch:expr) => {{
         if $cursor.resume() {
-            $pause;
+            let () = $pause;
             Ok(true)
         } else if $cursor.ended().is_some() {
             Ok(false)
