@@ -20,7 +20,6 @@
 pub(crate) const ROWS_PER_UNIT: usize = 64;
 
 /// Spends one unit of the task's budget; yields when it is used up.
-#[cfg(feature = "async")]
 #[inline]
 pub(crate) async fn pause() {
     tokio::task::coop::consume_budget().await;

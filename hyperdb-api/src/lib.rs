@@ -167,6 +167,7 @@ mod async_connection;
 mod catalog;
 mod conn_string;
 mod connection;
+#[cfg(feature = "async")]
 mod coop;
 pub mod error;
 pub mod escape;

@@ -269,7 +269,7 @@ impl AsyncGrpcRows {
     /// Fetches the next batch once the one at hand ran out; `false` once
     /// the stream has ended.
     async fn refill(&mut self) -> Result<bool> {
-        refill_cursor!(self.cursor, pause: (), {
+        refill_cursor!(self.cursor, {
             let step = self.batches.next().await;
             fetched_from_arrow(self.cursor.schema(), step, || self.batches.row_count())
         })

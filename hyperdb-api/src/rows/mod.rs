@@ -112,7 +112,7 @@ impl<'c> Rows<'c> {
     /// the stream has ended.
     #[inline(never)]
     fn refill(&mut self) -> Result<bool> {
-        refill_cursor!(self.cursor, pause: (), {
+        refill_cursor!(self.cursor, {
             let schema = self.cursor.schema();
             match &mut self.source {
                 RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),

@@ -645,22 +645,34 @@ macro_rules! read_typed_rows {
 pub(crate) use read_typed_rows;
 
 /// The body of every row stream's `refill`: at a stop of a cooperative
-/// cursor `$pause` (spending task budget; `()` for the others), else the
-/// next block from `$fetch` (a [`Fetched`]; it may `.await`) into
-/// `$cursor`; `Ok(false)` once the stream has ended.
+/// cursor `$pause` (spending task budget; only the async streams' cursors
+/// stop within a block), else the next block from `$fetch` (a [`Fetched`];
+/// it may `.await`) into `$cursor`; `Ok(false)` once the stream has ended.
 macro_rules! refill_cursor {
     ($cursor:expr, pause: $pause:expr, $fetch:expr) => {{
         if $cursor.resume() {
             let () = $pause;
             Ok(true)
-        } else if $cursor.ended().is_some() {
+        } else {
+            refill_cursor!(@fetch $cursor, $fetch)
+        }
+    }};
+    ($cursor:expr, $fetch:expr) => {{
+        if $cursor.resume() {
+            Ok(true)
+        } else {
+            refill_cursor!(@fetch $cursor, $fetch)
+        }
+    }};
+    (@fetch $cursor:expr, $fetch:expr) => {
+        if $cursor.ended().is_some() {
             Ok(false)
         } else {
             $cursor.release();
             let fetched = $fetch;
             $cursor.take(fetched).map(|()| true)
         }
-    }};
+    };
 }
 pub(crate) use refill_cursor;
 
