@@ -16,7 +16,6 @@
 //! (a mask and a branch) after each row.
 
 /// Rows per unit of task budget charged by the async row paths.
-#[cfg(feature = "async")]
 pub(crate) const ROWS_PER_UNIT: usize = 64;
 
 /// Spends one unit of the task's budget; yields when it is used up.
@@ -28,9 +27,7 @@ pub(crate) async fn pause() {
 /// Expands to nothing; written as `$( async_only!($async_kw); ... )?` in a
 /// macro shared by the sync and async types, it makes the rest of that
 /// group part of the async expansion only.
-#[cfg(feature = "async")]
 macro_rules! async_only {
     (async) => {};
 }
-#[cfg(feature = "async")]
 pub(crate) use async_only;

@@ -651,7 +651,7 @@ pub(crate) use read_typed_rows;
 macro_rules! refill_cursor {
     ($cursor:expr, pause: $pause:expr, $fetch:expr) => {{
         if $cursor.resume() {
-            let () = $pause;
+            $pause;
             Ok(true)
         } else {
             refill_cursor!(@fetch $cursor, $fetch)
