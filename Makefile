@@ -89,7 +89,7 @@ BENCH_ROWS ?= 10000000
 BENCH_WORKERS ?= 2
 BENCH_REPEAT ?= 5
 bench: hyperd node
-	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
+	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
 
 ## The soak (DEVELOPMENT.md, "Fault campaign"): writers and readers through
@@ -108,7 +108,8 @@ soak-short: hyperd
 ## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
 ## writes test_results/benchmark_suite_node.{md,json}.
 bench-node: hyperd node
-	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
+	cd $(NODE_PKG) && BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
+	  BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
 
 fmt: node-deps
 	$(CARGO) fmt --all

@@ -10,7 +10,8 @@
 //! socket), `BENCH_REPEAT=K` (a warm-up, then K runs per workload, median
 //! reported), `BENCH_FILTER=text` (only workloads whose
 //! "workload | variant | flavor" contains it; ceilings always run),
-//! `BENCH_OUT_DIR` (default `test_results/`). Writes
+//! `BENCH_OUT_DIR` (default `test_results/` of the repository the suite
+//! runs in, found at run time: see `paths.rs`). Writes
 //! `benchmark_suite.{md,json}` (tcp) or `benchmark_suite_ipc.{md,json}`.
 //! Every workload checks its result; a wrong answer exits non-zero and
 //! writes nothing. docs/BENCHMARKS.md explains how to read the output.
@@ -24,6 +25,7 @@ mod env;
 mod grpc;
 mod host;
 mod insert;
+mod paths;
 mod query;
 mod report;
 mod suite;
@@ -85,8 +87,7 @@ impl Args {
             grpc,
             repeat,
             filter: var("BENCH_FILTER"),
-            out_dir: var("BENCH_OUT_DIR")
-                .map_or_else(|| env::repo_root().join("test_results"), PathBuf::from),
+            out_dir: paths::out_dir(),
         })
     }
 
