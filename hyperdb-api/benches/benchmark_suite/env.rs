@@ -68,4 +68,8 @@ pub fn transport() -> Result<(&'static str, Listen, bool)> {
     }
 }
 
-pub use crate::paths::data_dir;
+// Resolved at run time; a child module so that every bench including
+// env.rs by `#[path]` gets it too.
+#[path = "paths.rs"]
+pub mod paths;
+pub use paths::data_dir;

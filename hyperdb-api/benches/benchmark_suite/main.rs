@@ -25,10 +25,10 @@ mod env;
 mod grpc;
 mod host;
 mod insert;
-mod paths;
 mod query;
 mod report;
 mod suite;
+mod svg;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,7 +87,7 @@ impl Args {
             grpc,
             repeat,
             filter: var("BENCH_FILTER"),
-            out_dir: paths::out_dir(),
+            out_dir: env::paths::out_dir(),
         })
     }
 
@@ -205,6 +205,19 @@ fn run() -> Result<()> {
     report::write(&md, &report::markdown(&host, &settings, &records))?;
     let json_text = serde_json::to_string_pretty(&report::json(&host, &settings, &records))?;
     report::write(&json, &(json_text + "\n"))?;
-    println!("wrote {} and {}", md.display(), json.display());
+    let svg_path = stem.with_extension("svg");
+    let title = format!(
+        "{}: % of hyperd's ceiling, {} rows, {}",
+        args.artifact_stem(),
+        args.rows,
+        args.transport
+    );
+    report::write(&svg_path, &svg::chart(&title, &svg::bars(&records))?)?;
+    println!(
+        "wrote {}, {} and {}",
+        md.display(),
+        json.display(),
+        svg_path.display()
+    );
     Ok(())
 }

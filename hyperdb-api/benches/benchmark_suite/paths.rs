@@ -121,7 +121,8 @@ mod tests {
             return; // Only meaningful when spawned by the test below.
         };
         let path = out_dir().join("marker.txt");
-        crate::report::write(&path, &tag.to_string_lossy()).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, tag.to_string_lossy().as_bytes()).unwrap();
         let data = data_dir().unwrap();
         assert!(data.is_dir());
     }
@@ -140,11 +141,15 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let run = |cwd: &Path, manifest: Option<&Path>, out: Option<&Path>, tag: &str| {
             let mut cmd = Command::new(&exe);
-            cmd.args(["--exact", "paths::tests::child_writes_marker", "--quiet"])
-                .current_dir(cwd)
-                .env(CHILD_ENV, tag)
-                .env_remove("CARGO_MANIFEST_DIR")
-                .env_remove(OUT_DIR_ENV);
+            cmd.args([
+                "--exact",
+                "env::paths::tests::child_writes_marker",
+                "--quiet",
+            ])
+            .current_dir(cwd)
+            .env(CHILD_ENV, tag)
+            .env_remove("CARGO_MANIFEST_DIR")
+            .env_remove(OUT_DIR_ENV);
             if let Some(m) = manifest {
                 cmd.env("CARGO_MANIFEST_DIR", m);
             }
