@@ -250,7 +250,7 @@ fn a_connection_string_connects() {
     c.close().unwrap();
     assert!(path.exists());
     // Unix socket, by `host=`.
-    let unix = crate::common::unix_server()
+    let unix = crate::common::server()
         .endpoint()
         .unix_path()
         .unwrap()
