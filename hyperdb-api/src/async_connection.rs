@@ -110,7 +110,13 @@ impl AsyncConnection {
                 Err(e) => return Err(e),
             }
         }
-        let fields = self.client.query_cached(&QueryRequest::new(sql)).await?;
+        let fields = match self.client.query_cached(&QueryRequest::new(sql)).await {
+            Ok(fields) => fields,
+            Err(e) => {
+                self.routes.forget(key);
+                return Err(e.into());
+            }
+        };
         let rows = AsyncRows::wire(&mut self.client, Schema::from_fields(fields));
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }

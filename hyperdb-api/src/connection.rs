@@ -106,7 +106,14 @@ impl Connection {
                 Err(e) => return Err(e),
             }
         }
-        let fields = self.client.query_cached(&QueryRequest::new(sql))?;
+        let fields = match self.client.query_cached(&QueryRequest::new(sql)) {
+            Ok(fields) => fields,
+            Err(e) => {
+                // What the entry says may be why (see `Learn::failed`).
+                self.routes.forget(key);
+                return Err(e.into());
+            }
+        };
         let rows = Rows::new(&mut self.client, Schema::from_fields(fields));
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }

@@ -263,7 +263,15 @@ impl<'c> RowBatches<'c> {
         let fields = if slices.is_empty() && routed.is_none() {
             client.query(&request).await?
         } else {
-            client.query_cached(&request).await?
+            match client.query_cached(&request).await {
+                Ok(fields) => fields,
+                Err(e) => {
+                    if let Some(routed) = routed {
+                        routed.learn.failed();
+                    }
+                    return Err(e.into());
+                }
+            }
         };
         let mut rows = AsyncRows::wire(client, Schema::from_fields(fields));
         let mut batcher = RowBatcher::new(rows.schema())?;

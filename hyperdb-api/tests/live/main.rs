@@ -30,6 +30,7 @@ mod pool;
 mod prepared;
 mod prepared_cache;
 mod process;
+mod route;
 mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
