@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use hyperdb_api::{Connection, CreateMode, HyperProcess, HyperProcessOptions, Listen};
 
 use ceiling::{Drain, RawConn};
-use hyperdb_api_core::protocol::frontend;
 use data::Result;
+use hyperdb_api_core::protocol::frontend;
 use mix::{Digest, MixQuery};
 
 /// What is timed, in each round's order: bare drains of the SQL as
@@ -79,13 +79,20 @@ fn main() -> Result<()> {
     let log = dir.path().join("hyperd.log");
 
     for q in MixQuery::ALL {
-        if only.as_deref().is_some_and(|o| !o.split(',').any(|n| n == q.name())) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|n| n == q.name()))
+        {
             continue;
         }
         let sql = q.sql(rows)?;
         let want = q.expected(&mut conn, rows)?;
         raw.drain_with(|out| {
-            frontend::close(out, hyperdb_api_core::protocol::frontend::Target::Statement, "mix")?;
+            frontend::close(
+                out,
+                hyperdb_api_core::protocol::frontend::Target::Statement,
+                "mix",
+            )?;
             frontend::parse(out, "mix", &sql, &[])?;
             frontend::sync(out);
             Ok(())
@@ -94,7 +101,10 @@ fn main() -> Result<()> {
         let mut first: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for _ in 0..=rounds {
             for path in PATHS {
-                if paths.as_deref().is_some_and(|o| !o.split(',').any(|n| n == path)) {
+                if paths
+                    .as_deref()
+                    .is_some_and(|o| !o.split(',').any(|n| n == path))
+                {
                     continue;
                 }
                 let mut timed = Vec::new();
@@ -127,7 +137,11 @@ fn main() -> Result<()> {
                             d.secs
                         }
                         "rows drain" | "arrow drain" => {
-                            let how = if path == "rows drain" { Drain::Rows } else { Drain::Arrow };
+                            let how = if path == "rows drain" {
+                                Drain::Rows
+                            } else {
+                                Drain::Arrow
+                            };
                             let d = raw.drain(&sql, how)?;
                             d.expect_rows(want.rows)?;
                             first.entry(path).or_default().push(d.first_byte_secs);
@@ -232,11 +246,20 @@ fn server_stats(log: &std::path::Path, sql: &str) -> Result<()> {
             ("exec", &["execution", "elapsed"]),
             ("exec cpu", &["execution", "threads", "cpu-time"]),
             ("exec thread", &["execution", "threads", "thread-time"]),
-            ("adaptive compile", &["execution", "adaptive-compilation", "compilation-time"]),
+            (
+                "adaptive compile",
+                &["execution", "adaptive-compilation", "compilation-time"],
+            ),
             ("exec wait", &["execution", "threads", "wait-time"]),
             ("copydata", &["copydata-time"]),
-            ("lowlatency", &["execution", "adaptive-execution-total-time", "lowlatency"]),
-            ("optimized", &["execution", "adaptive-execution-total-time", "optimized"]),
+            (
+                "lowlatency",
+                &["execution", "adaptive-execution-total-time", "lowlatency"],
+            ),
+            (
+                "optimized",
+                &["execution", "adaptive-execution-total-time", "optimized"],
+            ),
             ("schedule", &["time-to-schedule"]),
         ] {
             if let Some(x) = f(path) {

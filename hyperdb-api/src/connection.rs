@@ -118,6 +118,24 @@ impl Connection {
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }
 
+    /// Runs a plain query by `route`, whatever its statement's earlier runs
+    /// showed, and tells nobody how it went. Not an API: for the benchmark
+    /// suite, which times both routes against `execute_query`'s choice.
+    #[cfg(feature = "arrow")]
+    #[doc(hidden)]
+    pub fn execute_query_by(&mut self, sql: &str, route: crate::ReadRoute) -> Result<Rows<'_>> {
+        match route {
+            crate::ReadRoute::Arrow => Ok(Rows::from_arrow(crate::arrow::ArrowBatches::new(
+                &mut self.client,
+                sql,
+            )?)),
+            crate::ReadRoute::DataRows => {
+                let fields = self.client.query_cached(&QueryRequest::new(sql))?;
+                Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+            }
+        }
+    }
+
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
     /// when there is none); the rest of the result is read and discarded
     /// (an error in it too), so that its size informs the next run's route.

@@ -74,13 +74,16 @@ pub struct Drained {
     pub how: Drain,
     /// From sending the request to ReadyForQuery.
     pub secs: f64,
-    /// From sending the request to the first byte of the reply.
+    /// From sending the request to the first byte of the reply (read by
+    /// `mix_probe`; the suite reports end-to-end times).
+    #[allow(dead_code)]
     pub first_byte_secs: f64,
     /// DataRows counted, or the `COPY n` tag's count.
     pub rows: u64,
     /// CopyData payload bytes (Arrow drains).
     pub copy_bytes: u64,
-    /// The count of a `COPY n` tag (0 for other tags).
+    /// The count of a `COPY n` tag (0 for other tags), for `drain_with`.
+    #[allow(dead_code)]
     tag_copy_rows: u64,
 }
 
@@ -156,6 +159,7 @@ impl RawConn {
     /// Sends the messages `build` writes (the way `mix_probe` compares
     /// other forms of a statement) and reads the reply like
     /// [`drain`](Self::drain); rows are DataRows plus a `COPY n` tag's.
+    #[allow(dead_code)]
     pub fn drain_with(
         &mut self,
         build: impl FnOnce(&mut BytesMut) -> hyperdb_api_core::Result<()>,

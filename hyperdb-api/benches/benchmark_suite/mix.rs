@@ -4,8 +4,9 @@
 //! * `mix_fact`: `rows` rows of keys at three granularities, a
 //!   pseudo-random score, a DOUBLE and a BIGINT;
 //! * `mix_dim`: 1,000 rows, a dimension joined on `mix_fact.k1k`;
-//! * `mix_wide`: `rows` rows of text, DATE, TIMESTAMP, NUMERIC, DOUBLE and
-//!   BOOL, with NULLs.
+//! * `mix_wide`: [`wide_rows`] rows of text, DATE, TIMESTAMP, NUMERIC,
+//!   DOUBLE and BOOL, with NULLs: a tenth of `rows`, so that reading it
+//!   as rows through every path keeps the suite's run time reasonable.
 //!
 //! Every query's first column is an integer, so that any read path can be
 //! checked the same way: rows, the first column's sum, and the count of
@@ -24,9 +25,15 @@ pub const WIDE: &str = "mix_wide";
 /// Rows of `mix_dim`.
 pub const DIM_ROWS: u64 = 1_000;
 
+/// Rows of `mix_wide` next to `rows` of `mix_fact`.
+pub fn wide_rows(rows: u64) -> u64 {
+    (rows / 10).max(1_000)
+}
+
 /// The tables, created (replaced) server-side; untimed.
 pub fn create_tables(conn: &mut Connection, rows: u64) -> Result<()> {
     let last = rows as i64 - 1;
+    let last_wide = wide_rows(rows) as i64 - 1;
     let (fact, dim, wide) = (ident(FACT)?, ident(DIM)?, ident(WIDE)?);
     for sql in [
         format!("DROP TABLE IF EXISTS {fact}"),
@@ -58,7 +65,7 @@ pub fn create_tables(conn: &mut Connection, rows: u64) -> Result<()> {
              TIMESTAMP '2020-01-01 00:00:00' + i * INTERVAL '1 second', \
              (i % 100000)::NUMERIC(18,2) / 100, i * 0.01, \
              CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END \
-             FROM generate_series(0, {last}) i"
+             FROM generate_series(0, {last_wide}) i"
         ),
     ] {
         conn.execute_command(&sql)?;
@@ -113,25 +120,25 @@ impl MixQuery {
                 "SELECT id, k1k, k10k, g10, score, value, ts FROM {fact} WHERE id = {}",
                 Self::lookup_id(rows)
             ),
-            MixQuery::GroupBy10 => format!(
-                "SELECT g10, count(*) AS n, sum(value) AS total FROM {fact} GROUP BY g10"
-            ),
-            MixQuery::GroupBy10k => format!(
-                "SELECT k10k, count(*) AS n, sum(value) AS total FROM {fact} GROUP BY k10k"
-            ),
+            MixQuery::GroupBy10 => {
+                format!("SELECT g10, count(*) AS n, sum(value) AS total FROM {fact} GROUP BY g10")
+            }
+            MixQuery::GroupBy10k => {
+                format!("SELECT k10k, count(*) AS n, sum(value) AS total FROM {fact} GROUP BY k10k")
+            }
             MixQuery::Join1k => format!(
                 "SELECT d.k, d.name, count(*) AS n, sum(f.value) AS total \
                  FROM {fact} f JOIN {dim} d ON f.k1k = d.k GROUP BY d.k, d.name"
             ),
-            MixQuery::Top100 => format!(
-                "SELECT id, score, value FROM {fact} ORDER BY score DESC, id LIMIT 100"
-            ),
+            MixQuery::Top100 => {
+                format!("SELECT id, score, value FROM {fact} ORDER BY score DESC, id LIMIT 100")
+            }
             MixQuery::Filter1Pct => {
                 format!("SELECT id, k10k, value, ts FROM {fact} WHERE k10k < 100")
             }
-            MixQuery::WideScan => format!(
-                "SELECT id, name, city, born, seen, amount, price, active FROM {wide}"
-            ),
+            MixQuery::WideScan => {
+                format!("SELECT id, name, city, born, seen, amount, price, active FROM {wide}")
+            }
         })
     }
 
@@ -165,7 +172,7 @@ impl MixQuery {
             MixQuery::Join1k => DIM_ROWS.min(rows),
             MixQuery::Top100 => 100.min(rows),
             MixQuery::Filter1Pct => (0..rows).filter(|i| i % 10_000 < 100).count() as u64,
-            MixQuery::WideScan => rows,
+            MixQuery::WideScan => wide_rows(rows),
         }
     }
 
@@ -204,6 +211,48 @@ impl MixQuery {
     }
 }
 
+/// A read path of the mix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MixPath {
+    /// `execute_query`, the route it chooses: what the targets are about.
+    Routed,
+    /// `execute_query` forced onto hyperd's Arrow stream.
+    ArrowRoute,
+    /// `execute_query_params` without parameters: `DataRow`s of a cached
+    /// statement, as the `DataRow` route reads them.
+    DataRowRoute,
+    /// `query_as` into tuples, routed.
+    Typed,
+    /// `query_arrow`: record batches, every column read.
+    Batches,
+    /// `AsyncConnection::execute_query`, routed, on one long-lived
+    /// connection (the route is learnt per connection).
+    Async,
+}
+
+impl MixPath {
+    pub const ALL: [MixPath; 6] = [
+        MixPath::Routed,
+        MixPath::ArrowRoute,
+        MixPath::DataRowRoute,
+        MixPath::Typed,
+        MixPath::Batches,
+        MixPath::Async,
+    ];
+
+    /// The report's variant and flavor.
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            MixPath::Routed => ("execute_query", "sync, routed"),
+            MixPath::ArrowRoute => ("execute_query", "sync, Arrow route"),
+            MixPath::DataRowRoute => ("execute_query_params", "sync, DataRow route"),
+            MixPath::Typed => ("query_as", "sync, tuples, routed"),
+            MixPath::Batches => ("query_arrow", "sync, record batches"),
+            MixPath::Async => ("execute_query", "async, routed"),
+        }
+    }
+}
+
 /// What a read saw: rows, the sum of the first column, and how many values
 /// were not NULL. Every value is decoded on the way (`touch` keeps the
 /// compiler from skipping that work; it is not compared).
@@ -218,9 +267,10 @@ impl Digest {
     /// Checks `self` against `want`.
     pub fn verify(&self, what: &str, want: &Digest) -> Result<()> {
         if self != want {
-            return Err(
-                format!("{what}: wrong result\n  got:      {self:?}\n  expected: {want:?}").into(),
-            );
+            return Err(format!(
+                "{what}: wrong result\n  got:      {self:?}\n  expected: {want:?}"
+            )
+            .into());
         }
         Ok(())
     }
@@ -248,7 +298,9 @@ impl Digest {
                 Some(SqlType::Double) => row
                     .try_get::<Option<f64>>(i)?
                     .map(|v| *touch ^= v.to_bits()),
-                Some(SqlType::Bool) => row.try_get::<Option<bool>>(i)?.map(|v| *touch += u64::from(v)),
+                Some(SqlType::Bool) => row
+                    .try_get::<Option<bool>>(i)?
+                    .map(|v| *touch += u64::from(v)),
                 Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => row
                     .try_get::<Option<&str>>(i)?
                     .map(|v| *touch += v.len() as u64),
