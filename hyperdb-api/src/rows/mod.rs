@@ -34,7 +34,9 @@ pub use values::RowValues;
 /// costs nothing per row beyond reading the values.
 ///
 /// Plain queries are served from hyperd's Arrow stream (3-4x cheaper for the
-/// server to produce than rows) and read from the batches' columns;
+/// server to produce than rows) and read from the batches' columns, or from
+/// `DataRow`s once their statement's earlier runs on the connection showed a
+/// small result (see [`Connection::execute_query`](crate::Connection::execute_query));
 /// everything else from `DataRow`s. Values, types and errors are the same
 /// either way.
 #[derive(Debug)]

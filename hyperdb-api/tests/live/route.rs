@@ -73,7 +73,12 @@ fn read(rows: Rows<'_>) -> (ReadRoute, Raw) {
 /// The route and row count of a result read to its end.
 fn count(rows: Rows<'_>) -> (ReadRoute, usize) {
     let route = rows.read_route();
-    (route, rows.map(|r| r.unwrap()).count())
+    let mut n = 0;
+    for row in rows {
+        row.unwrap();
+        n += 1;
+    }
+    (route, n)
 }
 
 #[test]
@@ -328,7 +333,11 @@ fn errors_read_the_same_on_both_routes() {
     };
     let on_arrow = match c.execute_query(sql) {
         Ok(mut rows) => {
-            assert_eq!(rows.read_route(), ReadRoute::Arrow, "forgotten after failing");
+            assert_eq!(
+                rows.read_route(),
+                ReadRoute::Arrow,
+                "forgotten after failing"
+            );
             rows.find_map(Result::err).unwrap()
         }
         Err(e) => e,
