@@ -70,7 +70,11 @@ fn main() -> hyperdb_api::Result<()> {
             .with_tls_root_certificate(&ca_path),
     )?;
     let db = dir.join("scan.hyper");
-    let mut setup = Connection::connect(hyper.endpoint(), &db, CreateMode::CreateAndReplace)?;
+    let mut setup = Connection::connect_with(
+        &hyper
+            .connect_options()
+            .with_database(&db, CreateMode::CreateAndReplace),
+    )?;
     setup.execute_command(
         "CREATE TABLE measurements (id INT NOT NULL, sensor_id INT, value DOUBLE PRECISION, timestamp BIGINT)",
     )?;

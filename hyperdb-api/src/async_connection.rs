@@ -4,11 +4,13 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_core::Stream;
 use hyperdb_api_core::client::{AsyncClient, CancelHandle, Endpoint};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::QueryRequest;
+use tracing::Instrument;
 
 use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
@@ -20,6 +22,7 @@ use crate::rows::{
     fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
 };
 use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::trace::{ConnectTrace, StatementTrace};
 
 /// An async connection to hyperd.
 ///
@@ -34,6 +37,8 @@ pub struct AsyncConnection {
     /// What plain queries' earlier results showed: their route.
     #[cfg(feature = "arrow")]
     routes: crate::route::RouteBook,
+    /// [`ConnectOptions::with_slow_statement_threshold`].
+    slow: Option<Duration>,
 }
 
 impl AsyncConnection {
@@ -51,51 +56,89 @@ impl AsyncConnection {
 
     /// Connects with full options.
     pub async fn connect_with(options: &ConnectOptions) -> Result<AsyncConnection> {
-        let plan = options.plan()?;
-        let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
-        run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
-        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
-        Ok(AsyncConnection {
-            client,
-            detach_on_close: detach_on_close.into_iter().collect(),
-            #[cfg(feature = "arrow")]
-            routes: crate::route::RouteBook::default(),
-        })
+        let trace = ConnectTrace::start(options);
+        let connect = async {
+            let plan = options.plan()?;
+            let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
+            run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
+            let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            Ok(AsyncConnection {
+                client,
+                detach_on_close: detach_on_close.into_iter().collect(),
+                #[cfg(feature = "arrow")]
+                routes: crate::route::RouteBook::default(),
+                slow: options.slow_statement_threshold(),
+            })
+        };
+        let connected = connect.instrument(trace.span().clone()).await;
+        trace.result(connected)
+    }
+
+    /// Starts the trace of statement `sql` (see `trace.rs`).
+    #[inline]
+    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+        StatementTrace::start(call, sql, params, self.slow)
+    }
+
+    /// The trace of a statement run by this crate through [`client`](Self::client)
+    /// (an insert's COPY, a binding's read).
+    pub(crate) fn statement_trace(
+        &self,
+        call: &'static str,
+        sql: &str,
+        params: usize,
+    ) -> StatementTrace {
+        self.trace(call, sql, params)
     }
 
     /// Runs one SQL statement; returns the affected row count (0 for DDL).
     /// hyperd refuses several statements in one string (SQLSTATE 0A000,
     /// "multi-part queries are disabled").
     pub async fn execute_command(&mut self, sql: &str) -> Result<u64> {
-        Ok(self.client.execute(sql).await?)
+        let trace = self.trace("execute_command", sql, 0);
+        trace.result(self.client.execute(sql).await.map_err(Into::into), |n| {
+            Some(*n)
+        })
     }
 
     /// Runs a query and streams its rows: a plain query by the route its
     /// earlier runs showed to be faster, others from `DataRow`s (see
     /// [`crate::Connection::execute_query`] and [`crate::Rows`]).
     pub async fn execute_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
-            return self.routed_query(sql).await;
+            return self.routed_query(sql, trace).await;
         }
-        let fields = self.client.query(&QueryRequest::new(sql)).await?;
+        let fields = trace.check(
+            self.client
+                .query(&QueryRequest::new(sql))
+                .await
+                .map_err(Into::into),
+        )?;
         Ok(AsyncRows::wire(
             &mut self.client,
             Schema::from_fields(fields),
+            trace,
         ))
     }
 
     /// A plain query, by the route its statement's book entry chooses
-    /// (the same steps as the sync one).
+    /// (the same steps as the sync one, `trace` following the whole
+    /// statement).
     #[cfg(feature = "arrow")]
-    async fn routed_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
+    async fn routed_query(
+        &mut self,
+        sql: &str,
+        mut trace: StatementTrace,
+    ) -> Result<AsyncRows<'_>> {
         use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
         let cached = self.client.statements().cache().capacity() > 0;
         if self.routes.choose(key, cached) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
-            match AsyncArrowBatches::start(&mut self.client, sql).await {
+            match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
                 Ok(started) => {
                     let batches = AsyncArrowBatches::resume(&mut self.client, started);
                     let secs = start.elapsed().as_secs_f64();
@@ -107,17 +150,17 @@ impl AsyncConnection {
                     });
                 }
                 Err(e) if arrow_cannot_express(&e) => self.routes.arrow_refused(key),
-                Err(e) => return Err(e),
+                Err(e) => return trace.result(Err(e), |_| None),
             }
         }
         let fields = match self.client.query_cached(&QueryRequest::new(sql)).await {
             Ok(fields) => fields,
             Err(e) => {
                 self.routes.forget(key);
-                return Err(e.into());
+                return trace.result(Err(e.into()), |_| None);
             }
         };
-        let rows = AsyncRows::wire(&mut self.client, Schema::from_fields(fields));
+        let rows = AsyncRows::wire(&mut self.client, Schema::from_fields(fields), trace);
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }
 
@@ -146,17 +189,22 @@ impl AsyncConnection {
         sql: &'s str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let count = params.len();
         let params = Params::encode(params);
         async move {
-            let params = params?;
+            let mut trace = self.trace("execute_query_params", sql, count);
+            let params = trace.check(params)?;
             let slices = params.slices();
-            let fields = self
-                .client
-                .query_cached(&params.request(sql, &slices))
-                .await?;
+            let fields = trace.check(
+                self.client
+                    .query_cached(&params.request(sql, &slices))
+                    .await
+                    .map_err(Into::into),
+            )?;
             Ok(AsyncRows::wire(
                 &mut self.client,
                 Schema::from_fields(fields),
+                trace,
             ))
         }
     }
@@ -187,9 +235,14 @@ impl AsyncConnection {
     /// [`prepare`](Self::prepare) declaring the first `types.len()`
     /// parameters' types; see [`crate::Connection::prepare_typed`].
     pub async fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
-        let oids = declared_types(sql, types)?;
-        let name = self.client.statements().next_name("s");
-        let description = self.client.prepare(&name, sql, &oids).await?;
+        let trace = self.trace("prepare", sql, 0);
+        let prepared = async {
+            let oids = declared_types(sql, types)?;
+            let name = self.client.statements().next_name("s");
+            let description = self.client.prepare(&name, sql, &oids).await?;
+            Ok((name, description))
+        };
+        let (name, description) = trace.result(prepared.await, |_| None)?;
         let session = self.client.session();
         Ok(Statement::new(
             name,
@@ -209,6 +262,11 @@ impl AsyncConnection {
         statement: &'s S,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
+        let count = params.len();
+        let (call, sql) = match statement.to_statement() {
+            StatementRef::Sql(sql) => ("execute_query_params", sql),
+            StatementRef::Prepared(stmt) => ("query_prepared", stmt.sql()),
+        };
         let bound = match statement.to_statement() {
             StatementRef::Sql(sql) => Params::encode(params).map(|p| (p, Err(sql))),
             StatementRef::Prepared(stmt) => stmt
@@ -216,22 +274,29 @@ impl AsyncConnection {
                 .map(|p| (p, Ok(stmt.clone()))),
         };
         async move {
-            let (params, target) = bound?;
+            let mut trace = self.trace(call, sql, count);
+            let (params, target) = trace.check(bound)?;
             let slices = params.slices();
             let schema = match target {
                 Ok(stmt) => {
-                    self.client
-                        .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
-                        .await?;
+                    trace.check(
+                        self.client
+                            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                            .await
+                            .map_err(Into::into),
+                    )?;
                     stmt.schema().clone()
                 }
                 Err(sql) => Schema::from_fields(
-                    self.client
-                        .query_cached(&params.request(sql, &slices))
-                        .await?,
+                    trace.check(
+                        self.client
+                            .query_cached(&params.request(sql, &slices))
+                            .await
+                            .map_err(Into::into),
+                    )?,
                 ),
             };
-            Ok(AsyncRows::wire(&mut self.client, schema))
+            Ok(AsyncRows::wire(&mut self.client, schema, trace))
         }
     }
 
@@ -375,10 +440,15 @@ enum AsyncRowSource<'c> {
 }
 
 impl<'c> AsyncRows<'c> {
-    pub(crate) fn wire(client: &'c mut AsyncClient, schema: Arc<Schema>) -> AsyncRows<'c> {
+    /// `DataRow`s of the statement `trace` follows.
+    pub(crate) fn wire(
+        client: &'c mut AsyncClient,
+        schema: Arc<Schema>,
+        trace: StatementTrace,
+    ) -> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
-            cursor: RowCursor::new(schema),
+            cursor: RowCursor::traced(schema, trace),
             #[cfg(feature = "arrow")]
             learn: None,
         }
@@ -552,7 +622,11 @@ impl AsyncConnection {
     /// schema is known before the first batch. The values hyperd refuses to
     /// send as Arrow (22008) are listed at [`crate::Connection::query_arrow`].
     pub async fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::AsyncArrowBatches<'_>> {
-        crate::arrow::AsyncArrowBatches::new(&mut self.client, sql).await
+        let mut trace = self.trace("query_arrow", sql, 0);
+        match crate::arrow::AsyncArrowBatches::new(&mut self.client, sql, &mut trace).await {
+            Ok(batches) => Ok(batches),
+            Err(e) => trace.result(Err(e), |_| None),
+        }
     }
 
     /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
@@ -560,6 +634,7 @@ impl AsyncConnection {
         &mut self,
         sql: &str,
     ) -> Result<crate::arrow::AsyncArrowIpcChunks<'_>> {
-        crate::arrow::AsyncArrowIpcChunks::new(&mut self.client, sql).await
+        let trace = self.trace("query_arrow_ipc", sql, 0);
+        crate::arrow::AsyncArrowIpcChunks::new(&mut self.client, sql, trace).await
     }
 }

@@ -1,6 +1,7 @@
 //! The blocking connection.
 
 use std::path::Path;
+use std::time::Duration;
 
 use hyperdb_api_core::client::{CancelHandle, Client, Endpoint, TlsInfo};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
@@ -14,6 +15,7 @@ use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMo
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
 use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::trace::{ConnectTrace, StatementTrace};
 use crate::transaction::Transaction;
 
 /// A blocking connection to hyperd, usually with one `.hyper` database attached.
@@ -35,6 +37,8 @@ pub struct Connection {
     /// What plain queries' earlier results showed: their route.
     #[cfg(feature = "arrow")]
     routes: crate::route::RouteBook,
+    /// [`ConnectOptions::with_slow_statement_threshold`].
+    slow: Option<Duration>,
 }
 
 impl Connection {
@@ -51,23 +55,35 @@ impl Connection {
 
     /// Connects with full options.
     pub fn connect_with(options: &ConnectOptions) -> Result<Connection> {
-        let plan = options.plan()?;
-        let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
-        run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
-        let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
-        Ok(Connection {
-            client,
-            detach_on_close: detach_on_close.into_iter().collect(),
-            #[cfg(feature = "arrow")]
-            routes: crate::route::RouteBook::default(),
-        })
+        let trace = ConnectTrace::start(options);
+        let connected = trace.span().in_scope(|| {
+            let plan = options.plan()?;
+            let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
+            run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
+            let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            Ok(Connection {
+                client,
+                detach_on_close: detach_on_close.into_iter().collect(),
+                #[cfg(feature = "arrow")]
+                routes: crate::route::RouteBook::default(),
+                slow: options.slow_statement_threshold(),
+            })
+        });
+        trace.result(connected)
+    }
+
+    /// Starts the trace of statement `sql` (see `trace.rs`).
+    #[inline]
+    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+        StatementTrace::start(call, sql, params, self.slow)
     }
 
     /// Runs one SQL statement; returns the affected row count (0 for DDL).
     /// hyperd refuses several statements in one string (SQLSTATE 0A000,
     /// "multi-part queries are disabled").
     pub fn execute_command(&mut self, sql: &str) -> Result<u64> {
-        Ok(self.client.execute(sql)?)
+        let trace = self.trace("execute_command", sql, 0);
+        trace.result(self.client.execute(sql).map_err(Into::into), |n| Some(*n))
     }
 
     /// Runs a query and streams its rows. A plain query (SELECT, WITH,
@@ -77,24 +93,35 @@ impl Connection {
     /// DEVELOPMENT.md, "Choosing the read route"); other statements as
     /// `DataRow`s. The rows, types and errors are the same (see [`Rows`]).
     pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
-            return self.routed_query(sql);
+            return self.routed_query(sql, trace);
         }
-        let fields = self.client.query(&QueryRequest::new(sql))?;
-        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+        let fields = trace.check(
+            self.client
+                .query(&QueryRequest::new(sql))
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(
+            &mut self.client,
+            Schema::from_fields(fields),
+            trace,
+        ))
     }
 
-    /// A plain query, by the route its statement's book entry chooses.
+    /// A plain query, by the route its statement's book entry chooses;
+    /// `trace` follows the whole statement, an Arrow attempt refused before
+    /// its first batch included.
     #[cfg(feature = "arrow")]
-    fn routed_query(&mut self, sql: &str) -> Result<Rows<'_>> {
+    fn routed_query(&mut self, sql: &str, mut trace: StatementTrace) -> Result<Rows<'_>> {
         use crate::arrow::{arrow_cannot_express, ArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
         let cached = self.client.statements().cache().capacity() > 0;
         if self.routes.choose(key, cached) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
-            match ArrowBatches::start(&mut self.client, sql) {
+            match ArrowBatches::start(&mut self.client, sql, &mut trace) {
                 Ok(started) => {
                     let batches = ArrowBatches::resume(&mut self.client, started);
                     let secs = start.elapsed().as_secs_f64();
@@ -103,7 +130,7 @@ impl Connection {
                     return Ok(Rows::from_arrow(batches).learning(learn));
                 }
                 Err(e) if arrow_cannot_express(&e) => self.routes.arrow_refused(key),
-                Err(e) => return Err(e),
+                Err(e) => return trace.result(Err(e), |_| None),
             }
         }
         let fields = match self.client.query_cached(&QueryRequest::new(sql)) {
@@ -111,10 +138,10 @@ impl Connection {
             Err(e) => {
                 // What the entry says may be why (see `Learn::failed`).
                 self.routes.forget(key);
-                return Err(e.into());
+                return trace.result(Err(e.into()), |_| None);
             }
         };
-        let rows = Rows::new(&mut self.client, Schema::from_fields(fields));
+        let rows = Rows::new(&mut self.client, Schema::from_fields(fields), trace);
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }
 
@@ -124,14 +151,25 @@ impl Connection {
     #[cfg(feature = "arrow")]
     #[doc(hidden)]
     pub fn execute_query_by(&mut self, sql: &str, route: crate::ReadRoute) -> Result<Rows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
         match route {
-            crate::ReadRoute::Arrow => Ok(Rows::from_arrow(crate::arrow::ArrowBatches::new(
-                &mut self.client,
-                sql,
-            )?)),
+            crate::ReadRoute::Arrow => {
+                match crate::arrow::ArrowBatches::new(&mut self.client, sql, &mut trace) {
+                    Ok(batches) => Ok(Rows::from_arrow(batches)),
+                    Err(e) => trace.result(Err(e), |_| None),
+                }
+            }
             crate::ReadRoute::DataRows => {
-                let fields = self.client.query_cached(&QueryRequest::new(sql))?;
-                Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+                let fields = trace.check(
+                    self.client
+                        .query_cached(&QueryRequest::new(sql))
+                        .map_err(Into::into),
+                )?;
+                Ok(Rows::new(
+                    &mut self.client,
+                    Schema::from_fields(fields),
+                    trace,
+                ))
             }
         }
     }
@@ -160,10 +198,19 @@ impl Connection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> Result<Rows<'_>> {
-        let params = Params::encode(params)?;
+        let mut trace = self.trace("execute_query_params", sql, params.len());
+        let params = trace.check(Params::encode(params))?;
         let slices = params.slices();
-        let fields = self.client.query_cached(&params.request(sql, &slices))?;
-        Ok(Rows::new(&mut self.client, Schema::from_fields(fields)))
+        let fields = trace.check(
+            self.client
+                .query_cached(&params.request(sql, &slices))
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(
+            &mut self.client,
+            Schema::from_fields(fields),
+            trace,
+        ))
     }
 
     /// Runs a statement with bound parameters; returns the affected rows.
@@ -218,9 +265,13 @@ impl Connection {
     /// fit the declared types (an `i32` fits INT and BIGINT, an `i64`
     /// only BIGINT).
     pub fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
-        let oids = declared_types(sql, types)?;
-        let name = self.client.statements().next_name("s");
-        let description = self.client.prepare(&name, sql, &oids)?;
+        let trace = self.trace("prepare", sql, 0);
+        let prepared = declared_types(sql, types).and_then(|oids| {
+            let name = self.client.statements().next_name("s");
+            let description = self.client.prepare(&name, sql, &oids)?;
+            Ok((name, description))
+        });
+        let (name, description) = trace.result(prepared, |_| None)?;
         let session = self.client.session();
         Ok(Statement::new(
             name,
@@ -244,11 +295,15 @@ impl Connection {
             StatementRef::Sql(sql) => return self.execute_query_params(sql, params),
             StatementRef::Prepared(stmt) => stmt,
         };
-        let params = stmt.bind(self.client.session().session_id(), params)?;
+        let mut trace = self.trace("query_prepared", stmt.sql(), params.len());
+        let params = trace.check(stmt.bind(self.client.session().session_id(), params))?;
         let slices = params.slices();
-        self.client
-            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)?;
-        Ok(Rows::new(&mut self.client, stmt.schema().clone()))
+        trace.check(
+            self.client
+                .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                .map_err(Into::into),
+        )?;
+        Ok(Rows::new(&mut self.client, stmt.schema().clone(), trace))
     }
 
     /// Runs a statement, prepared or SQL text, with bound parameters;
@@ -382,6 +437,22 @@ impl Connection {
     pub(crate) fn client(&mut self) -> &mut Client {
         &mut self.client
     }
+
+    /// [`ConnectOptions::with_slow_statement_threshold`] of this connection.
+    pub(crate) fn slow_statement_threshold(&self) -> Option<Duration> {
+        self.slow
+    }
+
+    /// The trace of a statement run by this crate through [`client`](Self::client)
+    /// (an insert's COPY).
+    pub(crate) fn statement_trace(
+        &self,
+        call: &'static str,
+        sql: &str,
+        params: usize,
+    ) -> StatementTrace {
+        self.trace(call, sql, params)
+    }
 }
 
 /// Arrow results; see [`crate::arrow`].
@@ -402,11 +473,16 @@ impl Connection {
     /// first batch; [`Connection::execute_query_params`] always does. The
     /// default [`crate::Inserter`] stores these values (as HyperBinary).
     pub fn query_arrow(&mut self, sql: &str) -> Result<crate::arrow::ArrowBatches<'_>> {
-        crate::arrow::ArrowBatches::new(&mut self.client, sql)
+        let mut trace = self.trace("query_arrow", sql, 0);
+        match crate::arrow::ArrowBatches::new(&mut self.client, sql, &mut trace) {
+            Ok(batches) => Ok(batches),
+            Err(e) => trace.result(Err(e), |_| None),
+        }
     }
 
     /// Runs `sql` and streams its result as raw Arrow IPC stream bytes.
     pub fn query_arrow_ipc(&mut self, sql: &str) -> Result<crate::arrow::ArrowIpcChunks<'_>> {
-        crate::arrow::ArrowIpcChunks::new(&mut self.client, sql)
+        let trace = self.trace("query_arrow_ipc", sql, 0);
+        crate::arrow::ArrowIpcChunks::new(&mut self.client, sql, trace)
     }
 }

@@ -75,6 +75,8 @@
 //!     }
 //!     Ok(())
 //! }
+//! ```
+//!
 //! # TLS
 //!
 //! With the `tls` feature (on by default) connections can use TLS, with
@@ -111,6 +113,45 @@
 //! let _ = Connection::connect_with(&remote);
 //! # Ok(())
 //! # }
+//! ```
+//!
+//! # Tracing
+//!
+//! Every statement is a `tracing` span, `hyperdb.statement` (DEBUG), from
+//! the call that sends it to the end of its result, with the SQL (cut after
+//! 1,024 bytes), the rows, the bytes, the duration, the outcome (`ok`,
+//! `error`, `abandoned`) and, on error, the SQLSTATE; parameter values and
+//! passwords are never recorded. A statement slower than
+//! [`ConnectOptions::with_slow_statement_threshold`] logs one WARN event.
+//! With no subscriber that wants them a statement costs a few branches.
+//! The README's "Tracing" section lists every field; its example is this
+//! one.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hyperdb_api::{ConnectOptions, Connection, CreateMode, HyperProcess};
+//! use tracing_subscriber::fmt::format::FmtSpan;
+//!
+//! fn main() -> hyperdb_api::Result<()> {
+//!     // Print each statement's span, with its fields, when it closes.
+//!     tracing_subscriber::fmt()
+//!         .with_max_level(tracing::Level::DEBUG)
+//!         .with_span_events(FmtSpan::CLOSE)
+//!         .init();
+//!
+//!     let hyper = HyperProcess::start()?;
+//!     let options = ConnectOptions::new(hyper.endpoint().clone())
+//!         .with_database("traced.hyper", CreateMode::CreateAndReplace)
+//!         // One WARN event for each statement slower than this (default: none).
+//!         .with_slow_statement_threshold(Some(Duration::from_millis(250)));
+//!     let mut conn = Connection::connect_with(&options)?;
+//!     conn.execute_command("CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 100000) g")?;
+//!     let secret = "a parameter value"; // recorded nowhere: only the count of parameters
+//!     let n = conn.execute_query_params("SELECT x FROM t WHERE x::text <> $1", &[&secret])?.count();
+//!     println!("{n} rows");
+//!     Ok(())
+//! }
 //! ```
 
 // The derives' code names this crate `::hyperdb_api`; so may its own.
@@ -152,6 +193,7 @@ pub mod shared;
 mod statement;
 mod table_definition;
 mod table_row;
+mod trace;
 mod transaction;
 mod value;
 
@@ -215,16 +257,17 @@ pub use pool::{Pool, PoolOptions, PooledConnection};
 #[cfg(feature = "arrow")]
 pub use {arrow_array, arrow_schema};
 
-/// The README's derive example is the crate docs' one, which is compiled
-/// as a doc test: the README's copy cannot go stale.
+/// The README's derive and tracing examples are the crate docs' ones,
+/// which are compiled as doc tests: the README's copies cannot go stale.
 #[cfg(test)]
 mod readme_tests {
-    #[test]
-    fn readme_derive_example_is_the_doc_test() {
+    /// The first Rust block after `readme_heading` in the README equals
+    /// the first doc test after `doc_heading` in the crate docs.
+    fn assert_same_example(readme_heading: &str, doc_heading: &str) {
         let readme = include_str!("../../README.md");
         let start = readme
-            .find("## Derived rows")
-            .expect("README has a Derived rows section");
+            .find(readme_heading)
+            .unwrap_or_else(|| panic!("README has a {readme_heading} section"));
         let block = &readme[start..];
         let code = block
             .split("```rust\n")
@@ -242,11 +285,21 @@ mod readme_tests {
             .collect();
         let docs = docs.join("\n");
         let doc_code = docs
-            .split("# Derived rows")
+            .split(doc_heading)
             .nth(1)
             .and_then(|d| d.split("```no_run\n").nth(1))
             .and_then(|b| b.split("\n```").next())
             .expect("a doc test");
         assert_eq!(code, doc_code);
+    }
+
+    #[test]
+    fn readme_derive_example_is_the_doc_test() {
+        assert_same_example("## Derived rows", "# Derived rows");
+    }
+
+    #[test]
+    fn readme_tracing_example_is_the_doc_test() {
+        assert_same_example("### Tracing", "# Tracing");
     }
 }

@@ -36,6 +36,7 @@ pub struct ConnectOptions {
     database: Option<String>,
     create_mode: CreateMode,
     notices: Option<NoticeCallback>,
+    slow_statement: Option<Duration>,
 }
 
 /// Options that start from a full [`Config`], e.g.
@@ -49,6 +50,7 @@ impl From<Config> for ConnectOptions {
             database: None,
             create_mode: CreateMode::DoNotCreate,
             notices: None,
+            slow_statement: None,
         }
     }
 }
@@ -216,6 +218,33 @@ impl ConnectOptions {
     pub fn with_notice_channel(mut self, sender: impl crate::NoticeSender) -> ConnectOptions {
         self.notices = Some(NoticeCallback(crate::notices::channel_handler(sender)));
         self
+    }
+
+    /// Logs a WARN event (target `hyperdb_api::trace`, message "slow
+    /// statement", with the SQL cut to 1,024 bytes, `duration_ms` and
+    /// `threshold_ms`) for each statement that takes longer than
+    /// `threshold`; `None` (the default) logs none. A streamed result's
+    /// statement lasts until the stream ends or is dropped, so the time the
+    /// caller spends between rows counts too. Off by default because long
+    /// statements are normal work for an analytical engine: set it to what
+    /// is slow for your application. See the README's "Tracing" section
+    /// for the statement spans.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hyperdb_api::{ConnectOptions, Endpoint};
+    /// let options = ConnectOptions::new(Endpoint::tcp("localhost", 7483))
+    ///     .with_slow_statement_threshold(Some(Duration::from_millis(500)));
+    /// assert_eq!(options.slow_statement_threshold(), Some(Duration::from_millis(500)));
+    /// ```
+    pub fn with_slow_statement_threshold(mut self, threshold: Option<Duration>) -> ConnectOptions {
+        self.slow_statement = threshold;
+        self
+    }
+
+    /// The slow-statement threshold ([`with_slow_statement_threshold`](Self::with_slow_statement_threshold)).
+    pub fn slow_statement_threshold(&self) -> Option<Duration> {
+        self.slow_statement
     }
 
     pub fn config(&self) -> &Config {

@@ -35,14 +35,26 @@ pub fn accept_login(out: &mut BytesMut, key: (i32, i32)) {
     message(out, b'Z', b"I");
 }
 
-/// Reads the startup message (a length word, then the rest).
-pub fn read_startup(s: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len)?;
-    let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
-    s.read_exact(&mut startup)?;
-    Ok(startup)
+/// Reads the startup message (a length word, then the rest). An
+/// `SSLRequest` before it (a client whose `SslMode` asks, e.g. `Prefer` on
+/// an endpoint off the loopback) is answered `N`, as a server without TLS
+/// does.
+pub fn read_startup(s: &mut (impl Read + Write)) -> io::Result<Vec<u8>> {
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len)?;
+        let mut startup = vec![0; i32::from_be_bytes(len) as usize - 4];
+        s.read_exact(&mut startup)?;
+        if startup == SSL_REQUEST_CODE.to_be_bytes() {
+            s.write_all(b"N")?;
+            continue;
+        }
+        return Ok(startup);
+    }
 }
+
+/// The protocol code of `SSLRequest` (1234 << 16 | 5679).
+const SSL_REQUEST_CODE: i32 = 80_877_103;
 
 /// Reads one frontend message as (tag, body); `None` when the client
 /// closed the connection instead.

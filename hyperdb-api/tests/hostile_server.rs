@@ -9,11 +9,11 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "../test_support/counting_alloc.rs"]
+mod counting_alloc;
 #[path = "../test_support/fake_hyperd.rs"]
 mod fake_hyperd;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Write;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,65 +24,11 @@ use std::time::{Duration, Instant};
 use bytes::{BufMut, BytesMut};
 use hyperdb_api::{ConnectOptions, Connection, Endpoint, Error, ErrorKind, Limits};
 
+use counting_alloc::{peak_during, Counting};
 use fake_hyperd::{accept_login, complete_and_ready, message, read_message, read_startup};
-
-/// Counts each thread's heap: the client's thread is measured, the fake
-/// server's is not.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn add(bytes: isize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + bytes;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters have
-// no say in the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        add(layout.size() as isize);
-        // SAFETY: the caller's contract for `alloc`, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        add(layout.size() as isize);
-        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        add(-(layout.size() as isize));
-        // SAFETY: the caller's contract for `dealloc`, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        add(new_size as isize - layout.size() as isize);
-        // SAFETY: the caller's contract for `realloc`, passed on.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// Runs `f` on this thread and returns its result and the most heap the
-/// thread held at once meanwhile, beyond what it held before.
-fn peak_heap<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let start = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(start));
-    let out = f();
-    let peak = PEAK.with(Cell::get);
-    (out, usize::try_from(peak - start).unwrap_or(0))
-}
 
 /// The client's buffers (64 KiB each way, a 1 MiB read window) and what a
 /// query holds, with room to spare; every hostile length below is far
@@ -229,7 +175,7 @@ fn huge_declared_lengths_are_refused_from_the_header() {
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Serve);
         let mut conn = connect(endpoint);
-        let (e, heap) = peak_heap(|| read_all_rows(&mut conn).unwrap_err());
+        let (e, heap) = peak_during(|| read_all_rows(&mut conn).unwrap_err());
         assert_eq!(kind(&e), Some(ErrorKind::Protocol), "{e}");
         assert!(e.to_string().contains("limit"), "{e}");
         assert!(heap < HEAP_BOUND, "{heap} bytes of heap");
@@ -260,7 +206,7 @@ fn large_declared_lengths_allocate_only_what_arrives() {
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Close);
         let mut conn = connect(endpoint);
-        let (e, heap) = peak_heap(|| {
+        let (e, heap) = peak_during(|| {
             if arrow {
                 conn.query_arrow("SELECT 1")
                     .and_then(|mut b| b.next().transpose())
@@ -446,7 +392,7 @@ fn floods_keep_memory_bounded_and_the_connection_usable() {
             count.fetch_add(1, Ordering::Relaxed);
         });
         let mut conn = Connection::connect_with(&options).unwrap();
-        let (outcome, heap) = peak_heap(|| conn.execute_command("SELECT 0"));
+        let (outcome, heap) = peak_during(|| conn.execute_command("SELECT 0"));
         assert!(heap < HEAP_BOUND, "{heap} bytes of heap");
         match outcome {
             Ok(_) => assert!(!is_error),

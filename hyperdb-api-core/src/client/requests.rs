@@ -344,6 +344,12 @@ macro_rules! request_methods {
             self.state.session.write_buf()
         }
 
+        /// Bytes written to the server since connecting (counted per
+        /// flush): an insert's trace reports the difference across it.
+        pub fn bytes_sent(&self) -> u64 {
+            self.state.bytes_sent
+        }
+
         /// The protocol state (transaction status, server parameters, ...).
         pub fn session(&self) -> &Session {
             &self.state.session

@@ -16,6 +16,9 @@ pub(crate) struct DriverState {
     pub(crate) deadline: Option<Deadline>,
     /// Knows the backend key only after startup.
     pub(crate) cancel: CancelHandle,
+    /// Bytes written to the socket since connecting (per flush, not per
+    /// message): what an insert's trace reports as sent.
+    pub(crate) bytes_sent: u64,
 }
 
 impl DriverState {
@@ -27,6 +30,7 @@ impl DriverState {
             query_timeout: config.query_timeout,
             deadline: None,
             cancel: CancelHandle::for_config(config, None),
+            bytes_sent: 0,
         }
     }
 

@@ -93,6 +93,7 @@ impl<T: Transport> Client<T> {
     /// `setsockopt` per write, and none without a deadline.
     fn write_timed(&mut self, mut data: &[u8]) -> Result<()> {
         self.state.before_write();
+        let len = data.len() as u64;
         // `data`, then the stream's flush (a no-op but for TLS, which may
         // hold records back), each under the deadline.
         loop {
@@ -118,7 +119,10 @@ impl<T: Transport> Client<T> {
                 self.stream.write(data).map(Some)
             };
             match res {
-                Ok(None) => return Ok(()),
+                Ok(None) => {
+                    self.state.bytes_sent += len;
+                    return Ok(());
+                }
                 Ok(Some(0)) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     return Err(self.broken(Error::connection_lost("writing to the server", e)));

@@ -72,6 +72,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     /// up (`deadline.rs`).
     pub async fn flush(&mut self) -> Result<()> {
         self.state.before_write();
+        let len = self.state.session.write_buf().len() as u64;
         loop {
             let at = self.state.deadline.as_ref().map(Deadline::at);
             // `write_all_buf` advances the buffer as bytes leave, so a
@@ -89,7 +90,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
                 Some(at) => tokio::time::timeout_at(at.into(), write).await.ok(),
             };
             match res {
-                Some(Ok(())) => return Ok(()),
+                Some(Ok(())) => {
+                    self.state.bytes_sent += len;
+                    return Ok(());
+                }
                 Some(Err(e)) => {
                     return Err(self.broken(Error::connection_lost("writing to the server", e)))
                 }

@@ -412,8 +412,12 @@ fn run() -> Result<bool, String> {
     let db = dir.path().join("soak.hyper");
     let mut server = Some(start_hyperd().map_err(|e| format!("starting hyperd: {e}"))?);
     {
-        let mut c = Connection::connect(current(&server)?.endpoint(), &db, CreateMode::Create)
-            .map_err(|e| format!("creating the database: {e}"))?;
+        let mut c = Connection::connect_with(
+            &current(&server)?
+                .connect_options()
+                .with_database(&db, CreateMode::Create),
+        )
+        .map_err(|e| format!("creating the database: {e}"))?;
         c.execute_command(
             &work::table()
                 .create_table_sql(false)

@@ -42,7 +42,9 @@ macro_rules! arrow_inserter_methods {
             for piece in bytes.chunks(step) {
                 self.encoder.push_ipc(piece, self.client.copy_buf())?;
                 if self.client.copy_buf().len() >= step {
-                    self.client.flush() $($aw)* ?;
+                    if let Err(e) = self.client.flush() $($aw)* {
+                        return Err(self.copy.failed(e));
+                    }
                 }
             }
             Ok(())
@@ -61,18 +63,20 @@ macro_rules! arrow_inserter_methods {
             self.finished = true;
             if let Err(e) = self.encoder.finish() {
                 self.abort_queued("the Arrow stream could not be completed");
-                return Err(e);
+                return Err(self.copy.failed(e));
             }
             if let Err(e) = self.drain() $($aw)* {
                 self.abort_queued("the Arrow stream could not be sent");
-                return Err(e);
+                return Err(self.copy.failed(e));
             }
             self.end_copy(self.encoder.rows(), None) $($aw)*
         }
 
         $($async_kw)? fn drain(&mut self) -> Result<()> {
             while self.encoder.write_pending(self.client.copy_buf())? {
-                self.client.flush() $($aw)* ?;
+                if let Err(e) = self.client.flush() $($aw)* {
+                    return Err(self.copy.failed(e));
+                }
             }
             Ok(())
         }

@@ -96,6 +96,8 @@ pub use parallel::insert_batches_parallel;
 pub use parallel::insert_batches_parallel_blocking;
 pub use raw::{decode_schema, encode_schema};
 pub(crate) use reader::arrow_cannot_express;
+#[cfg(feature = "grpc")]
+pub(crate) use reader::record_batch_step;
 /// The IPC stream decoder, shared with the gRPC results and shared streams.
 #[cfg(any(feature = "async", feature = "fuzzing"))]
 pub(crate) use reader::ArrowDecoder;

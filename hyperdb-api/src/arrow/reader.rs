@@ -26,6 +26,7 @@ use super::schema::UTC;
 use super::EOS;
 use crate::error::{Error, Result};
 use crate::files::sql::{copy_query, QUERY_OFFSET};
+use crate::trace::StatementTrace;
 
 /// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`.
 pub(crate) fn copy_out_sql(sql: &str) -> String {
@@ -262,11 +263,18 @@ macro_rules! batch_reader_methods {
             self.rows
         }
 
+        /// The statement's trace, handed on to a stream that continues
+        /// this one's result (`resume`) or back to the caller.
+        fn take_trace(&mut self) -> StatementTrace {
+            std::mem::take(&mut self.trace)
+        }
+
         /// Reads until the schema is known (it may bring the first batch).
         $($async_kw)? fn read_schema(&mut self) -> Result<()> {
             while self.decoder.schema().is_none() {
                 match self.client.next_copy_out() $($aw)* .map_err(from_server)? {
                     CopyOutEvent::Data(data) => {
+                        self.trace.add(0, data.len() as u64);
                         self.decoder.push(data);
                         self.decoder.read_ahead()?;
                     }
@@ -284,12 +292,19 @@ macro_rules! batch_reader_methods {
         }
 
         $($async_kw)? fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
+            let item = self.read_batch() $($aw)*;
+            record_batch_step(&mut self.trace, &item, self.rows);
+            item
+        }
+
+        $($async_kw)? fn read_batch(&mut self) -> Option<Result<RecordBatch>> {
             loop {
                 if let Some(item) = self.decoder.next_ready() {
                     return item;
                 }
                 let e = match self.client.next_copy_out() $($aw)* {
                     Ok(CopyOutEvent::Data(data)) => {
+                        self.trace.add(0, data.len() as u64);
                         self.decoder.push(data);
                         continue;
                     }
@@ -323,26 +338,44 @@ macro_rules! chunk_reader_methods {
             }
             if self.rows.is_some() {
                 self.eos_sent = true;
+                self.trace.finish(self.rows);
                 return Some(Ok(Bytes::from_static(&EOS)));
             }
-            match self.client.next_copy_out() $($aw)* {
-                Ok(CopyOutEvent::Data(data)) => Some(Ok(data)),
+            let e = match self.client.next_copy_out() $($aw)* {
+                Ok(CopyOutEvent::Data(data)) => {
+                    self.trace.add(0, data.len() as u64);
+                    return Some(Ok(data));
+                }
                 Ok(CopyOutEvent::Done { rows }) => {
                     self.rows = Some(rows);
                     self.eos_sent = true;
-                    Some(Ok(Bytes::from_static(&EOS)))
+                    self.trace.finish(Some(rows));
+                    return Some(Ok(Bytes::from_static(&EOS)));
                 }
-                Ok(other) => {
-                    self.eos_sent = true;
-                    Some(Err(unexpected(&other, "in an Arrow result")))
-                }
-                Err(e) => {
-                    self.eos_sent = true;
-                    Some(Err(from_server(e)))
-                }
-            }
+                Ok(other) => unexpected(&other, "in an Arrow result"),
+                Err(e) => from_server(e),
+            };
+            self.eos_sent = true;
+            self.trace.fail(&e);
+            Some(Err(e))
         }
     };
+}
+
+/// Records one step of a batch stream in its statement's trace: a batch's
+/// rows, the stream's error, or its end (`total`: the server's row count,
+/// when it reported one).
+#[inline]
+pub(crate) fn record_batch_step(
+    trace: &mut StatementTrace,
+    item: &Option<Result<RecordBatch>>,
+    total: Option<u64>,
+) {
+    match item {
+        Some(Ok(batch)) => trace.add(batch.num_rows() as u64, 0),
+        Some(Err(e)) => trace.fail(e),
+        None => trace.finish(total),
+    }
 }
 
 fn truncated() -> Error {
@@ -369,6 +402,7 @@ fn unexpected(event: &CopyOutEvent, context: &str) -> Error {
 pub(crate) struct StartedBatches {
     decoder: ArrowDecoder,
     rows: Option<u64>,
+    trace: StatementTrace,
 }
 
 /// Whether starting an Arrow result failed only because hyperd cannot
@@ -385,26 +419,43 @@ pub struct ArrowBatches<'c> {
     client: &'c mut Client,
     decoder: ArrowDecoder,
     rows: Option<u64>,
+    trace: StatementTrace,
 }
 
 impl<'c> ArrowBatches<'c> {
-    pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowBatches<'c>> {
+    /// Starts the result of `sql` and reads its schema. The stream takes
+    /// over `trace`; on error it is left to the caller, who may run the
+    /// statement another way or record the error.
+    pub(crate) fn new(
+        client: &'c mut Client,
+        sql: &str,
+        trace: &mut StatementTrace,
+    ) -> Result<ArrowBatches<'c>> {
         start_copy!(&mut *client, sql)?;
         let mut batches = ArrowBatches {
             client,
             decoder: ArrowDecoder::default(),
             rows: None,
+            trace: std::mem::take(trace),
         };
-        batches.read_schema()?;
+        if let Err(e) = batches.read_schema() {
+            *trace = batches.take_trace();
+            return Err(e);
+        }
         Ok(batches)
     }
 
     /// Starts the result and reads its schema, borrowing `client` only
-    /// for the duration of the call.
-    pub(crate) fn start(client: &mut Client, sql: &str) -> Result<StartedBatches> {
-        let b = ArrowBatches::new(client, sql)?;
+    /// for the duration of the call; see [`new`](Self::new) for `trace`.
+    pub(crate) fn start(
+        client: &mut Client,
+        sql: &str,
+        trace: &mut StatementTrace,
+    ) -> Result<StartedBatches> {
+        let mut b = ArrowBatches::new(client, sql, trace)?;
         Ok(StartedBatches {
-            decoder: b.decoder,
+            trace: b.take_trace(),
+            decoder: std::mem::take(&mut b.decoder),
             rows: b.rows,
         })
     }
@@ -415,6 +466,7 @@ impl<'c> ArrowBatches<'c> {
             client,
             decoder: started.decoder,
             rows: started.rows,
+            trace: started.trace,
         }
     }
 
@@ -437,15 +489,22 @@ pub struct ArrowIpcChunks<'c> {
     client: &'c mut Client,
     rows: Option<u64>,
     eos_sent: bool,
+    trace: StatementTrace,
 }
 
 impl<'c> ArrowIpcChunks<'c> {
-    pub(crate) fn new(client: &'c mut Client, sql: &str) -> Result<ArrowIpcChunks<'c>> {
-        start_copy!(&mut *client, sql)?;
+    /// Starts the result of `sql`, followed by `trace`.
+    pub(crate) fn new(
+        client: &'c mut Client,
+        sql: &str,
+        mut trace: StatementTrace,
+    ) -> Result<ArrowIpcChunks<'c>> {
+        trace.check(start_copy!(&mut *client, sql))?;
         Ok(ArrowIpcChunks {
             client,
             rows: None,
             eos_sent: false,
+            trace,
         })
     }
 
@@ -476,25 +535,40 @@ mod async_readers {
         client: &'c mut AsyncClient,
         decoder: ArrowDecoder,
         rows: Option<u64>,
+        trace: StatementTrace,
     }
 
     impl<'c> AsyncArrowBatches<'c> {
-        pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
+        /// See [`ArrowBatches::new`].
+        pub(crate) async fn new(
+            client: &'c mut AsyncClient,
+            sql: &str,
+            trace: &mut StatementTrace,
+        ) -> Result<Self> {
             start_copy!(&mut *client, sql, await)?;
             let mut batches = AsyncArrowBatches {
                 client,
                 decoder: ArrowDecoder::default(),
                 rows: None,
+                trace: std::mem::take(trace),
             };
-            batches.read_schema().await?;
+            if let Err(e) = batches.read_schema().await {
+                *trace = batches.take_trace();
+                return Err(e);
+            }
             Ok(batches)
         }
 
         /// See [`ArrowBatches::start`].
-        pub(crate) async fn start(client: &mut AsyncClient, sql: &str) -> Result<StartedBatches> {
-            let b = AsyncArrowBatches::new(client, sql).await?;
+        pub(crate) async fn start(
+            client: &mut AsyncClient,
+            sql: &str,
+            trace: &mut StatementTrace,
+        ) -> Result<StartedBatches> {
+            let mut b = AsyncArrowBatches::new(client, sql, trace).await?;
             Ok(StartedBatches {
-                decoder: b.decoder,
+                trace: b.take_trace(),
+                decoder: std::mem::take(&mut b.decoder),
                 rows: b.rows,
             })
         }
@@ -505,6 +579,7 @@ mod async_readers {
                 client,
                 decoder: started.decoder,
                 rows: started.rows,
+                trace: started.trace,
             }
         }
 
@@ -530,26 +605,39 @@ mod async_readers {
         client: &'c mut AsyncClient,
         rows: Option<u64>,
         eos_sent: bool,
+        trace: StatementTrace,
     }
 
     impl<'c> AsyncArrowIpcChunks<'c> {
-        pub(crate) async fn new(client: &'c mut AsyncClient, sql: &str) -> Result<Self> {
-            start_copy!(&mut *client, sql, await)?;
+        /// Starts the result of `sql`, followed by `trace`.
+        pub(crate) async fn new(
+            client: &'c mut AsyncClient,
+            sql: &str,
+            mut trace: StatementTrace,
+        ) -> Result<Self> {
+            let started = start_copy!(&mut *client, sql, await);
+            trace.check(started)?;
             Ok(AsyncArrowIpcChunks {
                 client,
                 rows: None,
                 eos_sent: false,
+                trace,
             })
         }
 
         /// Continues a result whose first chunks were read through another
         /// `AsyncArrowIpcChunks` on the same connection (`rows` is what that
-        /// one reported).
-        pub(crate) fn resume(client: &'c mut AsyncClient, rows: Option<u64>) -> Self {
+        /// one reported, `trace` its [`take_trace`](Self::take_trace)).
+        pub(crate) fn resume(
+            client: &'c mut AsyncClient,
+            rows: Option<u64>,
+            trace: StatementTrace,
+        ) -> Self {
             AsyncArrowIpcChunks {
                 client,
                 rows,
                 eos_sent: false,
+                trace,
             }
         }
 

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
+use std::time::Duration;
 
 use hyperdb_api_core::grpc::{
     GrpcCancelHandle, GrpcClient, GrpcConfig, GrpcDatabase, GrpcParameters, GrpcQuery, GrpcResult,
@@ -13,6 +14,7 @@ use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 use super::params::arrow_parameters;
 use super::results::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcRows};
 use crate::error::{Error, Result};
+use crate::trace::StatementTrace;
 
 /// Options for a gRPC connection, as a consuming builder.
 ///
@@ -23,6 +25,7 @@ use crate::error::{Error, Result};
 pub struct GrpcConnectOptions {
     config: GrpcConfig,
     query: GrpcQuery,
+    slow_statement: Option<Duration>,
 }
 
 impl GrpcConnectOptions {
@@ -30,6 +33,7 @@ impl GrpcConnectOptions {
         GrpcConnectOptions {
             config,
             query: GrpcQuery::default(),
+            slow_statement: None,
         }
     }
 
@@ -81,6 +85,13 @@ impl GrpcConnectOptions {
         self
     }
 
+    /// Logs a WARN event for each query slower than `threshold` (off by
+    /// default); see [`crate::ConnectOptions::with_slow_statement_threshold`].
+    pub fn with_slow_statement_threshold(mut self, threshold: Option<Duration>) -> Self {
+        self.slow_statement = threshold;
+        self
+    }
+
     pub fn config(&self) -> &GrpcConfig {
         &self.config
     }
@@ -122,6 +133,8 @@ fn database(path: &Path, alias: &str) -> Result<GrpcDatabase> {
 pub struct AsyncGrpcConnection {
     client: GrpcClient,
     query: GrpcQuery,
+    /// [`GrpcConnectOptions::with_slow_statement_threshold`].
+    slow: Option<Duration>,
 }
 
 impl AsyncGrpcConnection {
@@ -136,14 +149,15 @@ impl AsyncGrpcConnection {
         Ok(AsyncGrpcConnection {
             client,
             query: options.query.clone(),
+            slow: options.slow_statement,
         })
     }
 
     /// Runs a query and streams its result as Arrow record batches; the
     /// schema is known before the first batch.
     pub async fn query_arrow(&self, sql: &str) -> Result<AsyncGrpcArrowBatches> {
-        let query = self.prepare(sql, &[])?;
-        AsyncGrpcArrowBatches::new(self.start(query).await?).await
+        let query = self.prepare("grpc_query_arrow", sql, &[])?;
+        self.batches(query).await
     }
 
     /// [`Self::query_arrow`] with bound parameters (`$1`, `$2`, ...).
@@ -155,14 +169,14 @@ impl AsyncGrpcConnection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncGrpcArrowBatches>> + Send + '_ {
-        let query = self.prepare(sql, params);
-        async move { AsyncGrpcArrowBatches::new(self.start(query?).await?).await }
+        let query = self.prepare("grpc_query_arrow", sql, params);
+        async move { self.batches(query?).await }
     }
 
     /// Runs a query and streams its result as raw Arrow IPC stream bytes.
     pub async fn query_arrow_ipc(&self, sql: &str) -> Result<AsyncGrpcArrowIpcChunks> {
-        let query = self.prepare(sql, &[])?;
-        Ok(AsyncGrpcArrowIpcChunks::new(self.start(query).await?))
+        let query = self.prepare("grpc_query_arrow_ipc", sql, &[])?;
+        self.chunks(query).await
     }
 
     /// [`Self::query_arrow_ipc`] with bound parameters; see
@@ -172,13 +186,14 @@ impl AsyncGrpcConnection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncGrpcArrowIpcChunks>> + Send + '_ {
-        let query = self.prepare(sql, params);
-        async move { Ok(AsyncGrpcArrowIpcChunks::new(self.start(query?).await?)) }
+        let query = self.prepare("grpc_query_arrow_ipc", sql, params);
+        async move { self.chunks(query?).await }
     }
 
     /// Runs a query and streams its rows.
     pub async fn execute_query(&self, sql: &str) -> Result<AsyncGrpcRows> {
-        Ok(AsyncGrpcRows::new(self.query_arrow(sql).await?))
+        let query = self.prepare("grpc_execute_query", sql, &[])?;
+        Ok(AsyncGrpcRows::new(self.batches(query).await?))
     }
 
     /// Runs a query with bound parameters (`$1`, `$2`, ...; the same values
@@ -189,8 +204,8 @@ impl AsyncGrpcConnection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncGrpcRows>> + Send + '_ {
-        let batches = self.query_arrow_params(sql, params);
-        async move { Ok(AsyncGrpcRows::new(batches.await?)) }
+        let query = self.prepare("grpc_execute_query", sql, params);
+        async move { Ok(AsyncGrpcRows::new(self.batches(query?).await?)) }
     }
 
     /// The first column of the first row as `T` ([`Error::NoRows`] when
@@ -263,17 +278,55 @@ impl AsyncGrpcConnection {
     }
 
     /// The query to send, parameters encoded: nothing borrowed from the
-    /// caller is held across an await.
-    fn prepare(&self, sql: &str, params: &[&dyn ToPgBinary]) -> Result<GrpcQuery> {
+    /// caller is held across an await. A failure to encode them ends the
+    /// statement's trace at once.
+    fn prepare(
+        &self,
+        call: &'static str,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+    ) -> Result<Pending> {
         let mut query = self.query.clone();
         query.sql = sql.to_owned();
         if !params.is_empty() {
-            query.parameters = Some(GrpcParameters::ArrowIpc(arrow_parameters(params)?));
+            match arrow_parameters(params) {
+                Ok(encoded) => query.parameters = Some(GrpcParameters::ArrowIpc(encoded)),
+                Err(e) => {
+                    let trace = StatementTrace::start(call, sql, params.len(), self.slow);
+                    return trace.result(Err(e), |_| None);
+                }
+            }
         }
-        Ok(query)
+        Ok(Pending {
+            call,
+            params: params.len(),
+            query,
+        })
     }
 
-    async fn start(&self, query: GrpcQuery) -> Result<GrpcResult> {
-        Ok(self.client.execute(&query).await?)
+    /// Sends `pending`; its trace starts here and goes with the result.
+    async fn start(&self, pending: Pending) -> Result<(GrpcResult, StatementTrace)> {
+        let q = &pending.query;
+        let mut trace = StatementTrace::start(pending.call, &q.sql, pending.params, self.slow);
+        let result = trace.check(self.client.execute(q).await.map_err(Error::from))?;
+        Ok((result, trace))
     }
+
+    async fn batches(&self, pending: Pending) -> Result<AsyncGrpcArrowBatches> {
+        let (result, trace) = self.start(pending).await?;
+        AsyncGrpcArrowBatches::new(result, trace).await
+    }
+
+    async fn chunks(&self, pending: Pending) -> Result<AsyncGrpcArrowIpcChunks> {
+        let (result, trace) = self.start(pending).await?;
+        Ok(AsyncGrpcArrowIpcChunks::new(result, trace))
+    }
+}
+
+/// A query ready to send, and what its trace records.
+#[derive(Debug)]
+struct Pending {
+    call: &'static str,
+    params: usize,
+    query: GrpcQuery,
 }

@@ -15,10 +15,11 @@ use futures_core::Stream;
 use hyperdb_api_core::grpc::GrpcResult;
 
 use crate::arrow::row_schema;
-use crate::arrow::{ArrowDecoder, EOS};
+use crate::arrow::{record_batch_step, ArrowDecoder, EOS};
 use crate::error::{Error, Result};
 use crate::from_row::FromRow;
 use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, ReadPlan, Row, RowCursor, Schema};
+use crate::trace::StatementTrace;
 
 /// A gRPC query result as Arrow [`RecordBatch`]es; from
 /// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
@@ -27,24 +28,37 @@ use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, ReadPlan, Row, R
 pub struct AsyncGrpcArrowBatches {
     result: GrpcResult,
     decoder: ArrowDecoder,
+    trace: StatementTrace,
 }
 
 impl AsyncGrpcArrowBatches {
-    /// Reads until the schema is known (it may bring the first batch).
-    pub(crate) async fn new(result: GrpcResult) -> Result<AsyncGrpcArrowBatches> {
+    /// Reads until the schema is known (it may bring the first batch); the
+    /// stream follows the statement in `trace`.
+    pub(crate) async fn new(
+        result: GrpcResult,
+        trace: StatementTrace,
+    ) -> Result<AsyncGrpcArrowBatches> {
         let mut batches = AsyncGrpcArrowBatches {
             result,
             decoder: ArrowDecoder::default(),
+            trace,
         };
-        while batches.decoder.schema().is_none() {
-            match batches.result.next_chunk().await? {
+        let read = batches.read_schema().await;
+        batches.trace.check(read)?;
+        Ok(batches)
+    }
+
+    async fn read_schema(&mut self) -> Result<()> {
+        while self.decoder.schema().is_none() {
+            match self.result.next_chunk().await? {
                 Some(bytes) => {
-                    batches.decoder.push(bytes);
-                    batches.decoder.read_ahead()?;
+                    self.trace.add(0, bytes.len() as u64);
+                    self.decoder.push(bytes);
+                    self.decoder.read_ahead()?;
                 }
                 None => {
-                    batches.decoder.end_input()?;
-                    if batches.decoder.schema().is_none() {
+                    self.decoder.end_input()?;
+                    if self.decoder.schema().is_none() {
                         return Err(Error::Arrow(arrow_schema::ArrowError::IpcError(
                             "the gRPC result ended before its Arrow schema".into(),
                         )));
@@ -52,7 +66,7 @@ impl AsyncGrpcArrowBatches {
                 }
             }
         }
-        Ok(batches)
+        Ok(())
     }
 
     /// The result's Arrow schema, known before the first batch.
@@ -80,12 +94,19 @@ impl AsyncGrpcArrowBatches {
 
     /// The next batch, or `None` at the end.
     pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
+        let item = self.read_batch().await;
+        record_batch_step(&mut self.trace, &item, self.result.row_count());
+        item
+    }
+
+    async fn read_batch(&mut self) -> Option<Result<RecordBatch>> {
         loop {
             if let Some(item) = self.decoder.next_ready() {
                 return item;
             }
             let e = match self.result.next_chunk().await {
                 Ok(Some(bytes)) => {
+                    self.trace.add(0, bytes.len() as u64);
                     self.decoder.push(bytes);
                     continue;
                 }
@@ -115,13 +136,16 @@ impl AsyncGrpcArrowBatches {
 pub struct AsyncGrpcArrowIpcChunks {
     result: GrpcResult,
     eos_sent: bool,
+    trace: StatementTrace,
 }
 
 impl AsyncGrpcArrowIpcChunks {
-    pub(crate) fn new(result: GrpcResult) -> AsyncGrpcArrowIpcChunks {
+    /// The chunks of `result`, following the statement in `trace`.
+    pub(crate) fn new(result: GrpcResult, trace: StatementTrace) -> AsyncGrpcArrowIpcChunks {
         AsyncGrpcArrowIpcChunks {
             result,
             eos_sent: false,
+            trace,
         }
     }
 
@@ -141,14 +165,20 @@ impl AsyncGrpcArrowIpcChunks {
             return None;
         }
         match self.result.next_chunk().await {
-            Ok(Some(bytes)) => Some(Ok(bytes)),
+            Ok(Some(bytes)) => {
+                self.trace.add(0, bytes.len() as u64);
+                Some(Ok(bytes))
+            }
             Ok(None) => {
                 self.eos_sent = true;
+                self.trace.finish(self.result.row_count());
                 Some(Ok(Bytes::from_static(&EOS)))
             }
             Err(e) => {
                 self.eos_sent = true;
-                Some(Err(e.into()))
+                let e = Error::from(e);
+                self.trace.fail(&e);
+                Some(Err(e))
             }
         }
     }

@@ -128,7 +128,9 @@ macro_rules! chunk_sender_methods {
         pub $($async_kw)? fn send(&mut self, chunk: &mut InsertChunk) -> Result<()> {
             chunk.check_table(&self.types)?;
             chunk.seal()?;
-            self.client.send_raw(&chunk.buf) $($aw)* ?;
+            if let Err(e) = self.client.send_raw(&chunk.buf) $($aw)* {
+                return Err(self.copy.failed(e));
+            }
             self.rows += chunk.rows();
             chunk.clear();
             Ok(())

@@ -27,6 +27,7 @@ use hyperdb_api_core::protocol::backend::TransactionStatus;
 
 use crate::error::{Error, Result};
 use crate::table_definition::TableDefinition;
+use crate::trace::StatementTrace;
 
 /// An inserter's COPY statement, and the HyperBinary one for rows its
 /// format holds back (`None` when it holds none back).
@@ -44,6 +45,13 @@ pub(crate) struct CopyTx {
     sql: CopySql,
     /// Rows stored by the COPYs already ended.
     stored: u64,
+    /// The insert's span: from the table check to the commit, with the
+    /// rows stored and the bytes sent (the connection's count since the
+    /// COPY started). Dropped before its end (the inserter dropped): it
+    /// records the insert as abandoned.
+    trace: StatementTrace,
+    /// The connection's `bytes_sent` when the COPY started.
+    sent_before: u64,
 }
 
 impl CopyTx {
@@ -67,6 +75,31 @@ impl CopyTx {
 
     pub(crate) fn add_stored(&mut self, rows: u64) {
         self.stored += rows;
+    }
+
+    /// Records `e` as how the insert ended.
+    #[cold]
+    pub(crate) fn fail(&mut self, e: &Error) {
+        self.trace.fail(e);
+    }
+
+    /// [`fail`](Self::fail), passing `e` on.
+    #[cold]
+    pub(crate) fn failed(&mut self, e: impl Into<Error>) -> Error {
+        let e = e.into();
+        self.fail(&e);
+        e
+    }
+
+    /// Records how the insert ended: `result` (the rows stored, or the
+    /// error), with `bytes_sent`, the connection's count now.
+    pub(crate) fn end_trace(&mut self, result: &Result<u64>, bytes_sent: u64) {
+        self.trace
+            .add(0, bytes_sent.saturating_sub(self.sent_before));
+        match result {
+            Ok(stored) => self.trace.finish(Some(*stored)),
+            Err(e) => self.trace.fail(e),
+        }
     }
 }
 
@@ -119,15 +152,20 @@ macro_rules! open_fn {
                     }
                 }
 
+                let trace = conn.statement_trace("insert", &sql.copy, 0);
                 // A dropped transaction or inserter queued its end: settle
                 // it, so the status below is the server's.
-                conn.client().settle() $($aw)* ?;
+                if let Err(e) = conn.client().settle() $($aw)* {
+                    return trace.result(Err(e.into()), |_| None);
+                }
                 let own = conn.transaction_status() == TransactionStatus::Idle;
                 // Armed before `BEGIN` is sent: a future dropped while it
                 // waits for the reply leaves the transaction begun.
                 let mut begun = Begun(conn, own);
                 if own {
-                    begun.0.client().execute("BEGIN") $($aw)* ?;
+                    if let Err(e) = begun.0.client().execute("BEGIN") $($aw)* {
+                        return trace.result(Err(e.into()), |_| None);
+                    }
                 }
                 let mut started = Ok(());
                 if check {
@@ -146,10 +184,11 @@ macro_rules! open_fn {
                         rollback!(begun.0.client(); $($aw)*);
                     }
                     begun.1 = false;
-                    return Err(e);
+                    return trace.result(Err(e), |_| None);
                 }
                 begun.1 = false;
-                Ok(CopyTx { own, sql, stored: 0 })
+                let sent_before = begun.0.client().bytes_sent();
+                Ok(CopyTx { own, sql, stored: 0, trace, sent_before })
             }
         }
     };
@@ -186,12 +225,15 @@ macro_rules! copy_methods {
                     Err(crate::Error::RowCountMismatch { sent, stored })
                 }
             });
-            match checked {
+            let bytes_sent = self.client.bytes_sent();
+            let result = match checked {
                 Ok(stored) => {
-                    if self.copy.own() {
-                        self.client.execute("COMMIT") $($aw)* ?;
-                    }
-                    Ok(stored)
+                    let committed = if self.copy.own() {
+                        self.client.execute("COMMIT") $($aw)* .map_err(crate::Error::from)
+                    } else {
+                        Ok(0)
+                    };
+                    committed.map(|_| stored)
                 }
                 Err(e) => {
                     if self.copy.own() {
@@ -199,7 +241,9 @@ macro_rules! copy_methods {
                     }
                     Err(e)
                 }
-            }
+            };
+            self.copy.end_trace(&result, bytes_sent);
+            result
         }
 
         /// Ends the running COPY with CopyDone and counts what it stored.

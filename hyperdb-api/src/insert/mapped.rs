@@ -16,6 +16,7 @@ use crate::insert::wire::Wire;
 use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
 use crate::table_definition::TableDefinition;
+use crate::trace::StatementTrace;
 use crate::Connection;
 
 /// How one target column gets its value.
@@ -59,6 +60,9 @@ pub struct MappedInserter<'c> {
     finished: bool,
     insert_select: String,
     drop_stage: String,
+    /// The connection's slow-statement threshold, for the trace of the
+    /// `INSERT ... SELECT`.
+    slow: Option<std::time::Duration>,
 }
 
 static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -100,6 +104,7 @@ impl<'c> MappedInserter<'c> {
                 return Err(e);
             }
         };
+        let slow = conn.slow_statement_threshold();
         let client = conn.client();
         encoder.start_stream(client.copy_buf());
         Ok(MappedInserter {
@@ -109,6 +114,7 @@ impl<'c> MappedInserter<'c> {
             finished: false,
             insert_select,
             drop_stage,
+            slow,
         })
     }
 
@@ -118,7 +124,12 @@ impl<'c> MappedInserter<'c> {
     pub fn execute(mut self) -> Result<u64> {
         let staged = self.finish_copy();
         let moved = staged.and_then(|staged| {
-            let moved = self.client.execute(&self.insert_select)?;
+            let trace = StatementTrace::start("mapped_insert", &self.insert_select, 0, self.slow);
+            let moved = self
+                .client
+                .execute(&self.insert_select)
+                .map_err(Error::from);
+            let moved = trace.result(moved, |n| Some(*n))?;
             if moved != staged {
                 return Err(Error::RowCountMismatch {
                     sent: staged,

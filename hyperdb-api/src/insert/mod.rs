@@ -120,16 +120,16 @@ macro_rules! inserter_methods {
             self.finished = true;
             if self.encoder.has_partial_row() {
                 self.abort_queued("a row was left half-built");
-                return Err(crate::Error::InvalidRow {
+                return Err(self.copy.failed(crate::Error::InvalidRow {
                     row: self.encoder.rows(),
                     column: None,
                     kind: crate::error::RowErrorKind::ColumnCount,
                     message: "execute() with a half-built row; nothing was inserted".into(),
-                });
+                }));
             }
             if let Err(e) = self.encoder.finish(self.client.copy_buf()) {
                 self.abort_queued("the insert could not be completed");
-                return Err(e);
+                return Err(self.copy.failed(e));
             }
             let held = self.encoder.take_held();
             self.end_copy(self.encoder.rows(), held) $($aw)*
@@ -142,7 +142,11 @@ macro_rules! inserter_methods {
             if self.encoder.frame_full(self.client.copy_buf()) {
                 self.encoder.close_frame(self.client.copy_buf())?;
                 match self.encoder.take_held() {
-                    None => self.client.flush() $($aw)* ?,
+                    None => {
+                        if let Err(e) = self.client.flush() $($aw)* {
+                            return Err(self.copy.failed(e));
+                        }
+                    }
                     Some(held) => {
                         self.encoder.end_stream(self.client.copy_buf())?;
                         self.detour(held) $($aw)* ?;
@@ -189,7 +193,8 @@ macro_rules! inserter_methods {
                     .map(drop)
                     .map_err(crate::Error::from);
             }
-            if res.is_err() {
+            if let Err(e) = &res {
+                self.copy.fail(e);
                 self.finished = true;
                 self.encoder.abandon();
                 if self.copy.own() {

@@ -8,6 +8,7 @@ use hyperdb_api_core::client::Client;
 
 use crate::error::Result;
 use crate::from_row::FromRow;
+use crate::trace::StatementTrace;
 
 mod plan;
 mod row;
@@ -59,10 +60,15 @@ enum RowSource<'c> {
 }
 
 impl<'c> Rows<'c> {
-    pub(crate) fn new(client: &'c mut Client, schema: Arc<Schema>) -> Rows<'c> {
+    /// `DataRow`s of the statement `trace` follows.
+    pub(crate) fn new(
+        client: &'c mut Client,
+        schema: Arc<Schema>,
+        trace: StatementTrace,
+    ) -> Rows<'c> {
         Rows {
             source: RowSource::Wire(client),
-            cursor: RowCursor::new(schema),
+            cursor: RowCursor::traced(schema, trace),
             #[cfg(feature = "arrow")]
             learn: None,
         }

@@ -27,6 +27,7 @@ use crate::from_row::FromRow;
 use crate::rows::plan::{ColumnCache, ReadPlan};
 use crate::rows::schema::{ColumnIndex, Schema};
 use crate::rows::values::RowValues;
+use crate::trace::StatementTrace;
 
 /// Rows that arrived together, with the result's columns.
 #[derive(Debug)]
@@ -343,6 +344,10 @@ pub(crate) struct RowCursor {
     affected: Option<u64>,
     /// Where the last by-name type read found its columns.
     columns: ColumnCache,
+    /// The statement's trace, for a `DataRow` result: counted per block,
+    /// ended with the stream ([`StatementTrace`]). A stream of Arrow
+    /// batches has it in its batch source instead.
+    trace: StatementTrace,
 }
 
 /// What a source produced after the block at hand ran out.
@@ -364,6 +369,16 @@ impl RowCursor {
             next: 0,
             affected: None,
             columns: ColumnCache::default(),
+            trace: StatementTrace::off(),
+        }
+    }
+
+    /// A cursor that reports to `trace` (the blocks' rows and bytes, the
+    /// end or error of the stream; a drop before the end is "abandoned").
+    pub(crate) fn traced(schema: Arc<Schema>, trace: StatementTrace) -> RowCursor {
+        RowCursor {
+            trace,
+            ..RowCursor::new(schema)
         }
     }
 
@@ -473,6 +488,7 @@ impl RowCursor {
     /// A malformed row ends the stream.
     #[cold]
     fn malformed(&mut self, e: Error) -> Error {
+        self.trace.fail(&e);
         self.end(0);
         e
     }
@@ -491,9 +507,17 @@ impl RowCursor {
     /// Takes what the source produced; an error ends the stream.
     pub(crate) fn take(&mut self, fetched: Fetched) -> Result<()> {
         match fetched {
-            Fetched::Block(block) => self.load(block),
-            Fetched::End(affected) => self.end(affected),
+            Fetched::Block(block) => {
+                self.trace
+                    .add(block.rows as u64, block.wire.byte_len() as u64);
+                self.load(block)
+            }
+            Fetched::End(affected) => {
+                self.trace.finish(Some(affected));
+                self.end(affected)
+            }
             Fetched::Error(e) => {
+                self.trace.fail(&e);
                 self.end(0);
                 return Err(e);
             }

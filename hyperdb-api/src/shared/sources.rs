@@ -25,6 +25,7 @@ use crate::error::Result;
 use crate::params::Params;
 use crate::route::{key, Learn, ReadRoute, RouteBook};
 use crate::rows::{arrow_eligible, Schema};
+use crate::trace::StatementTrace;
 use crate::value::Value;
 use crate::{AsyncConnection, AsyncRows};
 
@@ -44,15 +45,16 @@ pub(super) fn start_batches(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, RecordBatch>>> {
     Box::pin(async move {
+        let mut trace = conn.statement_trace("query_arrow", &q.sql, q.params.len());
         let (client, book) = conn.route_parts();
         if !plain(&q) {
-            let batches = RowBatches::start(client, None, &q.sql, &q.params).await?;
+            let batches = RowBatches::start(client, None, &q.sql, &q.params, trace).await?;
             return Ok(batches.started());
         }
         let key = key(&q.sql);
         if choose(client, book, key) == ReadRoute::Arrow {
             let start = Instant::now();
-            match AsyncArrowBatches::start(client, &q.sql).await {
+            match AsyncArrowBatches::start(client, &q.sql, &mut trace).await {
                 Ok(started) => {
                     let batches = AsyncArrowBatches::resume(client, started);
                     let schema = batches.schema();
@@ -62,11 +64,11 @@ pub(super) fn start_batches(
                     return Ok(started);
                 }
                 Err(e) if arrow_cannot_express(&e) => book.arrow_refused(key),
-                Err(e) => return Err(e),
+                Err(e) => return trace.result(Err(e), |_| None),
             }
         }
         let routed = Routed::new(book, key);
-        let batches = RowBatches::start(client, Some(routed), &q.sql, &[]).await?;
+        let batches = RowBatches::start(client, Some(routed), &q.sql, &[], trace).await?;
         Ok(batches.started())
     })
 }
@@ -76,6 +78,7 @@ pub(super) fn start_ipc(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, Bytes>>> {
     Box::pin(async move {
+        let mut trace = conn.statement_trace("query_arrow_ipc", &q.sql, q.params.len());
         let (client, book) = conn.route_parts();
         let key = key(&q.sql);
         let routed = plain(&q);
@@ -83,30 +86,34 @@ pub(super) fn start_ipc(
             // "Cannot be converted to Arrow" comes before the first chunk:
             // read it before choosing the route. The borrow of `client`
             // ends with this block, so the fallback below may use it again.
+            // The statement's trace waits here until the route is chosen,
+            // and counts the first chunk itself.
             let start = Instant::now();
-            let (first, rows) = match AsyncArrowIpcChunks::new(client, &q.sql).await {
-                Ok(mut chunks) => (chunks.next().await, chunks.rows()),
-                Err(e) => (Some(Err(e)), None),
-            };
+            let (first, rows) =
+                match AsyncArrowIpcChunks::new(client, &q.sql, StatementTrace::off()).await {
+                    Ok(mut chunks) => (chunks.next().await, chunks.rows()),
+                    Err(e) => (Some(Err(e)), None),
+                };
             match first {
                 Some(Ok(first)) => {
-                    let schema = ipc_schema(&first)?;
+                    trace.add(0, first.len() as u64);
+                    let schema = trace.check(ipc_schema(&first))?;
                     book.arrow_started(key, start.elapsed().as_secs_f64(), &schema);
                     let chunks = Peeked {
                         first: Some(first),
-                        chunks: AsyncArrowIpcChunks::resume(client, rows),
+                        chunks: AsyncArrowIpcChunks::resume(client, rows, trace),
                     };
                     let source = Learning::new(chunks, Learn::new(book, key), &schema);
                     let started: Started<'_, Bytes> = (schema, Box::new(source));
                     return Ok(started);
                 }
                 Some(Err(e)) if arrow_cannot_express(&e) => book.arrow_refused(key),
-                Some(Err(e)) => return Err(e),
+                Some(Err(e)) => return trace.result(Err(e), |_| None),
                 None => {}
             }
         }
         let routed = routed.then(|| Routed::new(book, key));
-        let batches = RowBatches::start(client, routed, &q.sql, &q.params).await?;
+        let batches = RowBatches::start(client, routed, &q.sql, &q.params, trace).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
         let started: Started<'_, Bytes> = (
@@ -254,26 +261,28 @@ impl<'c> RowBatches<'c> {
         routed: Option<Routed<'c>>,
         sql: &str,
         params: &[Value],
+        mut trace: StatementTrace,
     ) -> Result<RowBatches<'c>> {
-        let params = Params::encode(&Value::as_params(params))?;
+        let params = trace.check(Params::encode(&Value::as_params(params)))?;
         let slices = params.slices();
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);
         let fields = if slices.is_empty() && routed.is_none() {
-            client.query(&request).await?
+            client.query(&request).await
         } else {
-            match client.query_cached(&request).await {
-                Ok(fields) => fields,
-                Err(e) => {
-                    if let Some(routed) = routed {
-                        routed.learn.failed();
-                    }
-                    return Err(e.into());
+            client.query_cached(&request).await
+        };
+        let fields = match fields {
+            Ok(fields) => fields,
+            Err(e) => {
+                if let Some(routed) = routed {
+                    routed.learn.failed();
                 }
+                return trace.result(Err(e.into()), |_| None);
             }
         };
-        let mut rows = AsyncRows::wire(client, Schema::from_fields(fields));
+        let mut rows = AsyncRows::wire(client, Schema::from_fields(fields), trace);
         let mut batcher = RowBatcher::new(rows.schema())?;
         if let Some(routed) = routed {
             rows = rows.learning(routed.learn);

@@ -31,6 +31,7 @@ mod prepared;
 mod prepared_cache;
 mod process;
 mod route;
+mod route_tracing;
 mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;
@@ -39,3 +40,4 @@ mod shared_insert;
 mod streaming;
 #[cfg(feature = "tls")]
 mod tls;
+mod tracing;

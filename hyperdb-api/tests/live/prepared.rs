@@ -250,11 +250,7 @@ fn a_connection_string_connects() {
     c.close().unwrap();
     assert!(path.exists());
     // Unix socket, by `host=`.
-    let unix = crate::common::server()
-        .endpoint()
-        .unix_path()
-        .unwrap()
-        .to_owned();
+    let unix = server().endpoint().unix_path().unwrap().to_owned();
     let url = format!(
         "hyper://{}?host={}",
         path.to_str().unwrap().replace(' ', "%20"),
@@ -265,7 +261,8 @@ fn a_connection_string_connects() {
     assert_eq!(n, 1);
     // Well-formed but wrong: the server's error.
     let url = format!(
-        "hyper://{host}:{port}/{}/missing.hyper",
+        "hyper://{}:{password}@{host}:{port}/{}/missing.hyper",
+        hyperdb_api::Config::DEFAULT_USER,
         dir.path().display()
     );
     let e = Connection::connect_with(&url.parse().unwrap()).unwrap_err();
@@ -299,7 +296,9 @@ fn connections_to_hyperd_have_keepalive_on() {
     // Idle times no other test uses pick out our sockets.
     let sync_idle = Duration::from_secs(77);
     let c = Connection::connect_with(
-        &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(sync_idle)),
+        &tcp_server()
+            .connect_options()
+            .with_keepalive(Some(sync_idle)),
     )
     .unwrap();
     assert_eq!(
@@ -313,7 +312,9 @@ fn connections_to_hyperd_have_keepalive_on() {
     let async_idle = Duration::from_secs(78);
     let a = rt
         .block_on(AsyncConnection::connect_with(
-            &ConnectOptions::new(server().endpoint().clone()).with_keepalive(Some(async_idle)),
+            &tcp_server()
+                .connect_options()
+                .with_keepalive(Some(async_idle)),
         ))
         .unwrap();
     assert_eq!(
@@ -323,7 +324,7 @@ fn connections_to_hyperd_have_keepalive_on() {
     drop(a);
     drop(c);
     // The default, read back from the options every connection uses.
-    let default = ConnectOptions::new(server().endpoint().clone());
+    let default = tcp_server().connect_options();
     assert_eq!(
         default.config().socket_options().keepalive,
         Some(Duration::from_secs(60))

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Endpoint};
 
-use crate::common::{server, tcp_server, temp_dir};
+use crate::common::{tcp_server, temp_dir};
 
 /// Forwards TCP connections to the shared hyperd and records the tag of
 /// every message clients send.
@@ -199,10 +199,10 @@ fn a_table_changed_by_another_session_is_prepared_again_transparently() {
     let mut c = Connection::connect_with(&proxy.options(&dir, "other.hyper")).unwrap();
     table(&mut c);
     assert_eq!(lookup(&mut c, 1), vec!["a"]);
-    let mut other = Connection::connect(
-        server().endpoint(),
-        dir.path().join("other.hyper"),
-        CreateMode::DoNotCreate,
+    let mut other = Connection::connect_with(
+        &tcp_server()
+            .connect_options()
+            .with_database(dir.path().join("other.hyper"), CreateMode::DoNotCreate),
     )
     .unwrap();
     // Dropped and made again, same shape: hyperd answers 40001 once.

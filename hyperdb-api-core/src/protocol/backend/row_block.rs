@@ -60,6 +60,12 @@ impl RowBlock {
         self.len() == 0
     }
 
+    /// The block's size as received: its messages, framing included.
+    #[inline]
+    pub fn byte_len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Fields per row.
     #[inline]
     pub fn columns(&self) -> usize {
