@@ -25,6 +25,9 @@ mod env;
 mod grpc;
 mod host;
 mod insert;
+mod mix;
+#[cfg(feature = "arrow")]
+mod mix_paths;
 mod query;
 mod report;
 mod suite;
@@ -200,6 +203,10 @@ fn run() -> Result<()> {
 
     report::fill_percentages(&mut records);
     println!("\n{}", report::table(&records));
+    if records.iter().any(|r| r.kind.is_mix()) {
+        println!("{}", report::mix_table(&records));
+        println!("{}", report::route_table(&report::route_checks(&records)));
+    }
     let stem = args.out_dir.join(args.artifact_stem());
     let (md, json) = (stem.with_extension("md"), stem.with_extension("json"));
     report::write(&md, &report::markdown(&host, &settings, &records))?;

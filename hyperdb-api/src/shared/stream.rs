@@ -35,6 +35,12 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A borrowing stream, as the pump task reads it.
 pub(crate) trait Source<T>: Send {
     fn next_item(&mut self) -> BoxFuture<'_, Option<Result<T>>>;
+
+    /// The route of a PostgreSQL-protocol result (for
+    /// [`ResultStream::read_route`]).
+    fn read_route(&self) -> Option<crate::ReadRoute> {
+        None
+    }
 }
 
 /// A started result: its schema and the stream of its items.
@@ -51,6 +57,7 @@ pub(crate) type Start<Q, T> =
 #[derive(Debug)]
 pub struct ResultStream<T> {
     schema: SchemaRef,
+    route: Option<crate::ReadRoute>,
     items: mpsc::UnboundedReceiver<Result<T>>,
     credits: Arc<Semaphore>,
     done: bool,
@@ -120,7 +127,7 @@ impl<T: Send + 'static> ResultStream<T> {
                     pump.done().await;
                 }
                 Ok((schema, source)) => {
-                    if first_tx.send(Ok(schema)).is_ok() {
+                    if first_tx.send(Ok((schema, source.read_route()))).is_ok() {
                         pump.run(source, Some(&inner)).await;
                     } else {
                         pump.done().await;
@@ -128,8 +135,8 @@ impl<T: Send + 'static> ResultStream<T> {
                 }
             };
         });
-        let schema = first_rx.await.map_err(|_| task_gone())??;
-        Ok(ends.stream(schema, cancel))
+        let (schema, route) = first_rx.await.map_err(|_| task_gone())??;
+        Ok(ends.stream(schema, route, cancel))
     }
 
     /// Reads a result that holds no connection lock (a gRPC result) ahead
@@ -142,12 +149,19 @@ impl<T: Send + 'static> ResultStream<T> {
     ) -> ResultStream<T> {
         let (ends, pump) = Ends::new();
         tokio::spawn(async move { pump.run(Box::new(source), None).await });
-        ends.stream(schema, CancelBy::Grpc(cancel))
+        ends.stream(schema, None, CancelBy::Grpc(cancel))
     }
 
     /// The result's Arrow schema.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
+    }
+
+    /// The route a PostgreSQL-protocol result takes (`None` for gRPC).
+    /// Not an API: for the tests of the route choice.
+    #[doc(hidden)]
+    pub fn read_route(&self) -> Option<crate::ReadRoute> {
+        self.route
     }
 
     /// The next item, or `None` at the end. An error ends the stream.
@@ -290,9 +304,15 @@ impl<T> Ends<T> {
         )
     }
 
-    fn stream(self, schema: SchemaRef, how: CancelBy) -> ResultStream<T> {
+    fn stream(
+        self,
+        schema: SchemaRef,
+        route: Option<crate::ReadRoute>,
+        how: CancelBy,
+    ) -> ResultStream<T> {
         ResultStream {
             schema,
+            route,
             items: self.items,
             credits: self.credits,
             done: false,
