@@ -124,7 +124,9 @@ impl RouteBook {
         ReadRoute::DataRows
     }
 
-    /// The schema the statement's last Arrow run had.
+    /// The schema the statement's last Arrow run had (the shared streams
+    /// give a DataRow run that schema's nullability).
+    #[cfg(any(feature = "async", test))]
     pub(crate) fn arrow_schema(&self, key: u64) -> Option<SchemaRef> {
         self.seen.get(&key).and_then(|s| s.schema.clone())
     }
