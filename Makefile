@@ -81,7 +81,8 @@ example: hyperd
 
 ## The benchmark suite at the scale the speed targets are set at: 10M rows
 ## per workload (as `shared/tools/ceilings`), 2 workers, a warm-up then 5 runs
-## each (~3 minutes on a 2-core machine), then the Node benchmark (~2 more).
+## each (~5 minutes on a 2-core machine, ~2 of them the query mix), then the
+## Node benchmark (~2 more).
 ## Writes test_results/benchmark_suite.{md,json} and
 ## benchmark_suite_node.{md,json}; BENCH_TRANSPORT=ipc make bench writes
 ## benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
@@ -89,7 +90,7 @@ BENCH_ROWS ?= 10000000
 BENCH_WORKERS ?= 2
 BENCH_REPEAT ?= 5
 bench: hyperd node
-	BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
+	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
 
 ## The soak (DEVELOPMENT.md, "Fault campaign"): writers and readers through
@@ -108,7 +109,8 @@ soak-short: hyperd
 ## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
 ## writes test_results/benchmark_suite_node.{md,json}.
 bench-node: hyperd node
-	cd $(NODE_PKG) && BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
+	cd $(NODE_PKG) && BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
+	  BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
 
 fmt: node-deps
 	$(CARGO) fmt --all

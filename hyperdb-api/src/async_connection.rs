@@ -44,6 +44,9 @@ pub struct AsyncConnection {
     /// `DETACH` statements for the files this connection attached, run by
     /// `close`.
     detach_on_close: Vec<String>,
+    /// What plain queries' earlier results showed: their route.
+    #[cfg(feature = "arrow")]
+    routes: crate::route::RouteBook,
     /// [`ConnectOptions::with_slow_statement_threshold`].
     slow: Option<Duration>,
 }
@@ -72,6 +75,8 @@ impl AsyncConnection {
             Ok(AsyncConnection {
                 client,
                 detach_on_close: detach_on_close.into_iter().collect(),
+                #[cfg(feature = "arrow")]
+                routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
             })
         };
@@ -106,26 +111,14 @@ impl AsyncConnection {
         })
     }
 
-    /// Runs a query and streams its rows: plain queries from hyperd's Arrow
-    /// stream, others from `DataRow`s (see [`crate::Rows`]).
+    /// Runs a query and streams its rows: a plain query by the route its
+    /// earlier runs showed to be faster, others from `DataRow`s (see
+    /// [`crate::Connection::execute_query`] and [`crate::Rows`]).
     pub async fn execute_query(&mut self, sql: &str) -> Result<AsyncRows<'_>> {
         let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
-            use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
-            let started = match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
-                Err(e) if arrow_cannot_express(&e) => None,
-                Err(e) => return trace.result(Err(e), |_| None),
-                Ok(started) => Some(started),
-            };
-            if let Some(started) = started {
-                let batches = AsyncArrowBatches::resume(&mut self.client, started);
-                return Ok(AsyncRows {
-                    cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema()))
-                        .cooperative(),
-                    source: AsyncRowSource::Arrow(batches),
-                });
-            }
+            return self.routed_query(sql, trace).await;
         }
         let fields = trace.check(
             self.client
@@ -140,17 +133,62 @@ impl AsyncConnection {
         ))
     }
 
+    /// A plain query, by the route its statement's book entry chooses
+    /// (the same steps as the sync one, `trace` following the whole
+    /// statement).
+    #[cfg(feature = "arrow")]
+    async fn routed_query(
+        &mut self,
+        sql: &str,
+        mut trace: StatementTrace,
+    ) -> Result<AsyncRows<'_>> {
+        use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
+        use crate::route::{key, Learn, ReadRoute};
+        let key = key(sql);
+        let cached = self.client.statements().cache().capacity() > 0;
+        if self.routes.choose(key, cached) == ReadRoute::Arrow {
+            let start = std::time::Instant::now();
+            match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
+                Ok(started) => {
+                    let batches = AsyncArrowBatches::resume(&mut self.client, started);
+                    let secs = start.elapsed().as_secs_f64();
+                    self.routes.arrow_started(key, secs, &batches.schema());
+                    return Ok(AsyncRows {
+                        cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema()))
+                            .cooperative(),
+                        source: AsyncRowSource::Arrow(batches),
+                        learn: Some(Learn::new(&mut self.routes, key)),
+                    });
+                }
+                Err(e) if arrow_cannot_express(&e) => self.routes.arrow_refused(key),
+                Err(e) => return trace.result(Err(e), |_| None),
+            }
+        }
+        let fields = match self.client.query_cached(&QueryRequest::new(sql)).await {
+            Ok(fields) => fields,
+            Err(e) => {
+                self.routes.forget(key);
+                return trace.result(Err(e.into()), |_| None);
+            }
+        };
+        let rows = AsyncRows::wire(&mut self.client, Schema::from_fields(fields), trace);
+        Ok(rows.learning(Learn::new(&mut self.routes, key)))
+    }
+
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
-    /// when there is none); the rest of the result is discarded.
+    /// when there is none); the rest of the result is read and discarded
+    /// (see [`crate::Connection::query_scalar`]).
     pub async fn query_scalar<T>(&mut self, sql: &str) -> Result<T>
     where
         T: for<'a> FromHyperBinary<'a>,
     {
         let mut rows = self.execute_query(sql).await?;
-        match rows.next().await {
+        let value = match rows.next().await {
             Some(row) => row?.try_get(0),
-            None => Err(crate::Error::NoRows),
-        }
+            None => return Err(crate::Error::NoRows),
+        };
+        rows.skip_rest().await;
+        value
     }
 
     /// Runs a query with bound parameters (`$1`, ...) and streams its rows.
@@ -379,6 +417,12 @@ impl AsyncConnection {
         Ok(self.client.close().await?)
     }
 
+    /// The wire client and the route book, borrowed at once.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn route_parts(&mut self) -> (&mut AsyncClient, &mut crate::route::RouteBook) {
+        (&mut self.client, &mut self.routes)
+    }
+
     pub(crate) fn client(&mut self) -> &mut AsyncClient {
         &mut self.client
     }
@@ -397,6 +441,9 @@ impl AsyncConnection {
 pub struct AsyncRows<'c> {
     source: AsyncRowSource<'c>,
     cursor: RowCursor,
+    /// Tells the connection's route book how the result ended.
+    #[cfg(feature = "arrow")]
+    learn: Option<crate::route::Learn<'c>>,
 }
 
 // One per result, not moved while rows are read: boxing the Arrow side
@@ -419,7 +466,40 @@ impl<'c> AsyncRows<'c> {
         AsyncRows {
             source: AsyncRowSource::Wire(client),
             cursor: RowCursor::traced(schema, trace).cooperative(),
+            #[cfg(feature = "arrow")]
+            learn: None,
         }
+    }
+
+    /// The same stream, reporting its end to `learn`.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn learning(mut self, learn: crate::route::Learn<'c>) -> AsyncRows<'c> {
+        self.learn = Some(learn);
+        self
+    }
+
+    /// See [`crate::Rows::read_route`]. Not an API.
+    #[cfg(feature = "arrow")]
+    #[doc(hidden)]
+    pub fn read_route(&self) -> crate::ReadRoute {
+        match self.source {
+            AsyncRowSource::Wire(_) => crate::ReadRoute::DataRows,
+            AsyncRowSource::Arrow(_) => crate::ReadRoute::Arrow,
+        }
+    }
+
+    /// Reports the result as failed to its route entry (the stream's
+    /// reader found an error of its own).
+    #[cfg(feature = "arrow")]
+    pub(crate) fn learn_failed(&mut self) {
+        if let Some(learn) = self.learn.take() {
+            learn.failed();
+        }
+    }
+
+    /// See [`crate::Rows`]'s `skip_rest`.
+    pub(crate) async fn skip_rest(&mut self) {
+        while let Ok(true) = self.refill().await {}
     }
 
     pub fn schema(&self) -> &Arc<Schema> {
@@ -445,7 +525,7 @@ impl<'c> AsyncRows<'c> {
     /// Fetches the next block once the one at hand ran out; `false` once
     /// the stream has ended.
     async fn refill(&mut self) -> Result<bool> {
-        refill_cursor!(self.cursor, pause: crate::coop::pause().await, {
+        let step = refill_cursor!(self.cursor, pause: crate::coop::pause().await, {
             let schema = self.cursor.schema();
             match &mut self.source {
                 AsyncRowSource::Wire(client) => fetched_from_wire(schema, client.next_rows().await),
@@ -455,7 +535,10 @@ impl<'c> AsyncRows<'c> {
                     crate::rows::fetched_from_arrow(schema, step, || batches.rows())
                 }
             }
-        })
+        });
+        #[cfg(feature = "arrow")]
+        crate::route::report_end(&mut self.learn, &self.cursor, &step);
+        step
     }
 
     /// A malformed row broke the protocol: the connection is broken too.

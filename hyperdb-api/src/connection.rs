@@ -34,6 +34,9 @@ pub struct Connection {
     /// `DETACH` statements for the files this connection attached, run by
     /// `close`.
     detach_on_close: Vec<String>,
+    /// What plain queries' earlier results showed: their route.
+    #[cfg(feature = "arrow")]
+    routes: crate::route::RouteBook,
     /// [`ConnectOptions::with_slow_statement_threshold`].
     slow: Option<Duration>,
 }
@@ -61,6 +64,8 @@ impl Connection {
             Ok(Connection {
                 client,
                 detach_on_close: detach_on_close.into_iter().collect(),
+                #[cfg(feature = "arrow")]
+                routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
             })
         });
@@ -81,24 +86,17 @@ impl Connection {
         trace.result(self.client.execute(sql).map_err(Into::into), |n| Some(*n))
     }
 
-    /// Runs a query and streams its rows: plain queries (SELECT, WITH,
-    /// VALUES, TABLE) from hyperd's Arrow stream, others from `DataRow`s; the
-    /// rows, types and errors are the same (see [`Rows`]).
+    /// Runs a query and streams its rows. A plain query (SELECT, WITH,
+    /// VALUES, TABLE) goes the way its earlier runs on this connection
+    /// showed to be faster: hyperd's Arrow stream for results of many
+    /// values, `DataRow`s of a cached prepared statement for few (see
+    /// DEVELOPMENT.md, "Choosing the read route"); other statements as
+    /// `DataRow`s. The rows, types and errors are the same (see [`Rows`]).
     pub fn execute_query(&mut self, sql: &str) -> Result<Rows<'_>> {
         let mut trace = self.trace("execute_query", sql, 0);
         #[cfg(feature = "arrow")]
         if crate::rows::arrow_eligible(sql) {
-            use crate::arrow::{arrow_cannot_express, ArrowBatches};
-            match ArrowBatches::start(&mut self.client, sql, &mut trace) {
-                Ok(started) => {
-                    return Ok(Rows::from_arrow(ArrowBatches::resume(
-                        &mut self.client,
-                        started,
-                    )))
-                }
-                Err(e) if arrow_cannot_express(&e) => {}
-                Err(e) => return trace.result(Err(e), |_| None),
-            }
+            return self.routed_query(sql, trace);
         }
         let fields = trace.check(
             self.client
@@ -112,17 +110,84 @@ impl Connection {
         ))
     }
 
+    /// A plain query, by the route its statement's book entry chooses;
+    /// `trace` follows the whole statement, an Arrow attempt refused before
+    /// its first batch included.
+    #[cfg(feature = "arrow")]
+    fn routed_query(&mut self, sql: &str, mut trace: StatementTrace) -> Result<Rows<'_>> {
+        use crate::arrow::{arrow_cannot_express, ArrowBatches};
+        use crate::route::{key, Learn, ReadRoute};
+        let key = key(sql);
+        let cached = self.client.statements().cache().capacity() > 0;
+        if self.routes.choose(key, cached) == ReadRoute::Arrow {
+            let start = std::time::Instant::now();
+            match ArrowBatches::start(&mut self.client, sql, &mut trace) {
+                Ok(started) => {
+                    let batches = ArrowBatches::resume(&mut self.client, started);
+                    let secs = start.elapsed().as_secs_f64();
+                    self.routes.arrow_started(key, secs, &batches.schema());
+                    let learn = Learn::new(&mut self.routes, key);
+                    return Ok(Rows::from_arrow(batches).learning(learn));
+                }
+                Err(e) if arrow_cannot_express(&e) => self.routes.arrow_refused(key),
+                Err(e) => return trace.result(Err(e), |_| None),
+            }
+        }
+        let fields = match self.client.query_cached(&QueryRequest::new(sql)) {
+            Ok(fields) => fields,
+            Err(e) => {
+                // What the entry says may be why (see `Learn::failed`).
+                self.routes.forget(key);
+                return trace.result(Err(e.into()), |_| None);
+            }
+        };
+        let rows = Rows::new(&mut self.client, Schema::from_fields(fields), trace);
+        Ok(rows.learning(Learn::new(&mut self.routes, key)))
+    }
+
+    /// Runs a plain query by `route`, whatever its statement's earlier runs
+    /// showed, and tells nobody how it went. Not an API: for the benchmark
+    /// suite, which times both routes against `execute_query`'s choice.
+    #[cfg(feature = "arrow")]
+    #[doc(hidden)]
+    pub fn execute_query_by(&mut self, sql: &str, route: crate::ReadRoute) -> Result<Rows<'_>> {
+        let mut trace = self.trace("execute_query", sql, 0);
+        match route {
+            crate::ReadRoute::Arrow => {
+                match crate::arrow::ArrowBatches::new(&mut self.client, sql, &mut trace) {
+                    Ok(batches) => Ok(Rows::from_arrow(batches)),
+                    Err(e) => trace.result(Err(e), |_| None),
+                }
+            }
+            crate::ReadRoute::DataRows => {
+                let fields = trace.check(
+                    self.client
+                        .query_cached(&QueryRequest::new(sql))
+                        .map_err(Into::into),
+                )?;
+                Ok(Rows::new(
+                    &mut self.client,
+                    Schema::from_fields(fields),
+                    trace,
+                ))
+            }
+        }
+    }
+
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
-    /// when there is none); the rest of the result is discarded.
+    /// when there is none); the rest of the result is read and discarded
+    /// (an error in it too), so that its size informs the next run's route.
     pub fn query_scalar<T>(&mut self, sql: &str) -> Result<T>
     where
         T: for<'a> FromHyperBinary<'a>,
     {
         let mut rows = self.execute_query(sql)?;
-        match rows.next() {
+        let value = match rows.next() {
             Some(row) => row?.try_get(0),
-            None => Err(crate::Error::NoRows),
-        }
+            None => return Err(crate::Error::NoRows),
+        };
+        rows.skip_rest();
+        value
     }
 
     /// Runs a query with bound parameters (`$1`, `$2`, ... in `sql`) and

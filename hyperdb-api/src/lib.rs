@@ -186,6 +186,8 @@ mod params;
 #[cfg(feature = "pool")]
 pub mod pool;
 mod process;
+#[cfg(feature = "arrow")]
+mod route;
 mod rows;
 mod server_version;
 #[cfg(all(feature = "async", feature = "arrow"))]
@@ -227,6 +229,9 @@ pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 pub use notices::NoticeSender;
 pub use options::{ConnectOptions, CreateMode};
 pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
+#[cfg(feature = "arrow")]
+#[doc(hidden)]
+pub use route::ReadRoute;
 pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 pub use server_version::ServerVersion;
 #[cfg(all(feature = "async", feature = "arrow"))]

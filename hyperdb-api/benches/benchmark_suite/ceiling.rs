@@ -60,56 +60,160 @@ pub fn drain(
     how: Drain,
     expect_rows: u64,
 ) -> Result<f64> {
-    let opts = SocketOptions::default();
-    let config = config
-        .clone()
-        .with_database(database)
-        .with_socket_options(opts.clone());
-    let mut sock = Socket::connect(config.endpoint(), &opts, Some(Duration::from_secs(30)))?;
-    // Startup and authentication (SCRAM when the server has a password, as
-    // a TCP one does) by the client's own handshake, untimed; it reads up to
-    // ReadyForQuery and no further, so the socket then carries on bare.
-    Client::handshake(Lent(&mut sock), &config, None)
-        .map_err(|e| format!("raw drain: startup failed: {e}"))?;
-    let mut buf = BytesMut::with_capacity(opts.read_window);
-    let mut out = BytesMut::new();
-    let sql = query.sql(table)?;
-    match how {
-        Drain::Rows => {
-            frontend::parse(&mut out, "", &sql, &[])?;
-            frontend::bind(&mut out, "", "", &[], std::iter::empty(), &[2])?;
-            frontend::execute(&mut out, "", 0)?;
-            frontend::sync(&mut out);
-        }
-        Drain::Arrow => {
-            let copy = format!("COPY ({sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)");
-            frontend::query(&mut out, &copy)?;
-        }
-    }
-    let start = Instant::now();
-    sock.write_all(&out)?;
-    let walk = read_until_ready(&mut sock, &mut buf, opts.read_window)?;
-    let secs = start.elapsed().as_secs_f64();
+    let mut raw = RawConn::open(config, database)?;
+    let drained = raw
+        .drain(&query.sql(table)?, how)
+        .map_err(|e| format!("{e} (query {})", query.name()))?;
+    drained.expect_rows(expect_rows)?;
+    Ok(drained.secs)
+}
 
-    out.clear();
-    frontend::terminate(&mut out);
-    let _ = sock.write_all(&out);
-    if let Some(e) = walk.error {
-        return Err(format!("raw drain of {}: {e}", query.name()).into());
+/// What one drain saw.
+#[derive(Clone, Copy, Debug)]
+pub struct Drained {
+    pub how: Drain,
+    /// From sending the request to ReadyForQuery.
+    pub secs: f64,
+    /// From sending the request to the first byte of the reply (read by
+    /// `mix_probe`; the suite reports end-to-end times).
+    #[allow(dead_code)]
+    pub first_byte_secs: f64,
+    /// DataRows counted, or the `COPY n` tag's count.
+    pub rows: u64,
+    /// CopyData payload bytes (Arrow drains).
+    pub copy_bytes: u64,
+    /// The count of a `COPY n` tag (0 for other tags), for `drain_with`.
+    #[allow(dead_code)]
+    tag_copy_rows: u64,
+}
+
+impl Drained {
+    /// Fails unless the result had `rows` rows (and, as Arrow, any bytes).
+    pub fn expect_rows(&self, rows: u64) -> Result<()> {
+        if self.rows != rows || (self.how == Drain::Arrow && self.copy_bytes == 0) {
+            return Err(format!(
+                "raw {:?} drain: {} rows ({} bytes), expected {rows}",
+                self.how, self.rows, self.copy_bytes
+            )
+            .into());
+        }
+        Ok(())
     }
-    let rows = match how {
-        Drain::Rows => walk.data_rows,
-        Drain::Arrow => walk.tag_rows(),
-    };
-    if rows != expect_rows || (how == Drain::Arrow && walk.copy_bytes == 0) {
-        return Err(format!(
-            "raw {how:?} drain of {}: {rows} rows ({} bytes), expected {expect_rows}",
-            query.name(),
-            walk.copy_bytes
-        )
-        .into());
+}
+
+/// A bare socket after the client's handshake: requests are written and
+/// replies framed by hand, so a drain costs only what hyperd and the kernel
+/// cost. Kept open across drains, as a client keeps its connection: a
+/// fresh session per statement would add its first-statement costs to
+/// short queries.
+pub struct RawConn {
+    sock: Socket,
+    buf: BytesMut,
+    out: BytesMut,
+    window: usize,
+}
+
+impl RawConn {
+    /// Connects to the server `config` names and attaches `database`.
+    pub fn open(config: &Config, database: &str) -> Result<RawConn> {
+        let opts = SocketOptions::default();
+        let config = config
+            .clone()
+            .with_database(database)
+            .with_socket_options(opts.clone());
+        let mut sock = Socket::connect(config.endpoint(), &opts, Some(Duration::from_secs(30)))?;
+        // Startup and authentication (SCRAM when the server has a password,
+        // as a TCP one does) by the client's own handshake, untimed; it
+        // reads up to ReadyForQuery and no further, so the socket then
+        // carries on bare.
+        Client::handshake(Lent(&mut sock), &config, None)
+            .map_err(|e| format!("raw drain: startup failed: {e}"))?;
+        Ok(RawConn {
+            sock,
+            buf: BytesMut::with_capacity(opts.read_window),
+            out: BytesMut::new(),
+            window: opts.read_window,
+        })
     }
-    Ok(secs)
+
+    /// Runs `sql` and reads its reply to ReadyForQuery, framed but not
+    /// decoded: as HyperBinary DataRows (Parse/Bind/Execute/Sync), or as
+    /// `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`.
+    pub fn drain(&mut self, sql: &str, how: Drain) -> Result<Drained> {
+        self.out.clear();
+        match how {
+            Drain::Rows => {
+                frontend::parse(&mut self.out, "", sql, &[])?;
+                frontend::bind(&mut self.out, "", "", &[], std::iter::empty(), &[2])?;
+                frontend::execute(&mut self.out, "", 0)?;
+                frontend::sync(&mut self.out);
+            }
+            Drain::Arrow => {
+                let copy = format!("COPY ({sql}) TO STDOUT WITH (FORMAT ARROWSTREAM)");
+                frontend::query(&mut self.out, &copy)?;
+            }
+        }
+        self.exchange(how)
+    }
+
+    /// Sends the messages `build` writes (the way `mix_probe` compares
+    /// other forms of a statement) and reads the reply like
+    /// [`drain`](Self::drain); rows are DataRows plus a `COPY n` tag's.
+    #[allow(dead_code)]
+    pub fn drain_with(
+        &mut self,
+        build: impl FnOnce(&mut BytesMut) -> hyperdb_api_core::Result<()>,
+    ) -> Result<Drained> {
+        self.out.clear();
+        build(&mut self.out)?;
+        self.exchange(Drain::Rows).map(|mut d| {
+            d.rows += d.tag_copy_rows;
+            d
+        })
+    }
+
+    /// Writes the request in `out` and reads to ReadyForQuery.
+    fn exchange(&mut self, how: Drain) -> Result<Drained> {
+        let start = Instant::now();
+        self.sock.write_all(&self.out)?;
+        let mut walk = Walker::default();
+        let mut first_byte_secs = None;
+        while !walk.ready {
+            self.buf.clear();
+            if self.sock.read_into(&mut self.buf, self.window)? == 0 {
+                return Err("raw drain: hyperd closed the connection".into());
+            }
+            first_byte_secs.get_or_insert_with(|| start.elapsed().as_secs_f64());
+            walk.feed(&self.buf)?;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        if let Some(e) = walk.error {
+            return Err(format!("raw {how:?} drain: {e}").into());
+        }
+        Ok(Drained {
+            how,
+            secs,
+            first_byte_secs: first_byte_secs.unwrap_or(secs),
+            rows: match how {
+                Drain::Rows => walk.data_rows,
+                Drain::Arrow => walk.tag_rows(),
+            },
+            tag_copy_rows: if walk.tag.starts_with("COPY") {
+                walk.tag_rows()
+            } else {
+                0
+            },
+            copy_bytes: walk.copy_bytes,
+        })
+    }
+}
+
+impl Drop for RawConn {
+    fn drop(&mut self) {
+        self.out.clear();
+        frontend::terminate(&mut self.out);
+        let _ = self.sock.write_all(&self.out);
+    }
 }
 
 /// The drain's socket, lent to the client for the handshake only.
@@ -137,18 +241,6 @@ impl Transport for Lent<'_> {
     fn set_write_timeout(&mut self, timeout: Option<Duration>) -> std::io::Result<()> {
         self.0.set_write_timeout(timeout)
     }
-}
-
-fn read_until_ready(sock: &mut Socket, buf: &mut BytesMut, window: usize) -> Result<Walker> {
-    let mut walk = Walker::default();
-    while !walk.ready {
-        buf.clear();
-        if sock.read_into(buf, window)? == 0 {
-            return Err("raw drain: hyperd closed the connection".into());
-        }
-        walk.feed(buf)?;
-    }
-    Ok(walk)
 }
 
 /// Follows message framing (5-byte headers, bodies skipped) so the end of

@@ -1,6 +1,6 @@
 //! What every workload is given.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Listen};
 use tokio::runtime::Runtime;
@@ -68,27 +68,8 @@ pub fn transport() -> Result<(&'static str, Listen, bool)> {
     }
 }
 
-/// The repository root (the benches live in `hyperdb-api/`), found when
-/// the suite runs, not when it was built: clones sharing one target
-/// directory run one binary, and each must write into its own
-/// `test_results/`. `cargo run` passes the crate's directory; run any
-/// other way, the working directory is taken as the root.
-pub fn repo_root() -> PathBuf {
-    match std::env::var_os("CARGO_MANIFEST_DIR") {
-        Some(dir) => {
-            let crate_dir = PathBuf::from(dir);
-            crate_dir
-                .parent()
-                .map_or(crate_dir.clone(), Path::to_path_buf)
-        }
-        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-    }
-}
-
-/// `bench_data/` at the repository root (git-ignored), created if missing:
-/// where the benches keep their database files.
-pub fn data_dir() -> Result<PathBuf> {
-    let dir = repo_root().join("bench_data");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    Ok(dir)
-}
+// Resolved at run time; a child module so that every bench including
+// env.rs by `#[path]` gets it too.
+#[path = "paths.rs"]
+pub mod paths;
+pub use paths::data_dir;

@@ -10,7 +10,8 @@
 //! socket), `BENCH_REPEAT=K` (a warm-up, then K runs per workload, median
 //! reported), `BENCH_FILTER=text` (only workloads whose
 //! "workload | variant | flavor" contains it; ceilings always run),
-//! `BENCH_OUT_DIR` (default `test_results/`). Writes
+//! `BENCH_OUT_DIR` (default `test_results/` of the repository the suite
+//! runs in, found at run time: see `paths.rs`). Writes
 //! `benchmark_suite.{md,json}` (tcp) or `benchmark_suite_ipc.{md,json}`.
 //! Every workload checks its result; a wrong answer exits non-zero and
 //! writes nothing. docs/BENCHMARKS.md explains how to read the output.
@@ -24,9 +25,13 @@ mod env;
 mod grpc;
 mod host;
 mod insert;
+mod mix;
+#[cfg(feature = "arrow")]
+mod mix_paths;
 mod query;
 mod report;
 mod suite;
+mod svg;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,8 +90,7 @@ impl Args {
             grpc,
             repeat,
             filter: var("BENCH_FILTER"),
-            out_dir: var("BENCH_OUT_DIR")
-                .map_or_else(|| env::repo_root().join("test_results"), PathBuf::from),
+            out_dir: env::paths::out_dir(),
         })
     }
 
@@ -199,11 +203,28 @@ fn run() -> Result<()> {
 
     report::fill_percentages(&mut records);
     println!("\n{}", report::table(&records));
+    if records.iter().any(|r| r.kind.is_mix()) {
+        println!("{}", report::mix_table(&records));
+        println!("{}", report::route_table(&report::route_checks(&records)));
+    }
     let stem = args.out_dir.join(args.artifact_stem());
     let (md, json) = (stem.with_extension("md"), stem.with_extension("json"));
     report::write(&md, &report::markdown(&host, &settings, &records))?;
     let json_text = serde_json::to_string_pretty(&report::json(&host, &settings, &records))?;
     report::write(&json, &(json_text + "\n"))?;
-    println!("wrote {} and {}", md.display(), json.display());
+    let svg_path = stem.with_extension("svg");
+    let title = format!(
+        "{}: % of hyperd's ceiling, {} rows, {}",
+        args.artifact_stem(),
+        args.rows,
+        args.transport
+    );
+    report::write(&svg_path, &svg::chart(&title, &svg::bars(&records))?)?;
+    println!(
+        "wrote {}, {} and {}",
+        md.display(),
+        json.display(),
+        svg_path.display()
+    );
     Ok(())
 }

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::data::{Query, Result, BYTES_PER_ROW};
 use crate::host::Host;
+use crate::mix::{MixPath, MixQuery};
 
 /// What a record measures, and so which ceiling it is read against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,36 @@ pub enum Kind {
     /// `query_arrow`: vs the Arrow drain.
     #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
     ArrowQuery(Query),
+    /// The mix's `DataRow` drain of a query (on a kept socket).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    MixRowCeiling(MixQuery),
+    /// The mix's Arrow drain of a query.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    MixArrowCeiling(MixQuery),
+    /// A read path of the mix: latency, vs both drains.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    Mix(MixQuery, MixPath),
+}
+
+impl Kind {
+    pub fn is_ceiling(self) -> bool {
+        matches!(
+            self,
+            Kind::InsertCeiling
+                | Kind::RowCeiling(_)
+                | Kind::ArrowCeiling(_)
+                | Kind::MixRowCeiling(_)
+                | Kind::MixArrowCeiling(_)
+        )
+    }
+
+    /// Whether the record belongs to the query mix's table.
+    pub fn is_mix(self) -> bool {
+        matches!(
+            self,
+            Kind::MixRowCeiling(_) | Kind::MixArrowCeiling(_) | Kind::Mix(..)
+        )
+    }
 }
 
 /// One row of the result table.
@@ -54,6 +85,16 @@ impl Record {
         }
     }
 
+    /// The 95th percentile (nearest rank) of the executions.
+    pub fn p95(&self) -> f64 {
+        let mut t = self.runs.clone();
+        t.sort_by(f64::total_cmp);
+        match t.len() {
+            0 => f64::NAN,
+            n => t[((n as f64 * 0.95).ceil() as usize).clamp(1, n) - 1],
+        }
+    }
+
     pub fn min(&self) -> f64 {
         self.runs.iter().copied().fold(f64::INFINITY, f64::min)
     }
@@ -71,10 +112,7 @@ impl Record {
     }
 
     pub fn is_ceiling(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::InsertCeiling | Kind::RowCeiling(_) | Kind::ArrowCeiling(_)
-        )
+        self.kind.is_ceiling()
     }
 
     /// The "% of ceiling" cell.
@@ -119,6 +157,10 @@ pub fn fill_percentages(records: &mut [Record]) {
                 r.pct_arrow = pct(ceiling(Kind::ArrowCeiling(q), &snapshot));
             }
             Kind::ArrowQuery(q) => r.pct_arrow = pct(ceiling(Kind::ArrowCeiling(q), &snapshot)),
+            Kind::Mix(q, _) => {
+                r.pct_row = pct(ceiling(Kind::MixRowCeiling(q), &snapshot));
+                r.pct_arrow = pct(ceiling(Kind::MixArrowCeiling(q), &snapshot));
+            }
             _ => {}
         }
     }
@@ -130,7 +172,7 @@ pub fn table(records: &[Record]) -> String {
         "| Workload | Variant | Flavor | Rows | Time (s) | Rows/sec | MB/sec | % of ceiling |\n\
          |---|---|---|--:|--:|--:|--:|---|\n",
     );
-    for r in records {
+    for r in records.iter().filter(|r| !r.kind.is_mix()) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {:.3} | {:.2} M | {:.1} | {} |",
@@ -142,6 +184,106 @@ pub fn table(records: &[Record]) -> String {
             r.rows_per_sec() / 1e6,
             r.mb_per_sec(),
             r.pct_cell()
+        );
+    }
+    out
+}
+
+/// The query mix, as Markdown: latency per read path, median and p95 over
+/// every execution, against both drains of the same SQL.
+pub fn mix_table(records: &[Record]) -> String {
+    let mut out = String::from(
+        "| Workload | Variant | Flavor | Result rows | Median (ms) | p95 (ms) | Runs | % of ceiling |\n\
+         |---|---|---|--:|--:|--:|--:|---|\n",
+    );
+    for r in records.iter().filter(|r| r.kind.is_mix()) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |",
+            r.workload,
+            r.variant,
+            r.flavor,
+            r.result_rows,
+            r.median() * 1e3,
+            r.p95() * 1e3,
+            r.runs.len(),
+            r.pct_cell()
+        );
+    }
+    out
+}
+
+/// One query's check of the route targets.
+#[derive(Clone, Debug)]
+pub struct RouteCheck {
+    pub query: MixQuery,
+    /// Medians, seconds: `execute_query` as routed, forced onto Arrow, and
+    /// the `DataRow` route (`execute_query_params`); the `DataRow` drain.
+    pub routed: f64,
+    pub arrow: f64,
+    pub rows: f64,
+    pub row_drain: f64,
+}
+
+impl RouteCheck {
+    /// The faster route's time over the routed time: >= 0.95 is the target.
+    pub fn vs_faster(&self) -> f64 {
+        self.arrow.min(self.rows) / self.routed
+    }
+
+    /// The routed time over the `DataRow` drain's: <= 1.2 is the target for
+    /// `SELECT 1` and the point lookup.
+    pub fn vs_row_drain(&self) -> f64 {
+        self.routed / self.row_drain
+    }
+
+    /// Whether the targets that apply to this query are met.
+    pub fn met(&self) -> bool {
+        let drain_target = matches!(self.query, MixQuery::Select1 | MixQuery::PointLookup);
+        self.vs_faster() >= 0.95 && (!drain_target || self.vs_row_drain() <= 1.2)
+    }
+}
+
+/// The route targets per mix query that has all four figures.
+pub fn route_checks(records: &[Record]) -> Vec<RouteCheck> {
+    let find = |kind: Kind| {
+        records
+            .iter()
+            .find(|r| r.kind == kind && !r.runs.is_empty())
+            .map(Record::median)
+    };
+    MixQuery::ALL
+        .into_iter()
+        .filter_map(|q| {
+            Some(RouteCheck {
+                query: q,
+                routed: find(Kind::Mix(q, MixPath::Routed))?,
+                arrow: find(Kind::Mix(q, MixPath::ArrowRoute))?,
+                rows: find(Kind::Mix(q, MixPath::DataRowRoute))?,
+                row_drain: find(Kind::MixRowCeiling(q))?,
+            })
+        })
+        .collect()
+}
+
+/// The route targets, as Markdown.
+pub fn route_table(checks: &[RouteCheck]) -> String {
+    let mut out = String::from(
+        "| Query | execute_query (ms) | Arrow route (ms) | DataRow route (ms) | \
+         faster route / execute_query | execute_query / DataRow drain | target met |\n\
+         |---|--:|--:|--:|--:|--:|---|\n",
+    );
+    for c in checks {
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.2} | {} |",
+            c.query.name(),
+            c.routed * 1e3,
+            c.arrow * 1e3,
+            c.rows * 1e3,
+            c.vs_faster(),
+            c.vs_row_drain(),
+            if c.met() { "yes" } else { "no" }
         );
     }
     out
@@ -179,7 +321,9 @@ pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String 
         let _ = writeln!(out, "- {label}: {value}");
     }
     out.push('\n');
-    out.push_str(&table(records));
+    if records.iter().any(|r| !r.kind.is_mix()) {
+        out.push_str(&table(records));
+    }
     out.push_str(
         "\nRows = rows of the table(s) written or read (filtered and aggregation read \
          them all and return fewer). MB/sec = Rows x 24 bytes (the schema's logical \
@@ -189,6 +333,22 @@ pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String 
          Arrow queries against the Arrow drain. Ceilings use one connection. See \
          docs/BENCHMARKS.md.\n",
     );
+    if records.iter().any(|r| r.kind.is_mix()) {
+        out.push_str("\n## Query mix\n\n");
+        out.push_str(&mix_table(records));
+        out.push_str(
+            "\nLatency from sending the query to its last value, every value read; \
+             median and p95 over every execution. % of ceiling = drain time / path time \
+             for the same SQL (`DataRow`s: Parse/Bind/Execute/Sync on a kept socket; \
+             Arrow: the COPY). The wide table has a tenth of the fact table's rows.\n\n",
+        );
+        out.push_str(&route_table(&route_checks(records)));
+        out.push_str(
+            "\nTargets: execute_query at least 95 % as fast as the faster route \
+             (faster route / execute_query >= 0.95) on every query; for select_1 and \
+             point_lookup also at most 1.2x the DataRow drain.\n",
+        );
+    }
     out
 }
 
@@ -225,6 +385,7 @@ pub fn json(host: &Host, settings: &Settings, records: &[Record]) -> Value {
             "seconds": num(r.median()),
             "seconds_min": num(r.min()),
             "seconds_max": num(r.max()),
+            "seconds_p95": num(r.p95()),
             "executions": r.runs.len(),
             "runs": r.runs,
             "rows_per_sec": num(r.rows_per_sec()),
@@ -232,6 +393,16 @@ pub fn json(host: &Host, settings: &Settings, records: &[Record]) -> Value {
             "pct_of_insert_ceiling": r.pct_insert.map(num),
             "pct_of_row_ceiling": r.pct_row.map(num),
             "pct_of_arrow_ceiling": r.pct_arrow.map(num),
+        })).collect::<Vec<_>>(),
+        "route_checks": route_checks(records).iter().map(|c| json!({
+            "query": c.query.name(),
+            "execute_query_seconds": num(c.routed),
+            "arrow_route_seconds": num(c.arrow),
+            "datarow_route_seconds": num(c.rows),
+            "datarow_drain_seconds": num(c.row_drain),
+            "faster_route_over_execute_query": num(c.vs_faster()),
+            "execute_query_over_datarow_drain": num(c.vs_row_drain()),
+            "met": c.met(),
         })).collect::<Vec<_>>(),
     })
 }

@@ -80,12 +80,8 @@ impl Suite {
         exec: impl FnMut(&mut Env<'_>) -> Result<Run> + 'p,
     ) {
         let names = names.map(str::to_owned);
-        let is_ceiling = matches!(
-            kind,
-            Kind::InsertCeiling | Kind::RowCeiling(_) | Kind::ArrowCeiling(_)
-        );
         if let Some(filter) = &self.filter {
-            if !is_ceiling && !names.join(" | ").contains(filter.as_str()) {
+            if !kind.is_ceiling() && !names.join(" | ").contains(filter.as_str()) {
                 return;
             }
         }
@@ -99,42 +95,71 @@ impl Suite {
     }
 
     /// A warm-up round when asked, then `repeat` rounds over the group;
-    /// records every workload's times.
-    fn run(&mut self, env: &mut Env<'_>, mut group: Vec<Item<'_>>) -> Result<()> {
+    /// records every workload's times. A group that `BENCH_FILTER` left
+    /// with ceilings only is skipped.
+    fn run(&mut self, env: &mut Env<'_>, group: Vec<Item<'_>>) -> Result<()> {
+        self.run_with(env, group, Executions::Batched(MAX_EXECUTIONS))
+    }
+
+    /// [`Suite::run`], executing each run's workloads as `how` says.
+    fn run_with(
+        &mut self,
+        env: &mut Env<'_>,
+        mut group: Vec<Item<'_>>,
+        how: Executions,
+    ) -> Result<()> {
+        if self.filter.is_some() && group.iter().all(|i| i.kind.is_ceiling()) {
+            return Ok(());
+        }
         let rounds = self.repeat + usize::from(self.warmup);
         for round in 0..rounds {
             let warmup = self.warmup && round == 0;
-            for item in &mut group {
-                let label = item.label();
-                let tag = if warmup {
-                    "warm-up".to_owned()
-                } else {
-                    format!(
-                        "run {}/{}",
-                        round + 1 - usize::from(self.warmup),
-                        self.repeat
-                    )
-                };
-                self.log(&format!("start {label} ({tag})"));
-                let mut timed = Vec::new();
-                // A short workload is executed again within the run until
-                // it has been timed for MIN_RUN_SECS: one execution of a
-                // 10 ms query says more about the scheduler than the query.
-                while timed.len() < MAX_EXECUTIONS && timed.iter().sum::<f64>() < MIN_RUN_SECS {
-                    let (secs, rows) =
-                        (item.exec)(env).map_err(|e| format!("{label} ({tag}): {e}"))?;
-                    timed.push(secs);
-                    item.result_rows = rows;
-                    if warmup {
-                        break;
+            let tag = if warmup {
+                "warm-up".to_owned()
+            } else {
+                format!(
+                    "run {}/{}",
+                    round + 1 - usize::from(self.warmup),
+                    self.repeat
+                )
+            };
+            // A short workload is executed again within the run until it
+            // has been timed for MIN_RUN_SECS: one execution of a 10 ms
+            // query says more about the scheduler than the query.
+            let wants_more = |timed: &[f64], max: usize, secs: f64| {
+                // A warm-up executes each workload once.
+                (!warmup || timed.is_empty())
+                    && timed.len() < max
+                    && timed.iter().sum::<f64>() < secs
+            };
+            let mut timed = vec![Vec::new(); group.len()];
+            match how {
+                Executions::Batched(max) => {
+                    for (item, timed) in group.iter_mut().zip(&mut timed) {
+                        self.log(&format!("start {} ({tag})", item.label()));
+                        while wants_more(timed, max, MIN_RUN_SECS) {
+                            timed.push(execute(item, env, &tag)?);
+                        }
+                        self.log_done(env, item, &tag, timed);
                     }
                 }
-                let median = median(&mut timed.clone());
-                self.log(&format!(
-                    "done  {label} ({tag}): {median:.3} s, {:.2} M rows/s, verified",
-                    env.rows as f64 / median / 1e6
-                ));
-                if !warmup {
+                Executions::Interleaved { max, secs } => {
+                    let name = group.first().map_or("", |i| i.names[0].as_str());
+                    self.log(&format!("start {name} ({tag}, interleaved)"));
+                    while timed.iter().any(|t| wants_more(t, max, secs)) {
+                        for (item, timed) in group.iter_mut().zip(&mut timed) {
+                            if wants_more(timed, max, secs) {
+                                timed.push(execute(item, env, &tag)?);
+                            }
+                        }
+                    }
+                    for (item, timed) in group.iter().zip(&timed) {
+                        self.log_done(env, item, &tag, timed);
+                    }
+                }
+            }
+            if !warmup {
+                for (item, timed) in group.iter_mut().zip(timed) {
                     item.runs.extend(timed);
                 }
             }
@@ -155,6 +180,38 @@ impl Suite {
         }
         Ok(())
     }
+
+    fn log_done(&self, env: &Env<'_>, item: &Item<'_>, tag: &str, timed: &[f64]) {
+        let median = median(&mut timed.to_vec());
+        let rate = if item.kind.is_mix() {
+            format!("{:.3} ms", median * 1e3)
+        } else {
+            format!("{:.2} M rows/s", env.rows as f64 / median / 1e6)
+        };
+        self.log(&format!(
+            "done  {} ({tag}): {median:.3} s, {rate}, verified",
+            item.label()
+        ));
+    }
+}
+
+/// How a run executes its group's workloads.
+#[derive(Clone, Copy, Debug)]
+enum Executions {
+    /// Each workload's executions back to back, at most this many.
+    Batched(usize),
+    /// One execution of each workload in turn, until each has been timed
+    /// for `secs` or executed `max` times: paths read against each other
+    /// see the same load.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    Interleaved { max: usize, secs: f64 },
+}
+
+/// One execution of `item`, its errors labelled.
+fn execute(item: &mut Item<'_>, env: &mut Env<'_>, tag: &str) -> Result<f64> {
+    let (secs, rows) = (item.exec)(env).map_err(|e| format!("{} ({tag}): {e}", item.label()))?;
+    item.result_rows = rows;
+    Ok(secs)
 }
 
 fn median(t: &mut [f64]) -> f64 {
@@ -228,7 +285,15 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     #[cfg(feature = "arrow")]
     drop(prepared);
 
-    prepare_scan_tables(suite, env)?;
+    // `BENCH_FILTER=query.mix` runs the mix alone: nothing above or below
+    // but it is left, so the scan tables need not be made.
+    let mix_only = suite
+        .filter
+        .as_deref()
+        .is_some_and(|f| f.contains("query.mix"));
+    if !mix_only {
+        prepare_scan_tables(suite, env)?;
+    }
 
     let db = env.db.to_string_lossy().into_owned();
     for q in Query::ALL {
@@ -330,7 +395,109 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
         }
         suite.run(env, group)?;
     }
+    #[cfg(feature = "arrow")]
+    if env.grpc.is_none() {
+        run_mix(suite, env)?;
+    }
     Ok(())
+}
+
+/// A mix workload is executed per run until timed this long, or this many
+/// times: more executions than elsewhere, as routes within 5 % of each
+/// other are told apart by their medians, and the p95 needs them.
+#[cfg(feature = "arrow")]
+const MIX_RUN_SECS: f64 = 0.5;
+#[cfg(feature = "arrow")]
+const MIX_MAX_EXECUTIONS: usize = 20;
+
+/// `query.mix.*`: per query, its two drains and every read path, over the
+/// mix's tables (made server-side, untimed). Not over gRPC, whose reads
+/// have no routes.
+#[cfg(feature = "arrow")]
+fn run_mix(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
+    use std::cell::RefCell;
+
+    use crate::ceiling::RawConn;
+    use crate::mix::{self, MixPath, MixQuery};
+    use crate::mix_paths::{self, AsyncRun};
+
+    if let Some(filter) = &suite.filter {
+        if !filter.contains("query.mix")
+            && !MixPath::ALL.iter().any(|p| {
+                let (v, f) = p.names();
+                v.contains(filter.as_str()) || f.contains(filter.as_str())
+            })
+        {
+            return Ok(());
+        }
+    }
+    suite.log("making the query mix's tables server-side (untimed)");
+    mix::create_tables(env.conn, env.rows)?;
+    let db = env.db.to_string_lossy().into_owned();
+    let (server, rt, db_path) = (env.server, env.rt, env.db);
+    let asyncs = RefCell::new(AsyncRun {
+        rt,
+        open: Box::new(move || {
+            let options = server
+                .clone()
+                .with_database(db_path, hyperdb_api::CreateMode::DoNotCreate);
+            Ok(rt.block_on(hyperdb_api::AsyncConnection::connect_with(&options))?)
+        }),
+        conn: None,
+    });
+    for q in MixQuery::ALL {
+        let sql = q.sql(env.rows)?;
+        let want = q.expected(env.conn, env.rows)?;
+        let workload = format!("query.mix.{}", q.name());
+        let mut group = Vec::new();
+        for (kind, name, flavor, how) in [
+            (
+                Kind::MixRowCeiling(q),
+                "query.mix.row_ceiling",
+                "DataRow drain",
+                Drain::Rows,
+            ),
+            (
+                Kind::MixArrowCeiling(q),
+                "query.mix.ceiling",
+                "Arrow IPC drain",
+                Drain::Arrow,
+            ),
+        ] {
+            let (db, sql) = (&db, &sql);
+            let mut raw: Option<RawConn> = None;
+            suite.add(&mut group, kind, [name, q.name(), flavor], move |env| {
+                let raw = match &mut raw {
+                    Some(raw) => raw,
+                    None => raw.insert(RawConn::open(env.server.config(), db)?),
+                };
+                let drained = raw.drain(sql, how)?;
+                drained.expect_rows(want.rows)?;
+                Ok((drained.secs, want.rows))
+            });
+        }
+        for path in MixPath::ALL {
+            let (variant, flavor) = path.names();
+            let (sql, asyncs) = (&sql, &asyncs);
+            suite.add(
+                &mut group,
+                Kind::Mix(q, path),
+                [workload.as_str(), variant, flavor],
+                move |env| {
+                    let mut asyncs = asyncs.borrow_mut();
+                    let secs = mix_paths::run(path, env.conn, &mut asyncs, q, sql, &want)?;
+                    Ok((secs, want.rows))
+                },
+            );
+        }
+        let how = Executions::Interleaved {
+            max: MIX_MAX_EXECUTIONS,
+            secs: MIX_RUN_SECS,
+        };
+        suite.run_with(env, group, how)?;
+    }
+    let closed = asyncs.borrow_mut().close();
+    closed
 }
 
 /// Rebuilds `measurements` and the per-worker `measurements_{i}` server-side

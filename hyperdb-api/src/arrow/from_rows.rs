@@ -70,6 +70,23 @@ impl RowBatcher {
         &self.schema
     }
 
+    /// Takes `arrow` as the batches' schema when its fields have the same
+    /// names and types: the schema hyperd's Arrow stream gave the same
+    /// statement, with the nullability `DataRow`s do not carry. A NULL in
+    /// a field it declares NOT NULL then fails the batch (the statement's
+    /// route entry is forgotten, and its next run is Arrow again).
+    pub(crate) fn adopt(&mut self, arrow: &SchemaRef) {
+        let (ours, theirs) = (self.schema.fields(), arrow.fields());
+        let same = ours.len() == theirs.len()
+            && ours
+                .iter()
+                .zip(theirs)
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if same {
+            self.schema = arrow.clone();
+        }
+    }
+
     /// Adds a row; returns a batch when one is full.
     pub(crate) fn push(&mut self, row: &Row) -> Result<Option<RecordBatch>> {
         let Some(sink) = self.sink.as_mut() else {

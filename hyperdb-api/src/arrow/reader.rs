@@ -18,7 +18,9 @@ use arrow_ipc::reader::StreamDecoder;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use hyperdb_api_core::client::Client;
+use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::CopyOutEvent;
+use hyperdb_api_core::protocol::Session;
 
 use super::schema::UTC;
 use super::EOS;
@@ -35,6 +37,39 @@ pub(crate) fn copy_out_sql(sql: &str) -> String {
 /// onto the caller's SQL: errors read the same whichever path ran the query.
 fn from_server(e: hyperdb_api_core::Error) -> Error {
     Error::Client(e.shift_position(QUERY_OFFSET))
+}
+
+/// Whether hyperd refused the COPY before running it, at a place in its
+/// text (a syntax error, an unknown name), and the session is idle. Such an
+/// error's DETAIL quotes the COPY around that place (`line 1, column 44:
+/// ...GROUP BY gg) TO STDOUT WITH (FORMAT A...`), which no position shift
+/// turns into the caller's SQL.
+fn refused_in_text(e: &hyperdb_api_core::Error, session: &Session) -> bool {
+    e.db_error().is_some_and(|d| d.position.is_some())
+        && session.transaction_status() == TransactionStatus::Idle
+}
+
+/// Sends `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`. When hyperd
+/// refuses it in its text, the error is the one parsing the caller's own
+/// SQL gives (one more round trip, on that path only): word for word what
+/// the `DataRow` route reports. If that SQL parses (the refusal was the
+/// COPY's own), the COPY's error stands, its position moved onto the SQL.
+/// In a transaction the COPY's error stands too: hyperd would answer the
+/// Parse with "current transaction is aborted".
+macro_rules! start_copy {
+    ($client:expr, $sql:expr $(, $aw:tt)*) => {{
+        let client = $client;
+        match client.copy_out(&copy_out_sql($sql)) $(.$aw)* {
+            Ok(_) => Ok(()),
+            Err(e) if refused_in_text(&e, client.session()) => {
+                match client.prepare("", $sql, &[]) $(.$aw)* {
+                    Err(parsed) => Err(Error::Client(parsed)),
+                    Ok(_) => Err(from_server(e)),
+                }
+            }
+            Err(e) => Err(from_server(e)),
+        }
+    }};
 }
 
 /// Decodes CopyData payloads into record batches, without I/O.
@@ -396,7 +431,7 @@ impl<'c> ArrowBatches<'c> {
         sql: &str,
         trace: &mut StatementTrace,
     ) -> Result<ArrowBatches<'c>> {
-        client.copy_out(&copy_out_sql(sql)).map_err(from_server)?;
+        start_copy!(&mut *client, sql)?;
         let mut batches = ArrowBatches {
             client,
             decoder: ArrowDecoder::default(),
@@ -464,7 +499,7 @@ impl<'c> ArrowIpcChunks<'c> {
         sql: &str,
         mut trace: StatementTrace,
     ) -> Result<ArrowIpcChunks<'c>> {
-        trace.check(client.copy_out(&copy_out_sql(sql)).map_err(from_server))?;
+        trace.check(start_copy!(&mut *client, sql))?;
         Ok(ArrowIpcChunks {
             client,
             rows: None,
@@ -513,10 +548,7 @@ mod async_readers {
             sql: &str,
             trace: &mut StatementTrace,
         ) -> Result<Self> {
-            client
-                .copy_out(&copy_out_sql(sql))
-                .await
-                .map_err(from_server)?;
+            start_copy!(&mut *client, sql, await)?;
             let mut batches = AsyncArrowBatches {
                 client,
                 decoder: ArrowDecoder::default(),
@@ -587,8 +619,8 @@ mod async_readers {
             sql: &str,
             mut trace: StatementTrace,
         ) -> Result<Self> {
-            let started = client.copy_out(&copy_out_sql(sql)).await;
-            trace.check(started.map_err(from_server))?;
+            let started = start_copy!(&mut *client, sql, await);
+            trace.check(started)?;
             Ok(AsyncArrowIpcChunks {
                 client,
                 rows: None,

@@ -35,13 +35,18 @@ pub use values::RowValues;
 /// costs nothing per row beyond reading the values.
 ///
 /// Plain queries are served from hyperd's Arrow stream (3-4x cheaper for the
-/// server to produce than rows) and read from the batches' columns;
+/// server to produce than rows) and read from the batches' columns, or from
+/// `DataRow`s once their statement's earlier runs on the connection showed a
+/// small result (see [`Connection::execute_query`](crate::Connection::execute_query));
 /// everything else from `DataRow`s. Values, types and errors are the same
 /// either way.
 #[derive(Debug)]
 pub struct Rows<'c> {
     source: RowSource<'c>,
     cursor: RowCursor,
+    /// Tells the connection's route book how the result ended.
+    #[cfg(feature = "arrow")]
+    learn: Option<crate::route::Learn<'c>>,
 }
 
 // One per result, not moved while rows are read: boxing the Arrow side
@@ -64,6 +69,8 @@ impl<'c> Rows<'c> {
         Rows {
             source: RowSource::Wire(client),
             cursor: RowCursor::traced(schema, trace),
+            #[cfg(feature = "arrow")]
+            learn: None,
         }
     }
 
@@ -72,7 +79,32 @@ impl<'c> Rows<'c> {
         Rows {
             cursor: RowCursor::new(crate::arrow::row_schema(&batches.schema())),
             source: RowSource::Arrow(batches),
+            learn: None,
         }
+    }
+
+    /// The same stream, reporting its end to `learn`.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn learning(mut self, learn: crate::route::Learn<'c>) -> Rows<'c> {
+        self.learn = Some(learn);
+        self
+    }
+
+    /// Which route the result takes. Not an API: for the tests of the
+    /// route choice.
+    #[cfg(feature = "arrow")]
+    #[doc(hidden)]
+    pub fn read_route(&self) -> crate::ReadRoute {
+        match self.source {
+            RowSource::Wire(_) => crate::ReadRoute::DataRows,
+            RowSource::Arrow(_) => crate::ReadRoute::Arrow,
+        }
+    }
+
+    /// Reads the rest of the result without handing out rows (a block at a
+    /// time), so that its end is seen; an error ends it quietly.
+    pub(crate) fn skip_rest(&mut self) {
+        while let Ok(true) = self.refill() {}
     }
 
     /// The result's columns, known before the first row.
@@ -112,7 +144,7 @@ impl<'c> Rows<'c> {
     /// the stream has ended.
     #[inline(never)]
     fn refill(&mut self) -> Result<bool> {
-        refill_cursor!(self.cursor, {
+        let step = refill_cursor!(self.cursor, {
             let schema = self.cursor.schema();
             match &mut self.source {
                 RowSource::Wire(client) => fetched_from_wire(schema, client.next_rows()),
@@ -122,7 +154,10 @@ impl<'c> Rows<'c> {
                     crate::rows::fetched_from_arrow(schema, step, || batches.rows())
                 }
             }
-        })
+        });
+        #[cfg(feature = "arrow")]
+        crate::route::report_end(&mut self.learn, &self.cursor, &step);
+        step
     }
 
     /// The row at hand as `T`, read with every check: its value or error.
@@ -181,6 +216,13 @@ pub struct TypedRows<'c, T> {
 impl<T> TypedRows<'_, T> {
     pub fn schema(&self) -> &Arc<Schema> {
         self.rows.schema()
+    }
+
+    /// See [`Rows::read_route`]. Not an API.
+    #[cfg(feature = "arrow")]
+    #[doc(hidden)]
+    pub fn read_route(&self) -> crate::ReadRoute {
+        self.rows.read_route()
     }
 }
 

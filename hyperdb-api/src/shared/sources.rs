@@ -1,16 +1,21 @@
 //! How a [`Query`] becomes a stream of record batches or IPC bytes.
 //!
-//! Two routes, one schema: a plain query without parameters is read from
-//! hyperd's Arrow stream (`COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`,
-//! 3-4x cheaper for hyperd to produce than rows); anything else (bound
-//! parameters, which COPY does not take; other statements; values Arrow
-//! cannot express) is read as `DataRow`s and gathered into batches by
-//! [`RowBatcher`].
+//! Two routes, one schema: a plain query without parameters goes the way
+//! its earlier runs on the connection showed to be faster (`crate::route`:
+//! hyperd's Arrow stream, `COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`,
+//! for results of many values; `DataRow`s of a cached prepared statement
+//! for few); anything else (bound parameters, which COPY does not take;
+//! other statements; values Arrow cannot express) is read as `DataRow`s.
+//! `DataRow`s are gathered into batches by [`RowBatcher`], with the schema
+//! the statement's Arrow run had when there was one.
+
+use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
+use hyperdb_api_core::client::AsyncClient;
 
 use super::stream::{BoxFuture, Source, Started};
 use super::Query;
@@ -18,14 +23,21 @@ use crate::arrow::from_rows::RowBatcher;
 use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncArrowIpcChunks};
 use crate::error::Result;
 use crate::params::Params;
+use crate::route::{key, Learn, ReadRoute, RouteBook};
 use crate::rows::{arrow_eligible, Schema};
 use crate::trace::StatementTrace;
 use crate::value::Value;
 use crate::{AsyncConnection, AsyncRows};
 
-/// Whether the query may take hyperd's Arrow route.
-fn arrow_route(q: &Query) -> bool {
+/// Whether the query is plain: routed by its book entry.
+fn plain(q: &Query) -> bool {
     q.params.is_empty() && arrow_eligible(&q.sql)
+}
+
+/// The route the book chooses for a plain query on `client`.
+fn choose(client: &mut AsyncClient, book: &mut RouteBook, key: u64) -> ReadRoute {
+    let cached = client.statements().cache().capacity() > 0;
+    book.choose(key, cached)
 }
 
 pub(super) fn start_batches(
@@ -34,21 +46,30 @@ pub(super) fn start_batches(
 ) -> BoxFuture<'_, Result<Started<'_, RecordBatch>>> {
     Box::pin(async move {
         let mut trace = conn.statement_trace("query_arrow", &q.sql, q.params.len());
-        if arrow_route(&q) {
-            match AsyncArrowBatches::start(conn.client(), &q.sql, &mut trace).await {
+        let (client, book) = conn.route_parts();
+        if !plain(&q) {
+            let batches = RowBatches::start(client, None, &q.sql, &q.params, trace).await?;
+            return Ok(batches.started());
+        }
+        let key = key(&q.sql);
+        if choose(client, book, key) == ReadRoute::Arrow {
+            let start = Instant::now();
+            match AsyncArrowBatches::start(client, &q.sql, &mut trace).await {
                 Ok(started) => {
-                    let batches = AsyncArrowBatches::resume(conn.client(), started);
-                    let started: Started<'_, RecordBatch> = (batches.schema(), Box::new(batches));
+                    let batches = AsyncArrowBatches::resume(client, started);
+                    let schema = batches.schema();
+                    book.arrow_started(key, start.elapsed().as_secs_f64(), &schema);
+                    let source = Learning::new(batches, Learn::new(book, key), &schema);
+                    let started: Started<'_, RecordBatch> = (schema, Box::new(source));
                     return Ok(started);
                 }
-                Err(e) if arrow_cannot_express(&e) => {}
+                Err(e) if arrow_cannot_express(&e) => book.arrow_refused(key),
                 Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let batches = RowBatches::start(conn, &q.sql, &q.params, trace).await?;
-        let started: Started<'_, RecordBatch> =
-            (batches.batcher.schema().clone(), Box::new(batches));
-        Ok(started)
+        let routed = Routed::new(book, key);
+        let batches = RowBatches::start(client, Some(routed), &q.sql, &[], trace).await?;
+        Ok(batches.started())
     })
 }
 
@@ -58,39 +79,41 @@ pub(super) fn start_ipc(
 ) -> BoxFuture<'_, Result<Started<'_, Bytes>>> {
     Box::pin(async move {
         let mut trace = conn.statement_trace("query_arrow_ipc", &q.sql, q.params.len());
-        if arrow_route(&q) {
+        let (client, book) = conn.route_parts();
+        let key = key(&q.sql);
+        let routed = plain(&q);
+        if routed && choose(client, book, key) == ReadRoute::Arrow {
             // "Cannot be converted to Arrow" comes before the first chunk:
-            // read it before choosing the route. The borrow of `conn` ends
-            // with this block, so the fallback below may use it again. The
-            // statement's trace waits here until the route is chosen, and
-            // counts the first chunk itself.
-            let (first, rows) = match AsyncArrowIpcChunks::new(
-                conn.client(),
-                &q.sql,
-                StatementTrace::off(),
-            )
-            .await
-            {
-                Ok(mut chunks) => (chunks.next().await, chunks.rows()),
-                Err(e) => (Some(Err(e)), None),
-            };
+            // read it before choosing the route. The borrow of `client`
+            // ends with this block, so the fallback below may use it again.
+            // The statement's trace waits here until the route is chosen,
+            // and counts the first chunk itself.
+            let start = Instant::now();
+            let (first, rows) =
+                match AsyncArrowIpcChunks::new(client, &q.sql, StatementTrace::off()).await {
+                    Ok(mut chunks) => (chunks.next().await, chunks.rows()),
+                    Err(e) => (Some(Err(e)), None),
+                };
             match first {
                 Some(Ok(first)) => {
                     trace.add(0, first.len() as u64);
                     let schema = trace.check(ipc_schema(&first))?;
+                    book.arrow_started(key, start.elapsed().as_secs_f64(), &schema);
                     let chunks = Peeked {
                         first: Some(first),
-                        chunks: AsyncArrowIpcChunks::resume(conn.client(), rows, trace),
+                        chunks: AsyncArrowIpcChunks::resume(client, rows, trace),
                     };
-                    let started: Started<'_, Bytes> = (schema, Box::new(chunks));
+                    let source = Learning::new(chunks, Learn::new(book, key), &schema);
+                    let started: Started<'_, Bytes> = (schema, Box::new(source));
                     return Ok(started);
                 }
-                Some(Err(e)) if arrow_cannot_express(&e) => {}
+                Some(Err(e)) if arrow_cannot_express(&e) => book.arrow_refused(key),
                 Some(Err(e)) => return trace.result(Err(e), |_| None),
                 None => {}
             }
         }
-        let batches = RowBatches::start(conn, &q.sql, &q.params, trace).await?;
+        let routed = routed.then(|| Routed::new(book, key));
+        let batches = RowBatches::start(client, routed, &q.sql, &q.params, trace).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
         let started: Started<'_, Bytes> = (
@@ -128,6 +151,68 @@ impl Source<RecordBatch> for AsyncArrowBatches<'_> {
     }
 }
 
+/// An Arrow result's source that knows, once it ended, how many rows
+/// hyperd reported.
+trait Counted {
+    fn rows(&self) -> Option<u64>;
+}
+
+impl Counted for AsyncArrowBatches<'_> {
+    fn rows(&self) -> Option<u64> {
+        AsyncArrowBatches::rows(self)
+    }
+}
+
+impl Counted for Peeked<AsyncArrowIpcChunks<'_>> {
+    fn rows(&self) -> Option<u64> {
+        self.chunks.rows()
+    }
+}
+
+/// A routed Arrow result that reports its end to the route book (the
+/// `DataRow` route's rows report through `AsyncRows`).
+struct Learning<'c, S> {
+    inner: S,
+    learn: Option<Learn<'c>>,
+    columns: usize,
+}
+
+impl<'c, S> Learning<'c, S> {
+    fn new(inner: S, learn: Learn<'c>, schema: &SchemaRef) -> Learning<'c, S> {
+        Learning {
+            inner,
+            learn: Some(learn),
+            columns: schema.fields().len(),
+        }
+    }
+}
+
+impl<T: Send, S: Source<T> + Counted> Source<T> for Learning<'_, S> {
+    fn next_item(&mut self) -> BoxFuture<'_, Option<Result<T>>> {
+        Box::pin(async move {
+            let item = self.inner.next_item().await;
+            match &item {
+                None => {
+                    if let Some(learn) = self.learn.take() {
+                        learn.finished(self.columns, self.inner.rows().unwrap_or(0));
+                    }
+                }
+                Some(Err(_)) => {
+                    if let Some(learn) = self.learn.take() {
+                        learn.failed();
+                    }
+                }
+                Some(Ok(_)) => {}
+            }
+            item
+        })
+    }
+
+    fn read_route(&self) -> Option<ReadRoute> {
+        Some(ReadRoute::Arrow)
+    }
+}
+
 /// IPC chunks whose first was read ahead (to choose the route, or for the
 /// schema it holds).
 pub(super) struct Peeked<S> {
@@ -151,32 +236,69 @@ struct RowBatches<'c> {
     ended: bool,
 }
 
+/// A plain query on the `DataRow` route: its book entry, and the schema
+/// its Arrow run had.
+struct Routed<'c> {
+    learn: Learn<'c>,
+    schema: Option<SchemaRef>,
+}
+
+impl<'c> Routed<'c> {
+    fn new(book: &'c mut RouteBook, key: u64) -> Routed<'c> {
+        Routed {
+            schema: book.arrow_schema(key),
+            learn: Learn::new(book, key),
+        }
+    }
+}
+
 impl<'c> RowBatches<'c> {
+    /// Starts `sql`: a routed plain query as a cached prepared statement
+    /// whose rows report to its book entry; otherwise with `params`
+    /// through the statement cache, or without as an unnamed statement.
     async fn start(
-        conn: &'c mut AsyncConnection,
+        client: &'c mut AsyncClient,
+        routed: Option<Routed<'c>>,
         sql: &str,
         params: &[Value],
         mut trace: StatementTrace,
     ) -> Result<RowBatches<'c>> {
         let params = trace.check(Params::encode(&Value::as_params(params)))?;
         let slices = params.slices();
-        let client = conn.client();
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);
-        let fields = if slices.is_empty() {
+        let fields = if slices.is_empty() && routed.is_none() {
             client.query(&request).await
         } else {
             client.query_cached(&request).await
         };
-        let fields = trace.check(fields.map_err(Into::into))?;
-        let rows = AsyncRows::wire(client, Schema::from_fields(fields), trace);
-        let batcher = RowBatcher::new(rows.schema())?;
+        let fields = match fields {
+            Ok(fields) => fields,
+            Err(e) => {
+                if let Some(routed) = routed {
+                    routed.learn.failed();
+                }
+                return trace.result(Err(e.into()), |_| None);
+            }
+        };
+        let mut rows = AsyncRows::wire(client, Schema::from_fields(fields), trace);
+        let mut batcher = RowBatcher::new(rows.schema())?;
+        if let Some(routed) = routed {
+            rows = rows.learning(routed.learn);
+            if let Some(schema) = &routed.schema {
+                batcher.adopt(schema);
+            }
+        }
         Ok(RowBatches {
             rows,
             batcher,
             ended: false,
         })
+    }
+
+    fn started(self) -> Started<'c, RecordBatch> {
+        (self.batcher.schema().clone(), Box::new(self))
     }
 
     async fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
@@ -198,6 +320,9 @@ impl<'c> RowBatches<'c> {
                 Ok(None) => {}
                 Err(e) => {
                     self.ended = true;
+                    // A row the batcher refused (a NULL where the Arrow
+                    // run's schema had NOT NULL): the next run starts over.
+                    self.rows.learn_failed();
                     return Some(Err(e));
                 }
             }
@@ -208,6 +333,10 @@ impl<'c> RowBatches<'c> {
 impl Source<RecordBatch> for RowBatches<'_> {
     fn next_item(&mut self) -> BoxFuture<'_, Option<Result<RecordBatch>>> {
         Box::pin(self.next_batch())
+    }
+
+    fn read_route(&self) -> Option<ReadRoute> {
+        Some(ReadRoute::DataRows)
     }
 }
 
@@ -245,5 +374,9 @@ impl IpcFromBatches<'_> {
 impl Source<Bytes> for IpcFromBatches<'_> {
     fn next_item(&mut self) -> BoxFuture<'_, Option<Result<Bytes>>> {
         Box::pin(self.next_chunk())
+    }
+
+    fn read_route(&self) -> Option<ReadRoute> {
+        Some(ReadRoute::DataRows)
     }
 }

@@ -36,6 +36,12 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A borrowing stream, as the pump task reads it.
 pub(crate) trait Source<T>: Send {
     fn next_item(&mut self) -> BoxFuture<'_, Option<Result<T>>>;
+
+    /// The route of a PostgreSQL-protocol result (for
+    /// [`ResultStream::read_route`]).
+    fn read_route(&self) -> Option<crate::ReadRoute> {
+        None
+    }
 }
 
 /// A started result: its schema and the stream of its items.
@@ -52,6 +58,7 @@ pub(crate) type Start<Q, T> =
 #[derive(Debug)]
 pub struct ResultStream<T> {
     schema: SchemaRef,
+    route: Option<crate::ReadRoute>,
     items: mpsc::UnboundedReceiver<Result<T>>,
     credits: Arc<Semaphore>,
     done: bool,
@@ -120,7 +127,7 @@ impl<T: Send + 'static> ResultStream<T> {
                     let _ = first_tx.send(Err(e));
                 }
                 Ok((schema, source)) => {
-                    if first_tx.send(Ok(schema)).is_ok() {
+                    if first_tx.send(Ok((schema, source.read_route()))).is_ok() {
                         pump(source, &end.tx, &end.credits, Some(&inner)).await;
                     }
                 }
@@ -134,8 +141,8 @@ impl<T: Send + 'static> ResultStream<T> {
             }
             end.done().await;
         });
-        let schema = first_rx.await.map_err(|_| task_gone())??;
-        Ok(ends.stream(schema, cancel))
+        let (schema, route) = first_rx.await.map_err(|_| task_gone())??;
+        Ok(ends.stream(schema, route, cancel))
     }
 
     /// Reads a result that holds no connection lock (a gRPC result) ahead
@@ -148,12 +155,19 @@ impl<T: Send + 'static> ResultStream<T> {
     ) -> ResultStream<T> {
         let (ends, pump) = Ends::new();
         tokio::spawn(async move { pump.run(Box::new(source)).await });
-        ends.stream(schema, CancelBy::Grpc(cancel))
+        ends.stream(schema, None, CancelBy::Grpc(cancel))
     }
 
     /// The result's Arrow schema.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
+    }
+
+    /// The route a PostgreSQL-protocol result takes (`None` for gRPC).
+    /// Not an API: for the tests of the route choice.
+    #[doc(hidden)]
+    pub fn read_route(&self) -> Option<crate::ReadRoute> {
+        self.route
     }
 
     /// The next item, or `None` at the end. An error ends the stream.
@@ -283,9 +297,15 @@ impl<T> Ends<T> {
         )
     }
 
-    fn stream(self, schema: SchemaRef, how: CancelBy) -> ResultStream<T> {
+    fn stream(
+        self,
+        schema: SchemaRef,
+        route: Option<crate::ReadRoute>,
+        how: CancelBy,
+    ) -> ResultStream<T> {
         ResultStream {
             schema,
+            route,
             items: self.items,
             credits: self.credits,
             done: false,

@@ -9,9 +9,10 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
+use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint, ReadRoute};
 
 use crate::common::tcp_server;
+use crate::tracing::Capture;
 
 /// A TCP proxy to the shared TCP server that counts what the server sends.
 /// Every connection through it (cancel requests too) is forwarded.
@@ -184,6 +185,102 @@ async fn a_dropped_huge_async_result_is_cancelled_not_read_to_its_end() {
     assert_eq!(n, 3);
     let read = proxy.received() - before;
     assert!(read < AFTER_CANCEL, "shared stream: {read} bytes read");
+}
+
+/// `HUGE` with a value hyperd's Arrow stream refuses (`TIME '24:00:00'`):
+/// `execute_query` and `query_arrow` route it to `DataRow`s of a cached
+/// statement, the first run after the refused COPY, later runs by the
+/// connection's route book.
+const HUGE_AS_ROWS: &str =
+    "SELECT i::BIGINT AS i, TIME '24:00:00' AS t FROM generate_series(1, 50000000) g(i)";
+
+/// The routed reads' `DataRow` route, dropped: cancelled like the others
+/// (a routed Arrow run is `Arrow rows` above), and its statement's one
+/// span ends `abandoned`. Both runs: the fallback after the refused COPY
+/// and the book's choice.
+#[test]
+fn a_dropped_routed_row_result_is_cancelled_not_read_to_its_end() {
+    let proxy = Proxy::start();
+    let mut c = Connection::connect_with(&proxy.options()).unwrap();
+    let capture = Capture::default();
+    capture.run(|| {
+        for run in ["fallback", "book"] {
+            let before = proxy.received();
+            {
+                let mut rows = c.execute_query(HUGE_AS_ROWS).unwrap();
+                assert_eq!(rows.read_route(), ReadRoute::DataRows, "{run}");
+                for _ in 0..1_000 {
+                    rows.next_row().unwrap().unwrap();
+                }
+            }
+            let sum: i64 = c.query_scalar(CHECK).unwrap();
+            assert_eq!(sum, 500_500, "{run}");
+            let read = proxy.received() - before;
+            assert!(read < AFTER_CANCEL, "{run}: {read} bytes read");
+        }
+    });
+    assert_abandoned(&capture, "execute_query", 2);
+}
+
+#[tokio::test]
+async fn a_dropped_routed_async_row_result_is_cancelled_not_read_to_its_end() {
+    let proxy = Proxy::start();
+    let capture = Capture::default();
+    let guard = capture.install();
+    let mut c = AsyncConnection::connect_with(&proxy.options())
+        .await
+        .unwrap();
+    for run in ["fallback", "book"] {
+        let before = proxy.received();
+        {
+            let mut rows = c.execute_query(HUGE_AS_ROWS).await.unwrap();
+            assert_eq!(rows.read_route(), ReadRoute::DataRows, "{run}");
+            for _ in 0..1_000 {
+                rows.next_row().await.unwrap().unwrap();
+            }
+        }
+        let sum: i64 = c.query_scalar(CHECK).await.unwrap();
+        assert_eq!(sum, 500_500, "{run}");
+        let read = proxy.received() - before;
+        assert!(read < AFTER_CANCEL, "{run}: {read} bytes read");
+    }
+    let shared = hyperdb_api::SharedConnection::new(c);
+    for run in ["shared fallback", "shared book"] {
+        let before = proxy.received();
+        let mut stream = shared.query_arrow(HUGE_AS_ROWS, Vec::new()).await.unwrap();
+        assert_eq!(stream.read_route(), Some(ReadRoute::DataRows), "{run}");
+        stream.next().await.unwrap().unwrap();
+        drop(stream);
+        let n = shared
+            .execute_command("SELECT 1 FROM generate_series(1, 3)", &[])
+            .await
+            .unwrap();
+        assert_eq!(n, 3, "{run}");
+        let read = proxy.received() - before;
+        assert!(read < AFTER_CANCEL, "{run}: {read} bytes read");
+    }
+    shared.close().await.unwrap();
+    drop(guard);
+    assert_abandoned(&capture, "execute_query", 2);
+    assert_abandoned(&capture, "query_arrow", 2);
+}
+
+/// `n` spans of `call` for `HUGE_AS_ROWS`, each closed as `abandoned`
+/// after some of its rows and bytes.
+fn assert_abandoned(capture: &Capture, call: &str, n: usize) {
+    let spans: Vec<_> = capture
+        .statements()
+        .into_iter()
+        .filter(|s| s.get("db.statement") == Some(HUGE_AS_ROWS))
+        .filter(|s| s.get("hyperdb.call") == Some(call))
+        .collect();
+    assert_eq!(spans.len(), n, "{call}: {spans:?}");
+    for span in &spans {
+        assert!(span.closed, "{span:?}");
+        assert_eq!(span.field("outcome"), "abandoned", "{span:?}");
+        assert!((1.0..50e6).contains(&span.num("rows")), "{span:?}");
+        assert!(span.num("bytes") > 0.0, "{span:?}");
+    }
 }
 
 /// Results dropped with little or nothing left (the cancel may come after

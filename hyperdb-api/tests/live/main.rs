@@ -33,6 +33,8 @@ mod pool;
 mod prepared;
 mod prepared_cache;
 mod process;
+mod route;
+mod route_tracing;
 mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared;

@@ -25,23 +25,23 @@ use crate::common;
 /// One span as the subscriber saw it: its fields as first given and as
 /// recorded later, and whether it was closed.
 #[derive(Clone, Debug, Default)]
-struct SpanRec {
+pub(crate) struct SpanRec {
     name: &'static str,
     fields: BTreeMap<String, String>,
-    closed: bool,
+    pub(crate) closed: bool,
 }
 
 impl SpanRec {
-    fn get(&self, field: &str) -> Option<&str> {
+    pub(crate) fn get(&self, field: &str) -> Option<&str> {
         self.fields.get(field).map(String::as_str)
     }
 
-    fn field(&self, field: &str) -> &str {
+    pub(crate) fn field(&self, field: &str) -> &str {
         self.get(field)
             .unwrap_or_else(|| panic!("no field {field} in {self:?}"))
     }
 
-    fn num(&self, field: &str) -> f64 {
+    pub(crate) fn num(&self, field: &str) -> f64 {
         self.field(field)
             .parse()
             .unwrap_or_else(|e| panic!("{field} of {self:?}: {e}"))
@@ -67,7 +67,7 @@ struct Captured {
 
 /// The collecting layer; clones share what was captured.
 #[derive(Clone, Debug, Default)]
-struct Capture(Arc<Mutex<Captured>>);
+pub(crate) struct Capture(Arc<Mutex<Captured>>);
 
 struct Fields<'a>(&'a mut BTreeMap<String, String>);
 
@@ -137,18 +137,18 @@ impl Capture {
         tracing::subscriber::with_default(subscriber, f)
     }
 
-    fn run<T>(&self, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn run<T>(&self, f: impl FnOnce() -> T) -> T {
         self.run_filtered(LevelFilter::TRACE, f)
     }
 
     /// Makes this layer the thread's subscriber until the guard drops
     /// (async tests on a current-thread runtime).
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
+    pub(crate) fn install(&self) -> tracing::subscriber::DefaultGuard {
         tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
     }
 
     /// Every statement span captured, in order.
-    fn statements(&self) -> Vec<SpanRec> {
+    pub(crate) fn statements(&self) -> Vec<SpanRec> {
         self.spans("hyperdb.statement")
     }
 

@@ -1,0 +1,373 @@
+//! Which way a plain query's rows travel: hyperd's Arrow stream (`COPY
+//! (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`) or `DataRow`s, chosen per
+//! statement from what its earlier runs on the connection showed.
+//!
+//! Why: neither route wins everywhere (measured with the `mix_probe`
+//! example; DEVELOPMENT.md, "Choosing the read route"). hyperd produces
+//! Arrow 3-5x cheaper per value, so results of many values go faster as
+//! Arrow. But wrapping a statement in COPY costs hyperd ~10-15 % more
+//! execution time on aggregations and joins, and a few hundred
+//! microseconds of parsing and compiling per run that a cached prepared
+//! statement skips: results of few values go faster as `DataRow`s. The
+//! statement's shape does not tell which case it is; its result does.
+//!
+//! So a statement's first run is Arrow (its worst case, a small result of a
+//! costly query, loses ~15 %, where `DataRow`s' worst case, a large result,
+//! loses 3-5x). That run tells how long hyperd took to the first data and
+//! how many values came back; later runs take `DataRow`s (through the
+//! statement cache) when the values' extra cost as rows is below what the
+//! COPY costs, and Arrow otherwise. Every complete result updates the
+//! count, and one run in [`REPROBE_EVERY`] of a statement routed to
+//! `DataRow`s by its timing goes through Arrow again to refresh it.
+//!
+//! Values, types and errors are the same on both routes (`Rows` reads
+//! either; batch readers take the Arrow run's schema, nullability
+//! included), so a change of route is invisible but for its speed.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use arrow_schema::SchemaRef;
+
+/// hyperd's extra cost per value sent as a `DataRow` rather than as Arrow,
+/// with the client's reading of it (10M-row scans: 12-16 ns on the server,
+/// a few more in the client; 20 leans towards Arrow when unsure).
+const VALUE_SECS: f64 = 20e-9;
+/// The `DataRow` route's fixed cost over the COPY's for a statement of the
+/// statement cache: Bind, Execute and Sync are three messages to hyperd
+/// where the COPY is one Query, and the COPY has setup costs of its own.
+/// Measured on `SELECT 1`: -60 to +30 us; a point lookup, whose planning a
+/// prepared statement skips, -150 to -200 us. 30 us leans towards Arrow.
+const ROWS_FIXED_SECS: f64 = 30e-6;
+/// The same with the statement cache off: Parse, Bind, Describe, Execute
+/// and Sync, the statement parsed and planned every run (`SELECT 1` and a
+/// point lookup: 0.25-0.5 ms more than the COPY).
+const UNCACHED_ROWS_FIXED_SECS: f64 = 400e-6;
+/// The share of a run's time to the first data that the COPY adds
+/// (hyperd's CPU: aggregations and joins with few groups 12-15 % more,
+/// 10k groups ~3 %, a top-N none).
+const COPY_SHARE: f64 = 0.10;
+/// A statement routed to `DataRow`s by its timing goes through Arrow once
+/// in this many runs, so a slow first run does not keep it there.
+pub(crate) const REPROBE_EVERY: u32 = 16;
+/// Statements remembered per connection; the least recently used goes.
+const CAPACITY: usize = 512;
+
+/// The route a result took. Not an API: exposed for the tests that check
+/// the choice.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadRoute {
+    /// hyperd's Arrow stream.
+    Arrow,
+    /// `DataRow` messages.
+    DataRows,
+}
+
+/// What a statement's runs showed.
+#[derive(Debug)]
+struct Seen {
+    /// Seconds from sending the COPY to its schema, last time it ran as
+    /// Arrow: for a result that comes whole at the end (an aggregation),
+    /// hyperd's execution; for one that streams, the first batch's.
+    arrow_secs: f64,
+    /// The Arrow stream's schema: batch readers of the `DataRow` route
+    /// take its nullability, which `DataRow`s do not carry.
+    schema: Option<SchemaRef>,
+    /// Columns and rows of the last complete result, either route.
+    columns: u64,
+    rows: Option<u64>,
+    /// hyperd refused the result as Arrow (a value it cannot express).
+    no_arrow: bool,
+    /// Runs routed to `DataRow`s by timing since the last Arrow run.
+    rows_runs: u32,
+    last_used: u64,
+}
+
+/// A connection's memory of its statements' results, keyed by a hash of
+/// the SQL text (a collision can only pick the slower route).
+#[derive(Debug, Default)]
+pub(crate) struct RouteBook {
+    seen: HashMap<u64, Seen>,
+    tick: u64,
+}
+
+/// The key of `sql`.
+pub(crate) fn key(sql: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    sql.hash(&mut h);
+    h.finish()
+}
+
+impl RouteBook {
+    /// The route for the statement `key` now; `cached`: whether the
+    /// `DataRow` route would run it as a cached prepared statement.
+    pub(crate) fn choose(&mut self, key: u64, cached: bool) -> ReadRoute {
+        self.tick += 1;
+        let Some(seen) = self.seen.get_mut(&key) else {
+            return ReadRoute::Arrow;
+        };
+        seen.last_used = self.tick;
+        if seen.no_arrow {
+            return ReadRoute::DataRows;
+        }
+        let Some(rows) = seen.rows else {
+            return ReadRoute::Arrow;
+        };
+        if !prefers_rows(rows.saturating_mul(seen.columns), seen.arrow_secs, cached) {
+            return ReadRoute::Arrow;
+        }
+        seen.rows_runs += 1;
+        if seen.rows_runs >= REPROBE_EVERY {
+            return ReadRoute::Arrow;
+        }
+        ReadRoute::DataRows
+    }
+
+    /// The schema the statement's last Arrow run had (the shared streams
+    /// give a DataRow run that schema's nullability).
+    #[cfg(any(feature = "async", test))]
+    pub(crate) fn arrow_schema(&self, key: u64) -> Option<SchemaRef> {
+        self.seen.get(&key).and_then(|s| s.schema.clone())
+    }
+
+    /// The statement started as Arrow: `secs` to its schema.
+    pub(crate) fn arrow_started(&mut self, key: u64, secs: f64, schema: &SchemaRef) {
+        let seen = self.entry(key);
+        seen.arrow_secs = secs;
+        seen.schema = Some(schema.clone());
+        seen.columns = schema.fields().len() as u64;
+        seen.rows_runs = 0;
+    }
+
+    /// hyperd cannot send the statement's result as Arrow.
+    pub(crate) fn arrow_refused(&mut self, key: u64) {
+        self.entry(key).no_arrow = true;
+    }
+
+    /// A result of the statement was read to its end.
+    pub(crate) fn finished(&mut self, key: u64, columns: usize, rows: u64) {
+        if let Some(seen) = self.seen.get_mut(&key) {
+            seen.columns = columns as u64;
+            seen.rows = Some(rows);
+        }
+    }
+
+    /// Forgets the statement: its next run starts afresh as Arrow. After a
+    /// failed run, since what the entry says (a schema, a size) may be why.
+    pub(crate) fn forget(&mut self, key: u64) {
+        self.seen.remove(&key);
+    }
+
+    /// The statement's entry, made if new (pushing out the least recently
+    /// used one when full), marked as just used.
+    fn entry(&mut self, key: u64) -> &mut Seen {
+        if !self.seen.contains_key(&key) && self.seen.len() >= CAPACITY {
+            let oldest = self.seen.iter().min_by_key(|(_, s)| s.last_used);
+            if let Some((&old, _)) = oldest {
+                self.seen.remove(&old);
+            }
+        }
+        self.tick += 1;
+        let tick = self.tick;
+        let seen = self.seen.entry(key).or_insert_with(|| Seen {
+            arrow_secs: 0.0,
+            schema: None,
+            columns: 0,
+            rows: None,
+            no_arrow: false,
+            rows_runs: 0,
+            last_used: tick,
+        });
+        seen.last_used = tick;
+        seen
+    }
+}
+
+/// Whether `values` are cheaper as `DataRow`s (of a cached statement when
+/// `cached`) than through a COPY whose run took `arrow_secs` to its first
+/// data.
+fn prefers_rows(values: u64, arrow_secs: f64, cached: bool) -> bool {
+    let fixed = if cached {
+        ROWS_FIXED_SECS
+    } else {
+        UNCACHED_ROWS_FIXED_SECS
+    };
+    values as f64 * VALUE_SECS + fixed < COPY_SHARE * arrow_secs
+}
+
+/// Reports how a result ended to its statement's entry; held by the row
+/// streams of the routed calls. Dropped without a report (a result not
+/// read to its end), it reports nothing.
+#[derive(Debug)]
+pub(crate) struct Learn<'c> {
+    book: &'c mut RouteBook,
+    key: u64,
+}
+
+impl<'c> Learn<'c> {
+    pub(crate) fn new(book: &'c mut RouteBook, key: u64) -> Learn<'c> {
+        Learn { book, key }
+    }
+
+    /// The result ended after `rows` rows of `columns` columns.
+    pub(crate) fn finished(self, columns: usize, rows: u64) {
+        self.book.finished(self.key, columns, rows);
+    }
+
+    /// The result ended in an error.
+    pub(crate) fn failed(self) {
+        self.book.forget(self.key);
+    }
+}
+
+/// After a row stream's refill: reports the result's end (or failure) to
+/// `learn`, once. The one hook of every routed row stream, sync and async.
+pub(crate) fn report_end(
+    learn: &mut Option<Learn<'_>>,
+    cursor: &crate::rows::RowCursor,
+    step: &crate::error::Result<bool>,
+) {
+    if learn.is_none() {
+        return;
+    }
+    match (step, cursor.ended()) {
+        (Err(_), _) => {
+            if let Some(l) = learn.take() {
+                l.failed();
+            }
+        }
+        (Ok(_), Some(rows)) => {
+            if let Some(l) = learn.take() {
+                l.finished(cursor.schema().len(), rows);
+            }
+        }
+        (Ok(_), None) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn schema(columns: usize) -> SchemaRef {
+        let fields: Vec<Field> = (0..columns)
+            .map(|i| Field::new(format!("c{i}"), DataType::Int32, false))
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// The first run of a statement, and any run whose result was never
+    /// read to its end, is Arrow.
+    #[test]
+    fn unknown_results_go_as_arrow() {
+        let mut book = RouteBook::default();
+        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        book.arrow_started(1, 0.050, &schema(3));
+        assert_eq!(
+            book.choose(1, true),
+            ReadRoute::Arrow,
+            "no complete result yet"
+        );
+    }
+
+    #[test]
+    fn small_results_of_costly_queries_go_as_rows() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.040, &schema(3));
+        book.finished(1, 3, 10);
+        for _ in 1..REPROBE_EVERY {
+            assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+        }
+        // Once in REPROBE_EVERY runs, Arrow again to refresh the timing.
+        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        book.arrow_started(1, 0.040, &schema(3));
+        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+    }
+
+    #[test]
+    fn large_or_cheap_results_stay_arrow() {
+        let mut book = RouteBook::default();
+        // A scan: 2M rows of 4 columns, first batch after 2 ms.
+        book.arrow_started(1, 0.002, &schema(4));
+        book.finished(1, 4, 2_000_000);
+        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        // 10k rows of a cheap filter: 1 ms to the first data.
+        book.arrow_started(2, 0.001, &schema(4));
+        book.finished(2, 4, 10_000);
+        assert_eq!(book.choose(2, true), ReadRoute::Arrow);
+        // The same 10k rows from a 200 ms aggregation.
+        book.arrow_started(3, 0.200, &schema(4));
+        book.finished(3, 4, 10_000);
+        assert_eq!(book.choose(3, true), ReadRoute::DataRows);
+    }
+
+    /// A result that grew is noticed at its end and goes back to Arrow.
+    #[test]
+    fn every_complete_result_updates_the_count() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.010, &schema(2));
+        book.finished(1, 2, 5);
+        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+        book.finished(1, 2, 5_000_000);
+        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+    }
+
+    /// Without the statement cache every `DataRow` run parses and plans
+    /// again: a small result of a cheap query stays Arrow.
+    #[test]
+    fn uncached_rows_need_a_costlier_query() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.001, &schema(1));
+        book.finished(1, 1, 1);
+        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+        assert_eq!(book.choose(1, false), ReadRoute::Arrow);
+        book.arrow_started(1, 0.050, &schema(1));
+        assert_eq!(book.choose(1, false), ReadRoute::DataRows);
+    }
+
+    #[test]
+    fn a_failed_run_forgets_the_statement() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.040, &schema(3));
+        book.finished(1, 3, 10);
+        Learn::new(&mut book, 1).failed();
+        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+    }
+
+    #[test]
+    fn refused_results_go_as_rows_at_once() {
+        let mut book = RouteBook::default();
+        book.arrow_refused(7);
+        assert_eq!(book.choose(7, true), ReadRoute::DataRows);
+        assert!(book.arrow_schema(7).is_none());
+    }
+
+    #[test]
+    fn the_least_recently_used_statement_goes_first() {
+        let mut book = RouteBook::default();
+        for k in 0..CAPACITY as u64 {
+            book.arrow_started(k, 0.010, &schema(1));
+            book.finished(k, 1, 1);
+        }
+        assert_eq!(
+            book.choose(0, true),
+            ReadRoute::DataRows,
+            "0 is now the newest"
+        );
+        book.arrow_started(10_000, 0.010, &schema(1));
+        assert_eq!(book.seen.len(), CAPACITY);
+        assert!(book.seen.contains_key(&0));
+        assert!(!book.seen.contains_key(&1), "1 was the oldest");
+    }
+
+    #[test]
+    fn keys_follow_the_text() {
+        assert_eq!(key("SELECT 1"), key("SELECT 1"));
+        assert_ne!(key("SELECT 1"), key("SELECT 2"));
+    }
+}

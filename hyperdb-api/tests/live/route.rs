@@ -1,0 +1,360 @@
+//! The read route of plain queries (`execute_query`, `query_as`,
+//! `query_scalar`, the async twins, `SharedConnection::query_arrow`): a
+//! statement's first run is Arrow; once a run has shown a small result of
+//! a query that takes hyperd a while, later runs take `DataRow`s, while a
+//! large result stays Arrow. Values, types, schemas and errors are the same
+//! whichever route a run took.
+//!
+//! Nothing here is timed. The choices asserted are those that the results'
+//! sizes decide on any machine: a 10-row aggregation over 2M rows takes
+//! hyperd far longer than the 0.3 ms that would keep it on Arrow, and a 2M-row
+//! scan's first batch far less than the 0.8 s that would send it as rows.
+
+use arrow_array::RecordBatch;
+use hyperdb_api::{AsyncConnection, Connection, ReadRoute, Rows, SharedConnection};
+
+use crate::common::{connect, connect_async, server, temp_dir};
+
+const BIG: i64 = 2_000_000;
+/// 10 rows of 3 columns from all of `big`.
+const AGG: &str = "SELECT g, count(*) AS n, sum(v) AS s FROM big GROUP BY g ORDER BY g";
+/// Every row of `big`.
+const SCAN: &str = "SELECT id, g FROM big";
+
+/// `big` (2M rows, made server-side) and `mixed` (20k rows of text, DATE,
+/// TIMESTAMP, NUMERIC, BOOL, with NULLs) and `dim` (100 rows).
+fn make_tables(c: &mut Connection) {
+    for sql in [
+        "CREATE TABLE big (id INT NOT NULL, g INT NOT NULL, v DOUBLE PRECISION)".to_owned(),
+        format!(
+            "INSERT INTO big SELECT i, i % 10, i * 0.5 FROM generate_series(0, {}) i",
+            BIG - 1
+        ),
+        "CREATE TABLE mixed (id INT NOT NULL, name TEXT, city TEXT, born DATE, seen TIMESTAMP, \
+         amount NUMERIC(18,2), price DOUBLE PRECISION, active BOOL, k INT NOT NULL)"
+            .to_owned(),
+        "INSERT INTO mixed SELECT i, 'customer ' || i, \
+         CASE WHEN i % 5 = 0 THEN NULL ELSE 'city ' || (i % 97) END, \
+         DATE '1950-01-01' + (i % 20000), TIMESTAMP '2020-01-01 00:00:00' + i * INTERVAL '1 second', \
+         (i % 100000)::NUMERIC(18,2) / 100, i * 0.01, \
+         CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END, i % 100 \
+         FROM generate_series(0, 19999) i"
+            .to_owned(),
+        "CREATE TABLE dim (k INT NOT NULL, label TEXT NOT NULL)".to_owned(),
+        "INSERT INTO dim SELECT i, 'item ' || i FROM generate_series(0, 99) i".to_owned(),
+    ] {
+        c.execute_command(&sql).unwrap();
+    }
+}
+
+/// Types and raw HyperBinary values of a result.
+type Raw = (Vec<Option<String>>, Vec<Vec<Option<Vec<u8>>>>);
+
+/// The route `rows` took and its whole result.
+fn read(rows: Rows<'_>) -> (ReadRoute, Raw) {
+    let route = rows.read_route();
+    let types = rows
+        .schema()
+        .columns()
+        .iter()
+        .map(|c| c.sql_type().map(|t| t.to_string()))
+        .collect();
+    let values = rows
+        .map(|r| {
+            let r = r.unwrap();
+            (0..r.len())
+                .map(|i| r.raw(i).unwrap().map(<[u8]>::to_vec))
+                .collect()
+        })
+        .collect();
+    (route, (types, values))
+}
+
+/// The route and row count of a result read to its end.
+fn count(rows: Rows<'_>) -> (ReadRoute, usize) {
+    let route = rows.read_route();
+    let mut n = 0;
+    for row in rows {
+        row.unwrap();
+        n += 1;
+    }
+    (route, n)
+}
+
+#[test]
+fn small_results_move_to_rows_large_ones_stay_arrow() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route.hyper");
+    make_tables(&mut c);
+    let (first, want) = read(c.execute_query(AGG).unwrap());
+    assert_eq!(first, ReadRoute::Arrow, "a statement's first run");
+    assert_eq!(want.1.len(), 10);
+    for run in 2..=4 {
+        let (route, got) = read(c.execute_query(AGG).unwrap());
+        assert_eq!(route, ReadRoute::DataRows, "run {run} of a 10-row result");
+        assert_eq!(got, want, "run {run}: same types and values");
+    }
+    for run in 1..=3 {
+        let (route, rows) = count(c.execute_query(SCAN).unwrap());
+        assert_eq!(route, ReadRoute::Arrow, "run {run} of a 2M-row scan");
+        assert_eq!(rows, BIG as usize);
+    }
+    c.close().unwrap();
+}
+
+/// A result dropped before its end tells nothing: the next run is Arrow
+/// again. Read to its end, it moves the statement.
+#[test]
+fn unfinished_results_teach_nothing() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "unfinished.hyper");
+    make_tables(&mut c);
+    for _ in 0..2 {
+        let mut rows = c.execute_query(AGG).unwrap();
+        assert_eq!(rows.read_route(), ReadRoute::Arrow);
+        assert!(rows.next().unwrap().is_ok());
+    }
+    count(c.execute_query(AGG).unwrap());
+    assert_eq!(
+        c.execute_query(AGG).unwrap().read_route(),
+        ReadRoute::DataRows
+    );
+    // A new connection starts with nothing known.
+    let mut other = connect(&dir, "unfinished.hyper");
+    assert_eq!(
+        other.execute_query(AGG).unwrap().read_route(),
+        ReadRoute::Arrow
+    );
+}
+
+/// `query_scalar` reads its result to the end, and `query_as` is
+/// `execute_query`: both route like it, and read the same either way.
+#[test]
+fn query_scalar_and_query_as_route_too() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "scalar.hyper");
+    make_tables(&mut c);
+    let sql = "SELECT count(*) FROM big WHERE g = 3";
+    let first: i64 = c.query_scalar(sql).unwrap();
+    let second: i64 = c.query_scalar(sql).unwrap();
+    assert_eq!((first, second), (BIG / 10, BIG / 10));
+    assert_eq!(
+        c.execute_query(sql).unwrap().read_route(),
+        ReadRoute::DataRows,
+        "the scalar's runs were read to their end"
+    );
+    let typed = |c: &mut Connection| {
+        let rows = c.query_as::<(i32, i64, Option<f64>)>(AGG).unwrap();
+        let route = rows.read_route();
+        (route, rows.map(Result::unwrap).collect::<Vec<_>>())
+    };
+    let (r1, a) = typed(&mut c);
+    let (r2, b) = typed(&mut c);
+    assert_eq!((r1, r2), (ReadRoute::Arrow, ReadRoute::DataRows));
+    assert_eq!(a, b);
+    assert_eq!((a.len(), a[3].0, a[3].1), (10, 3, BIG / 10));
+}
+
+/// The async connection routes the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_queries_route_the_same_way() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "async.hyper");
+    make_tables(&mut c);
+    c.close().unwrap();
+    let mut a: AsyncConnection = connect_async(&dir, "async.hyper").await;
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let mut rows = a.execute_query(AGG).await.unwrap();
+        let route = rows.read_route();
+        let mut values = Vec::new();
+        while let Some(row) = rows.next().await {
+            let row = row.unwrap();
+            values.push((
+                row.try_get::<i32>(0).unwrap(),
+                row.try_get::<i64>(1).unwrap(),
+                row.try_get::<Option<f64>>(2).unwrap(),
+            ));
+        }
+        runs.push((route, values));
+    }
+    let routes: Vec<_> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(
+        routes,
+        [ReadRoute::Arrow, ReadRoute::DataRows, ReadRoute::DataRows]
+    );
+    assert!(runs.iter().all(|r| r.1 == runs[0].1 && r.1.len() == 10));
+    let scalar: i64 = a.query_scalar("SELECT count(*) FROM big").await.unwrap();
+    assert_eq!(scalar, BIG);
+    let mut rows = a.execute_query(SCAN).await.unwrap();
+    assert_eq!(rows.read_route(), ReadRoute::Arrow);
+    let mut n = 0;
+    while let Some(row) = rows.next_row().await {
+        row.unwrap();
+        n += 1;
+    }
+    assert_eq!(n, BIG);
+    drop(rows);
+    assert_eq!(
+        a.execute_query(SCAN).await.unwrap().read_route(),
+        ReadRoute::Arrow
+    );
+    a.close().await.unwrap();
+}
+
+/// Shared result streams (the Node package's `query`) route the same way,
+/// and the `DataRow` route's batches carry the schema the Arrow run had,
+/// nullability and field metadata included: a NOT NULL column stays
+/// non-nullable whichever route a run took.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_streams_route_and_keep_the_arrow_schema() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "shared.hyper");
+    make_tables(&mut c);
+    c.close().unwrap();
+    let options = hyperdb_api::ConnectOptions::new(server().endpoint().clone()).with_database(
+        dir.path().join("shared.hyper"),
+        hyperdb_api::CreateMode::DoNotCreate,
+    );
+    let s = SharedConnection::connect_with(&options).await.unwrap();
+    let batches = |mut stream: hyperdb_api::ResultStream<RecordBatch>| async move {
+        let mut out = Vec::new();
+        while let Some(b) = stream.next().await {
+            out.push(b.unwrap());
+        }
+        out
+    };
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let stream = s.query_arrow(AGG, vec![]).await.unwrap();
+        let (route, schema) = (stream.read_route(), stream.schema().clone());
+        let got = batches(stream).await;
+        let got = arrow_select::concat::concat_batches(&schema, &got).unwrap();
+        runs.push((route, schema, got));
+    }
+    let routes: Vec<_> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(
+        routes,
+        [
+            Some(ReadRoute::Arrow),
+            Some(ReadRoute::DataRows),
+            Some(ReadRoute::DataRows)
+        ]
+    );
+    let (_, schema, want) = &runs[0];
+    assert!(
+        schema.fields().iter().any(|f| !f.is_nullable()),
+        "hyperd's Arrow stream marks count(*) NOT NULL: {schema:?}"
+    );
+    for (_, s2, got) in &runs[1..] {
+        assert_eq!(s2, schema, "the DataRow route's schema is the Arrow run's");
+        assert_eq!(got, want);
+    }
+    // Raw IPC: its own statement entry, the same bytes' batches.
+    let sql = "SELECT g, max(id) AS top FROM big GROUP BY g ORDER BY g";
+    let mut decoded = Vec::new();
+    for _ in 0..2 {
+        let mut stream = s.query_arrow_ipc(sql, vec![]).await.unwrap();
+        let route = stream.read_route();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        let reader =
+            arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+        let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+        decoded.push((route, batches));
+    }
+    assert_eq!(decoded[0].0, Some(ReadRoute::Arrow));
+    assert_eq!(decoded[1].0, Some(ReadRoute::DataRows));
+    let rows = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
+    assert_eq!(rows(&decoded[0].1), 10);
+    for (a, b) in decoded[0].1.iter().zip(&decoded[1].1) {
+        assert_eq!(a.columns(), b.columns());
+    }
+    s.close().await.unwrap();
+}
+
+/// The mix's shapes over text, dates, timestamps, numerics, booleans and
+/// NULLs: every run of `execute_query` (the first as Arrow, later ones by
+/// the route chosen) reads what `execute_query_params` (`DataRow`s) reads.
+#[test]
+fn mix_shapes_agree_across_routes() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "shapes.hyper");
+    make_tables(&mut c);
+    for sql in [
+        "SELECT 1 AS one",
+        "SELECT * FROM mixed WHERE id = 10007",
+        "SELECT active, count(*) AS n, sum(amount) AS total, min(born) AS b, max(seen) AS s \
+         FROM mixed GROUP BY active ORDER BY active",
+        "SELECT city, count(*) AS n, avg(price) AS p FROM mixed GROUP BY city ORDER BY city",
+        "SELECT d.k, d.label, count(*) AS n, sum(m.amount) AS total FROM mixed m \
+         JOIN dim d ON m.k = d.k GROUP BY d.k, d.label ORDER BY d.k",
+        "SELECT id, name, amount FROM mixed ORDER BY amount DESC, id LIMIT 100",
+        "SELECT * FROM mixed WHERE id % 100 = 7 ORDER BY id",
+        "SELECT * FROM mixed ORDER BY id",
+    ] {
+        let (first, want) = read(c.execute_query(sql).unwrap());
+        assert_eq!(first, ReadRoute::Arrow, "{sql}");
+        assert!(!want.1.is_empty(), "{sql}");
+        let (route, rows) = read(c.execute_query_params(sql, &[]).unwrap());
+        assert_eq!(route, ReadRoute::DataRows);
+        assert_eq!(rows, want, "{sql}: DataRows");
+        for run in 2..=3 {
+            let (_, got) = read(c.execute_query(sql).unwrap());
+            assert_eq!(got, want, "{sql}: run {run}");
+        }
+    }
+}
+
+/// Errors read the same on both routes. A statement that ran fine and
+/// moved to `DataRow`s fails there as it fails as Arrow, and its failure
+/// makes the next run Arrow again.
+#[test]
+fn errors_read_the_same_on_both_routes() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "errors.hyper");
+    make_tables(&mut c);
+    c.execute_command("CREATE TABLE flag (x INT)").unwrap();
+    c.execute_command("INSERT INTO flag VALUES (1), (2)")
+        .unwrap();
+    let sql = "SELECT g, count(*) / ((SELECT count(*) FROM flag) - 1) AS q FROM big GROUP BY g";
+    let (first, _) = read(c.execute_query(sql).unwrap());
+    assert_eq!(first, ReadRoute::Arrow);
+    assert_eq!(
+        c.execute_query(sql).unwrap().read_route(),
+        ReadRoute::DataRows
+    );
+    c.execute_command("DELETE FROM flag WHERE x = 2").unwrap();
+    let on_rows = match c.execute_query(sql) {
+        Ok(mut rows) => rows.find_map(Result::err).unwrap(),
+        Err(e) => e,
+    };
+    let on_arrow = match c.execute_query(sql) {
+        Ok(mut rows) => {
+            assert_eq!(
+                rows.read_route(),
+                ReadRoute::Arrow,
+                "forgotten after failing"
+            );
+            rows.find_map(Result::err).unwrap()
+        }
+        Err(e) => e,
+    };
+    assert_eq!(on_rows.sqlstate(), "22012", "{on_rows}");
+    assert_eq!(on_arrow.sqlstate(), on_rows.sqlstate());
+    assert_eq!(on_arrow.to_string(), on_rows.to_string());
+    c.execute_command("INSERT INTO flag VALUES (2)").unwrap();
+    assert_eq!(
+        c.execute_query(sql).unwrap().read_route(),
+        ReadRoute::Arrow,
+        "a failed run forgets what the statement's runs showed"
+    );
+    // A syntax error, with its position, reads the same too.
+    let bad = "SELECT g, count(*) FROM big GROUP BY gg";
+    let arrow = c.execute_query(bad).unwrap_err();
+    let rows = c.execute_query_params(bad, &[]).unwrap_err();
+    assert_eq!(arrow.to_string(), rows.to_string());
+    assert_eq!(arrow.sqlstate(), rows.sqlstate());
+}
