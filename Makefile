@@ -10,7 +10,7 @@ CARGO ?= cargo
 NPM ?= npm
 NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data fuzz fuzz-short soak soak-short
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-scale bench-node fmt clean-data fuzz fuzz-short soak soak-short
 
 all: test
 
@@ -92,6 +92,18 @@ BENCH_REPEAT ?= 5
 bench: hyperd node
 	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
+
+## The scale sweep (not part of `make bench`): the headline insert and read
+## paths and their ceilings at each of BENCH_SCALE's sizes, rows/s, % of
+## ceiling and peak client RSS per size, into
+## test_results/benchmark_suite_scale.{md,json,svg} (~2 minutes at the default
+## 1e5,1e6,1e7 on a 2-core machine). 1e8 is opt-in
+## (`make bench-scale BENCH_SCALE=1e5,1e6,1e7,1e8`): ~25 more minutes and ~4 GB
+## free disk for bench_data/. See docs/BENCHMARKS.md, "Scale sweep".
+BENCH_SCALE ?= 1e5,1e6,1e7
+BENCH_SCALE_REPEAT ?= 3
+bench-scale: hyperd
+	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_SCALE_REPEAT) BENCH_SCALE=$(BENCH_SCALE) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 
 ## The soak (DEVELOPMENT.md, "Fault campaign"): writers and readers through
 ## the fault proxy, faults every 1.5 s, hyperd killed and restarted

@@ -72,7 +72,7 @@ pub fn chart(title: &str, points: &[Point]) -> Result<String> {
             .x_desc("rows")
             .y_desc("rows/s")
             .x_label_formatter(&x_fmt)
-            .y_label_formatter(&|v| format!("{:.0} M", v / 1e6))
+            .y_label_formatter(&|v| rate_label(*v))
             .label_style(("sans-serif", 12))
             .draw()
             .map_err(plot_err)?;
@@ -142,6 +142,15 @@ pub fn chart(title: &str, points: &[Point]) -> Result<String> {
     Ok(out)
 }
 
+/// `25 M`, `2.5 M`, `300 k`: an axis label for rows/s.
+fn rate_label(v: f64) -> String {
+    match v {
+        v if v >= 1e7 => format!("{:.0} M", v / 1e6),
+        v if v >= 1e6 => format!("{:.1} M", v / 1e6),
+        v => format!("{:.0} k", v / 1e3),
+    }
+}
+
 fn plot_err<E: std::fmt::Display>(e: E) -> crate::data::BoxError {
     format!("drawing the scale chart: {e}").into()
 }
@@ -184,6 +193,13 @@ mod tests {
             .filter(|n| n.has_tag_name("circle"))
             .count();
         assert_eq!(circles, 2 * fixed().len());
+    }
+
+    #[test]
+    fn rate_labels_keep_small_rates_readable() {
+        assert_eq!(rate_label(25e6), "25 M");
+        assert_eq!(rate_label(2.5e6), "2.5 M");
+        assert_eq!(rate_label(3e5), "300 k");
     }
 
     #[test]
