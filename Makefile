@@ -83,8 +83,8 @@ example: hyperd
 ## per workload (as `shared/tools/ceilings`), 2 workers, a warm-up then 5 runs
 ## each (~5 minutes on a 2-core machine, ~2 of them the query mix), then the
 ## Node benchmark (~2 more).
-## Writes test_results/benchmark_suite.{md,json} and
-## benchmark_suite_node.{md,json}; BENCH_TRANSPORT=ipc make bench writes
+## Writes test_results/benchmark_suite.{md,json,svg} and
+## benchmark_suite_node.{md,json,svg}; BENCH_TRANSPORT=ipc make bench writes
 ## benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
 BENCH_ROWS ?= 10000000
 BENCH_WORKERS ?= 2
@@ -119,10 +119,13 @@ soak-short: hyperd
 	SOAK_SECONDS=120 $(CARGO) run -p hyperdb-api --release --example soak
 
 ## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
-## writes test_results/benchmark_suite_node.{md,json}.
+## writes test_results/benchmark_suite_node.{md,json} and, from the Rust
+## suite's ceilings, benchmark_suite_node.svg.
 bench-node: hyperd node
 	cd $(NODE_PKG) && BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
 	  BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
+	$(CARGO) run -p hyperdb-api --release --example bench_node_chart -- $(CURDIR)/test_results/benchmark_suite_node.json \
+	  $(CURDIR)/test_results/benchmark_suite.json $(CURDIR)/test_results/benchmark_suite_node.svg
 
 fmt: node-deps
 	$(CARGO) fmt --all
