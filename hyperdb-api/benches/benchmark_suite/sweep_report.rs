@@ -118,10 +118,10 @@ pub fn checks(points: &[Point]) -> Vec<Check> {
             let tenth = (largest % 10 == 0).then_some(largest / 10);
             let hundredth = (largest % 100 == 0).then_some(largest / 100);
             let rate = tenth
-                .and_then(|t| at(t))
+                .and_then(&at)
                 .map(|p| (p.rows, top.rows_per_sec / p.rows_per_sec));
             let rss = hundredth
-                .and_then(|h| at(h))
+                .and_then(at)
                 .and_then(|p| Some((p.rows, top.peak_rss? as i64 - p.peak_rss? as i64)));
             Some(Check {
                 label: label.to_owned(),
