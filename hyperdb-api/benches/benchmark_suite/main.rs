@@ -192,7 +192,9 @@ fn run() -> Result<()> {
     println!("  {}", settings.command);
     println!(
         "  {} rows per workload, {} workers, transport {} ({}), {} run(s) per workload{}",
-        args.rows,
+        args.scale
+            .as_ref()
+            .map_or(args.rows.to_string(), |s| format!("{s:?}")),
         args.workers,
         args.transport,
         hyper.endpoint(),
@@ -208,9 +210,6 @@ fn run() -> Result<()> {
         println!("  {label}: {value}");
     }
 
-    if let Some(sizes) = &args.scale {
-        println!("  scale sweep: {sizes:?} rows (ROWS is ignored)");
-    }
     #[cfg(feature = "arrow")]
     let peaks = sweep::Peaks::default();
     let outcome = (|| {

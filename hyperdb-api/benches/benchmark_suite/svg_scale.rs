@@ -71,6 +71,11 @@ pub fn chart(title: &str, points: &[Point]) -> Result<String> {
         rate.configure_mesh()
             .x_desc("rows")
             .y_desc("rows/s")
+            // A line at every 1..9 x 10^k (the default ten land in the top
+            // decade only), labelled at 1, 2 and 5 x 10^k.
+            .y_labels(40)
+            .bold_line_style(BLACK.mix(0.08))
+            .light_line_style(WHITE)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&|v| rate_label(*v))
             .label_style(("sans-serif", 12))
@@ -142,8 +147,13 @@ pub fn chart(title: &str, points: &[Point]) -> Result<String> {
     Ok(out)
 }
 
-/// `25 M`, `2.5 M`, `300 k`: an axis label for rows/s.
+/// `20 M`, `2.0 M`, `500 k`: an axis label for rows/s at 1, 2 and
+/// 5 x 10^k, none elsewhere.
 fn rate_label(v: f64) -> String {
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        return String::new();
+    }
     match v {
         v if v >= 1e7 => format!("{:.0} M", v / 1e6),
         v if v >= 1e6 => format!("{:.1} M", v / 1e6),
@@ -197,9 +207,12 @@ mod tests {
 
     #[test]
     fn rate_labels_keep_small_rates_readable() {
-        assert_eq!(rate_label(25e6), "25 M");
-        assert_eq!(rate_label(2.5e6), "2.5 M");
-        assert_eq!(rate_label(3e5), "300 k");
+        assert_eq!(rate_label(20e6), "20 M");
+        assert_eq!(rate_label(5e6), "5.0 M");
+        assert_eq!(rate_label(1e6), "1.0 M");
+        assert_eq!(rate_label(2e5), "200 k");
+        assert_eq!(rate_label(3e5), "");
+        assert_eq!(rate_label(7e7), "");
     }
 
     #[test]
