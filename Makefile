@@ -96,10 +96,10 @@ bench: hyperd node
 ## The scale sweep (not part of `make bench`): the headline insert and read
 ## paths and their ceilings at each of BENCH_SCALE's sizes, rows/s, % of
 ## ceiling and peak client RSS per size, into
-## test_results/benchmark_suite_scale.{md,json,svg} (~2 minutes at the default
-## 1e5,1e6,1e7 on a 2-core machine). 1e8 is opt-in
-## (`make bench-scale BENCH_SCALE=1e5,1e6,1e7,1e8`): ~25 more minutes and ~4 GB
-## free disk for bench_data/. See docs/BENCHMARKS.md, "Scale sweep".
+## test_results/benchmark_suite_scale.{md,json,svg} (~1 minute of measuring at
+## the default 1e5,1e6,1e7 on a 2-core machine). 1e8 is opt-in
+## (`make bench-scale BENCH_SCALE=1e5,1e6,1e7,1e8`): ~10 more minutes and
+## ~1.7 GB free disk for bench_data/. See docs/BENCHMARKS.md, "Scale sweep".
 BENCH_SCALE ?= 1e5,1e6,1e7
 BENCH_SCALE_REPEAT ?= 3
 bench-scale: hyperd

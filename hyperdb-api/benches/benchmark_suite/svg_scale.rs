@@ -37,8 +37,14 @@ pub fn chart(title: &str, points: &[Point]) -> Result<String> {
         rates.iter().copied().fold(f64::INFINITY, f64::min),
         rates.iter().copied().fold(0.0_f64, f64::max),
     );
+    // Whole decades: plotters puts a log axis's key points at powers of
+    // ten and between them, so a partial lowest decade would go unlabelled.
+    let decade = |x: f64, up: bool| {
+        let e = x.log10();
+        10f64.powf(if up { e.ceil() } else { e.floor() })
+    };
     let (r_min, r_max) = if r_max > 0.0 {
-        (r_min / 2.0, r_max * 2.0)
+        (decade(r_min, false), decade(r_max * 1.2, true))
     } else {
         (1e5, 1e9)
     };
