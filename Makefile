@@ -10,7 +10,7 @@ CARGO ?= cargo
 NPM ?= npm
 NODE_PKG := hyperdb-api-node
 
-.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-node fmt clean-data fuzz fuzz-short soak soak-short
+.PHONY: all hyperd test test-rust test-node node node-deps lint lint-node example bench bench-scale bench-node fmt clean-data fuzz fuzz-short soak soak-short
 
 all: test
 
@@ -83,8 +83,8 @@ example: hyperd
 ## per workload (as `shared/tools/ceilings`), 2 workers, a warm-up then 5 runs
 ## each (~5 minutes on a 2-core machine, ~2 of them the query mix), then the
 ## Node benchmark (~2 more).
-## Writes test_results/benchmark_suite.{md,json} and
-## benchmark_suite_node.{md,json}; BENCH_TRANSPORT=ipc make bench writes
+## Writes test_results/benchmark_suite.{md,json,svg} and
+## benchmark_suite_node.{md,json,svg}; BENCH_TRANSPORT=ipc make bench writes
 ## benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
 BENCH_ROWS ?= 10000000
 BENCH_WORKERS ?= 2
@@ -92,6 +92,18 @@ BENCH_REPEAT ?= 5
 bench: hyperd node
 	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_REPEAT) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 	$(MAKE) --no-print-directory bench-node
+
+## The scale sweep (not part of `make bench`): the headline insert and read
+## paths and their ceilings at each of BENCH_SCALE's sizes, rows/s, % of
+## ceiling and peak client RSS per size, into
+## test_results/benchmark_suite_scale.{md,json,svg} (~1 minute of measuring at
+## the default 1e5,1e6,1e7 on a 2-core machine). 1e8 is opt-in
+## (`make bench-scale BENCH_SCALE=1e5,1e6,1e7,1e8`): ~10 more minutes and
+## ~1.7 GB free disk for bench_data/. See docs/BENCHMARKS.md, "Scale sweep".
+BENCH_SCALE ?= 1e5,1e6,1e7
+BENCH_SCALE_REPEAT ?= 3
+bench-scale: hyperd
+	BENCH_OUT_DIR=$(CURDIR)/test_results BENCH_REPEAT=$(BENCH_SCALE_REPEAT) BENCH_SCALE=$(BENCH_SCALE) $(CARGO) run -p hyperdb-api --release --example benchmark_suite -- $(BENCH_ROWS) $(BENCH_WORKERS)
 
 ## The soak (DEVELOPMENT.md, "Fault campaign"): writers and readers through
 ## the fault proxy, faults every 1.5 s, hyperd killed and restarted
@@ -107,10 +119,13 @@ soak-short: hyperd
 	SOAK_SECONDS=120 $(CARGO) run -p hyperdb-api --release --example soak
 
 ## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
-## writes test_results/benchmark_suite_node.{md,json}.
+## writes test_results/benchmark_suite_node.{md,json} and, from the Rust
+## suite's ceilings, benchmark_suite_node.svg.
 bench-node: hyperd node
 	cd $(NODE_PKG) && BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
 	  BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
+	$(CARGO) run -p hyperdb-api --release --example bench_node_chart -- $(CURDIR)/test_results/benchmark_suite_node.json \
+	  $(CURDIR)/test_results/benchmark_suite.json $(CURDIR)/test_results/benchmark_suite_node.svg
 
 fmt: node-deps
 	$(CARGO) fmt --all

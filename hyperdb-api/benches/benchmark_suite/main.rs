@@ -13,6 +13,9 @@
 //! `BENCH_OUT_DIR` (default `test_results/` of the repository the suite
 //! runs in, found at run time: see `paths.rs`). Writes
 //! `benchmark_suite.{md,json}` (tcp) or `benchmark_suite_ipc.{md,json}`.
+//! `BENCH_SCALE=1e5,1e6,1e7` runs the scale sweep instead (`sweep.rs`,
+//! `make bench-scale`): the headline paths at each size, ROWS ignored,
+//! into `benchmark_suite_scale.{md,json,svg}`.
 //! Every workload checks its result; a wrong answer exits non-zero and
 //! writes nothing. docs/BENCHMARKS.md explains how to read the output.
 
@@ -30,8 +33,16 @@ mod mix;
 mod mix_paths;
 mod query;
 mod report;
+#[cfg(feature = "arrow")]
+mod rss;
 mod suite;
 mod svg;
+#[cfg(feature = "arrow")]
+mod svg_scale;
+#[cfg(feature = "arrow")]
+mod sweep;
+#[cfg(feature = "arrow")]
+mod sweep_report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +64,21 @@ struct Args {
     repeat: Option<usize>,
     filter: Option<String>,
     out_dir: PathBuf,
+    /// `BENCH_SCALE`: the sweep's sizes, ascending.
+    scale: Option<Vec<u64>>,
+}
+
+/// `BENCH_SCALE`, parsed; the sweep needs the `arrow` feature.
+fn scale_from_env() -> Result<Option<Vec<u64>>> {
+    #[cfg(feature = "arrow")]
+    return Ok(sweep::from_env()?);
+    #[cfg(not(feature = "arrow"))]
+    match std::env::var("BENCH_SCALE") {
+        Ok(v) if !v.trim().is_empty() => {
+            Err("BENCH_SCALE: the sweep needs the `arrow` feature".into())
+        }
+        _ => Ok(None),
+    }
 }
 
 impl Args {
@@ -91,6 +117,7 @@ impl Args {
             repeat,
             filter: var("BENCH_FILTER"),
             out_dir: env::paths::out_dir(),
+            scale: scale_from_env()?,
         })
     }
 
@@ -104,6 +131,10 @@ impl Args {
         }
         if let Some(f) = &self.filter {
             env += &format!("BENCH_FILTER='{f}' ");
+        }
+        if let Some(sizes) = &self.scale {
+            let sizes: Vec<String> = sizes.iter().map(u64::to_string).collect();
+            env += &format!("BENCH_SCALE={} ", sizes.join(","));
         }
         format!(
             "{env}cargo run -p hyperdb-api --release --example benchmark_suite -- {} {}",
@@ -147,7 +178,11 @@ fn run() -> Result<()> {
         .build()?;
     let mut host = host::Host::collect(hyper.hyperd_path(), args.transport);
     let settings = report::Settings {
-        rows: args.rows,
+        rows: args
+            .scale
+            .as_ref()
+            .and_then(|s| s.last().copied())
+            .unwrap_or(args.rows),
         workers: args.workers,
         repeat: args.repeat.unwrap_or(1),
         warmup: args.repeat.is_some(),
@@ -157,7 +192,9 @@ fn run() -> Result<()> {
     println!("  {}", settings.command);
     println!(
         "  {} rows per workload, {} workers, transport {} ({}), {} run(s) per workload{}",
-        args.rows,
+        args.scale
+            .as_ref()
+            .map_or(args.rows.to_string(), |s| format!("{s:?}")),
         args.workers,
         args.transport,
         hyper.endpoint(),
@@ -173,6 +210,8 @@ fn run() -> Result<()> {
         println!("  {label}: {value}");
     }
 
+    #[cfg(feature = "arrow")]
+    let peaks = sweep::Peaks::default();
     let outcome = (|| {
         let server = hyper.connect_options();
         let mut conn = Connection::connect_with(
@@ -190,7 +229,11 @@ fn run() -> Result<()> {
             grpc: hyper.grpc_endpoint(),
         };
         let mut suite = suite::Suite::new(settings.repeat, settings.warmup, args.filter.clone());
-        suite::run_all(&mut suite, &mut env)?;
+        match &args.scale {
+            #[cfg(feature = "arrow")]
+            Some(sizes) => sweep::run(&mut suite, &mut env, sizes, &peaks)?,
+            _ => suite::run_all(&mut suite, &mut env)?,
+        }
         conn.close()?;
         Ok::<_, data::BoxError>(suite.into_records())
     })();
@@ -200,6 +243,19 @@ fn run() -> Result<()> {
     let _ = std::fs::remove_file(&db);
     let mut records = outcome?;
     host.finish();
+    let stem = args.out_dir.join(args.artifact_stem());
+    #[cfg(feature = "arrow")]
+    if let Some(sizes) = &args.scale {
+        let [md, json, svg] =
+            sweep_report::write(&stem, &host, &settings, &mut records, sizes, &peaks)?;
+        println!(
+            "wrote {}, {} and {}",
+            md.display(),
+            json.display(),
+            svg.display()
+        );
+        return Ok(());
+    }
 
     report::fill_percentages(&mut records);
     println!("\n{}", report::table(&records));
@@ -207,7 +263,6 @@ fn run() -> Result<()> {
         println!("{}", report::mix_table(&records));
         println!("{}", report::route_table(&report::route_checks(&records)));
     }
-    let stem = args.out_dir.join(args.artifact_stem());
     let (md, json) = (stem.with_extension("md"), stem.with_extension("json"));
     report::write(&md, &report::markdown(&host, &settings, &records))?;
     let json_text = serde_json::to_string_pretty(&report::json(&host, &settings, &records))?;

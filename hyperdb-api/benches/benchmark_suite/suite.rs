@@ -27,7 +27,7 @@ const MIN_RUN_SECS: f64 = 0.25;
 const MAX_EXECUTIONS: usize = 10;
 
 /// A workload of a group, with its results so far.
-struct Item<'p> {
+pub struct Item<'p> {
     kind: Kind,
     names: [String; 3],
     exec: Exec<'p>,
@@ -66,13 +66,13 @@ impl Suite {
         self.records
     }
 
-    fn log(&self, line: &str) {
+    pub fn log(&self, line: &str) {
         eprintln!("[{:7.1}s] {line}", self.started.elapsed().as_secs_f64());
     }
 
     /// Adds a workload to `group` unless `BENCH_FILTER` leaves it out
     /// (ceilings always stay).
-    fn add<'p>(
+    pub fn add<'p>(
         &self,
         group: &mut Vec<Item<'p>>,
         kind: Kind,
@@ -97,7 +97,7 @@ impl Suite {
     /// A warm-up round when asked, then `repeat` rounds over the group;
     /// records every workload's times. A group that `BENCH_FILTER` left
     /// with ceilings only is skipped.
-    fn run(&mut self, env: &mut Env<'_>, group: Vec<Item<'_>>) -> Result<()> {
+    pub fn run(&mut self, env: &mut Env<'_>, group: Vec<Item<'_>>) -> Result<()> {
         self.run_with(env, group, Executions::Batched(MAX_EXECUTIONS))
     }
 
@@ -509,22 +509,28 @@ fn prepare_scan_tables(suite: &Suite, env: &mut Env<'_>) -> Result<()> {
     for (i, part) in env.span().split(env.workers).into_iter().enumerate() {
         tables.push((data::worker_table(i), part));
     }
-    let db = env.db.to_string_lossy().into_owned();
     for (name, span) in tables {
-        data::recreate(env.conn, &name)?;
-        env.conn
-            .execute_command(&data::generate_sql(&name, span)?)?;
-        data::verify_table(env.conn, &name, span)?;
-        // One untimed read of every column, so that no timed run pays for
-        // a cold table.
-        ceiling::drain(
-            env.server.config(),
-            &db,
-            &name,
-            Query::FullScan,
-            Drain::Arrow,
-            span.len(),
-        )?;
+        prepare_scan_table(env, &name, span)?;
     }
+    Ok(())
+}
+
+/// Makes `name` server-side with the rows of `span`, checks it, and reads
+/// it once, untimed.
+pub fn prepare_scan_table(env: &mut Env<'_>, name: &str, span: data::Span) -> Result<()> {
+    data::recreate(env.conn, name)?;
+    env.conn.execute_command(&data::generate_sql(name, span)?)?;
+    data::verify_table(env.conn, name, span)?;
+    // One untimed read of every column, so that no timed run pays for
+    // a cold table.
+    let db = env.db.to_string_lossy().into_owned();
+    ceiling::drain(
+        env.server.config(),
+        &db,
+        name,
+        Query::FullScan,
+        Drain::Arrow,
+        span.len(),
+    )?;
     Ok(())
 }

@@ -24,12 +24,7 @@ pub fn bars(records: &[Record]) -> Vec<Bar> {
     records
         .iter()
         .filter_map(|r| {
-            let (pct, of) = match r.kind {
-                Kind::Insert => (r.pct_insert?, "insert ceiling"),
-                Kind::RowQuery(_) => (r.pct_row?, "DataRow drain"),
-                Kind::ArrowQuery(_) => (r.pct_arrow?, "Arrow drain"),
-                _ => return None,
-            };
+            let (pct, of) = vs_ceiling(r)?;
             let mut label = format!("{} | {}", r.workload, r.variant);
             if !r.flavor.is_empty() {
                 label += &format!(" | {}", r.flavor);
@@ -41,6 +36,18 @@ pub fn bars(records: &[Record]) -> Vec<Bar> {
         })
         .filter(|b| b.pct.is_finite())
         .collect()
+}
+
+/// The one ceiling a path is drawn against, and its % of it: inserts vs
+/// the insert ceiling, the row API vs the DataRow drain, `query_arrow` vs
+/// the Arrow drain. `None` for ceilings and paths without one.
+pub fn vs_ceiling(r: &Record) -> Option<(f64, &'static str)> {
+    match r.kind {
+        Kind::Insert => Some((r.pct_insert?, "insert ceiling")),
+        Kind::RowQuery(_) => Some((r.pct_row?, "DataRow drain")),
+        Kind::ArrowQuery(_) => Some((r.pct_arrow?, "Arrow drain")),
+        _ => None,
+    }
 }
 
 const ROW_HEIGHT: u32 = 22;
