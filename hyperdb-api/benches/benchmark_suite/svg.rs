@@ -51,7 +51,11 @@ pub fn vs_ceiling(r: &Record) -> Option<(f64, &'static str)> {
 }
 
 const ROW_HEIGHT: u32 = 22;
-const LABEL_WIDTH: u32 = 430;
+/// The label column's least width; longer labels widen it (about 7 px
+/// per character of 12 px sans-serif) rather than being cut at the edge.
+const MIN_LABEL_WIDTH: u32 = 430;
+/// The bar area right of the labels.
+const PLOT_WIDTH: u32 = 570;
 
 /// The chart as SVG text: one horizontal bar per path, a dashed line at
 /// 100 %, the figure at the end of each bar.
@@ -59,15 +63,18 @@ pub fn chart(title: &str, bars: &[Bar]) -> Result<String> {
     let n = bars.len().max(1);
     let height = 90 + ROW_HEIGHT * n as u32;
     let max = bars.iter().map(|b| b.pct).fold(100.0_f64, f64::max) * 1.12;
+    let longest = bars.iter().map(|b| b.label.chars().count()).max();
+    let label_width = MIN_LABEL_WIDTH.max(longest.unwrap_or(0) as u32 * 7 + 24);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (1000, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (label_width + PLOT_WIDTH, height))
+            .into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
-            .y_label_area_size(LABEL_WIDTH)
+            .y_label_area_size(label_width)
             .build_cartesian_2d(0.0..max, (0..n).into_segmented())
             .map_err(plot_err)?;
         chart

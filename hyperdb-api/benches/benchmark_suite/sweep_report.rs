@@ -163,8 +163,8 @@ pub fn markdown(host: &Host, settings: &Settings, sizes: &[u64], points: &[Point
         let _ = writeln!(out, "- {label}: {value}");
     }
     out.push_str(
-        "\n| Path | Rows | Time (s) | Rows/sec | % of ceiling | Peak client RSS (MiB) |\n\
-         |---|--:|--:|--:|---|--:|\n",
+        "\n| Workload | Variant | Flavor | Rows | Time (s) | Rows/sec | % of ceiling | Peak client RSS (MiB) |\n\
+         |---|---|---|--:|--:|--:|---|--:|\n",
     );
     for (label, pts) in series(points) {
         for p in pts {
@@ -193,8 +193,8 @@ pub fn markdown(host: &Host, settings: &Settings, sizes: &[u64], points: &[Point
         return out;
     }
     out.push_str(
-        "| Path | Largest | Rows/s vs a tenth of it | Peak RSS vs a hundredth of it (MiB) | target met |\n\
-         |---|--:|--:|--:|---|\n",
+        "| Workload | Variant | Flavor | Largest | Rows/s vs a tenth of it | Peak RSS vs a hundredth of it (MiB) | target met |\n\
+         |---|---|---|--:|--:|--:|---|\n",
     );
     for c in &checks {
         let rate = c.rate.map_or("n/a".into(), |(rows, r)| {
