@@ -7,6 +7,7 @@
 use plotters::prelude::*;
 
 use crate::data::Result;
+use crate::lineitem::Li;
 use crate::report::{Kind, Record};
 
 /// One bar: a path and how close it came to its ceiling.
@@ -28,6 +29,9 @@ pub fn bars(records: &[Record]) -> Vec<Bar> {
                 Kind::Insert => (r.pct_insert?, "insert ceiling"),
                 Kind::RowQuery(_) => (r.pct_row?, "DataRow drain"),
                 Kind::ArrowQuery(_) => (r.pct_arrow?, "Arrow drain"),
+                Kind::Lineitem(Li::Insert) => (r.pct_insert?, "insert ceiling"),
+                Kind::Lineitem(Li::RowQuery) => (r.pct_row?, "DataRow drain"),
+                Kind::Lineitem(Li::ArrowQuery) => (r.pct_arrow?, "Arrow drain"),
                 _ => return None,
             };
             let mut label = format!("{} | {}", r.workload, r.variant);
