@@ -66,26 +66,7 @@ impl Schema for Lineitem {
 
     #[inline(always)]
     fn with_row<R>(i: u64, f: impl FnOnce(&[&dyn ToHyperBinary]) -> R) -> R {
-        let l = li::row(i as i64);
-        let [q, p, d, t] = [l.quantity, l.extendedprice, l.discount, l.tax].map(li::numeric);
-        f(&[
-            &l.orderkey,
-            &Some(l.partkey),
-            &Some(l.suppkey),
-            &Some(l.linenumber),
-            &Some(q),
-            &Some(p),
-            &Some(d),
-            &Some(t),
-            &Some(l.returnflag),
-            &Some(l.linestatus),
-            &Some(l.shipdate),
-            &Some(l.commitdate),
-            &Some(l.receiptdate),
-            &Some(l.shipinstruct),
-            &Some(l.shipmode),
-            &Some(l.comment),
-        ])
+        li::with_values(i as i64, f)
     }
 }
 
@@ -438,6 +419,34 @@ fn single_async(env: &mut Env<'_>) -> Result<f64> {
 
 fn parallel_async(env: &mut Env<'_>) -> Result<f64> {
     async_reads(env, env.workers, read_rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use hyperdb_api::types::Date;
+
+    use crate::lineitem_data::{row, Check, SHIP_BASE_JD};
+
+    #[test]
+    fn rows_follow_the_tpch_ranges() {
+        assert_eq!(
+            Date::from_julian_day(SHIP_BASE_JD),
+            Date::from_ymd(1992, 1, 2).expect("date")
+        );
+        for i in 0..10_000 {
+            let l = row(i);
+            assert!((10..=44).contains(&l.comment.len()), "row {i}");
+            assert!(l.shipinstruct.len() <= 25 && l.shipmode.len() <= 10);
+            assert!(l.receiptdate > l.shipdate);
+            assert!(l.extendedprice < 10_000_000_000, "NUMERIC(12,2) fits");
+        }
+        let mut check = Check::default();
+        check.add(&row(7));
+        let mut bad = row(8);
+        bad.comment = "changed";
+        check.add(&bad);
+        assert_eq!((check.rows, check.bad), (2, 1));
+    }
 }
 
 #[cfg(feature = "arrow")]
