@@ -440,12 +440,26 @@ mod tests {
             assert!(l.receiptdate > l.shipdate);
             assert!(l.extendedprice < 10_000_000_000, "NUMERIC(12,2) fits");
         }
+        // A sampled row that differs is bad; an unsampled one changes the
+        // sums, so either way the check no longer equals the expected one.
         let mut check = Check::default();
         check.add(&row(7));
-        let mut bad = row(8);
+        let mut bad = row(16);
         bad.comment = "changed";
         check.add(&bad);
-        assert_eq!((check.rows, check.bad), (2, 1));
+        assert_eq!((check.rows, check.sampled, check.bad), (2, 1, 1));
+        let span = crate::data::Span::new(0, 40);
+        let mut unsampled = Check::default();
+        for i in 0..40 {
+            let mut l = row(i);
+            if i == 17 {
+                l.shipmode = "AIR";
+                l.returnflag = "N";
+            }
+            unsampled.add(&l);
+        }
+        assert_eq!(unsampled.bad, 0);
+        assert_ne!(unsampled, Check::expected(span));
     }
 }
 
