@@ -217,6 +217,9 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     read_group(suite, env)
 }
 
+/// A timed read of the full scan: seconds.
+type Read = fn(&mut Env<'_>) -> Result<f64>;
+
 /// The full scan's drains and read paths, over tables made server-side.
 fn read_group(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     let w = env.workers;
@@ -252,8 +255,8 @@ fn read_group(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
         );
     }
     let kind = Kind::Lineitem(Li::RowQuery);
-    let read = |f: fn(&mut Env<'_>) -> Result<f64>| move |env: &mut Env<'_>| Ok((f(env)?, rows));
-    let paths: [(&str, &str, fn(&mut Env<'_>) -> Result<f64>); 6] = [
+    let read = |f: Read| move |env: &mut Env<'_>| Ok((f(env)?, rows));
+    let paths: [(&str, &str, Read); 6] = [
         ("execute_query", "sync", sync_rows),
         ("execute_query_params", "sync, DataRows", sync_data_rows),
         (
