@@ -84,6 +84,15 @@ enum Dates<'a> {
 }
 
 impl Dates<'_> {
+    /// The sum of the column's Julian days.
+    fn sum(&self) -> i64 {
+        let (n, days) = match self {
+            Dates::Days(d) => (d.len(), d.iter().map(|&x| i64::from(x)).sum::<i64>()),
+            Dates::Millis(m) => (m.len(), m.iter().map(|&x| x / 86_400_000).sum::<i64>()),
+        };
+        days + n as i64 * i64::from(UNIX_JD)
+    }
+
     #[inline]
     fn get(&self, i: usize) -> Date {
         Date::from_julian_day(
@@ -140,9 +149,55 @@ pub fn add_batch(check: &mut Check, batch: &RecordBatch) -> Result<()> {
     let (rf, ls) = (texts(8)?, texts(9)?);
     let (sd, cd, rd) = (dates(10)?, dates(11)?, dates(12)?);
     let (si, sm, c) = (texts(13)?, texts(14)?, texts(15)?);
+    // The sums of `Check::add`, column by column (what a columnar reader
+    // does), then the sampled rows value by value.
     let cents = |v: i128| i64::try_from(v).unwrap_or(-1);
+    let sum32 = |v: &[i32]| v.iter().map(|&x| i64::from(x)).sum::<i64>();
+    let sum128 = |v: &[i128]| v.iter().sum::<i128>();
+    let first_bytes = |a: &StringArray| -> i64 {
+        let (offsets, bytes) = (a.value_offsets(), a.value_data());
+        offsets
+            .windows(2)
+            .map(|w| match w[1] > w[0] {
+                true => i64::from(bytes[w[0] as usize]),
+                false => 0,
+            })
+            .sum()
+    };
+    let last_bytes = |a: &StringArray| -> i64 {
+        let (offsets, bytes) = (a.value_offsets(), a.value_data());
+        offsets
+            .windows(2)
+            .map(|w| match w[1] > w[0] {
+                true => i64::from(bytes[w[1] as usize - 1]),
+                false => 0,
+            })
+            .sum()
+    };
+    let offsets = c.value_offsets();
+    let mut part = Check {
+        rows: batch.num_rows() as u64,
+        sum_orderkey: ok.iter().sum(),
+        sum_ints: sum32(pk) + sum32(sk) + sum32(ln),
+        sum_quantity: cents(sum128(q)),
+        sum_price: cents(sum128(p)),
+        sum_discount_tax: cents(sum128(d) + sum128(t)),
+        sum_days: sd.sum() + cd.sum() + rd.sum(),
+        sum_comment_len: i64::from(offsets[offsets.len() - 1] - offsets[0]),
+        sum_text_bytes: first_bytes(rf)
+            + first_bytes(ls)
+            + first_bytes(si)
+            + first_bytes(sm)
+            + first_bytes(c)
+            + last_bytes(c),
+        sampled: 0,
+        bad: 0,
+    };
     for i in 0..batch.num_rows() {
-        check.add(&Line {
+        if ok[i] % li::SAMPLE != 0 {
+            continue;
+        }
+        part.sample(&Line {
             orderkey: ok[i],
             partkey: pk[i],
             suppkey: sk[i],
@@ -161,6 +216,7 @@ pub fn add_batch(check: &mut Check, batch: &RecordBatch) -> Result<()> {
             comment: c.value(i),
         });
     }
+    check.merge(&part);
     Ok(())
 }
 
