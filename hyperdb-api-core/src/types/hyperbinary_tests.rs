@@ -436,7 +436,19 @@ fn fixed_values_are_what_encode_writes() {
     let ts = Timestamp::new(date, time).unwrap();
     let tstz = TimestampTz::from_unix_micros(-1).unwrap();
     let some_date = Some(date);
+    // NUMERIC: at the column's scale and within its digits (a plain copy
+    // into NUMERIC(18,2) and NUMERIC(12,2)), 18 digits (into (18,2) only),
+    // 19 digits, another scale, and NULL: the rest take the checked path.
+    let cents = Numeric::new(12_345, 2).unwrap();
+    let nines = Some(Numeric::new(-999_999_999_999_999_999, 2).unwrap());
+    let too_big = Numeric::new(1_000_000_000_000_000_000, 2).unwrap();
+    let tenths = Numeric::new(15, 1).unwrap();
     let values: Vec<&dyn ToHyperBinary> = vec![
+        &cents,
+        &nines,
+        &too_big,
+        &tenths,
+        &None::<Numeric>,
         &-1i8,
         &i16::MIN,
         &-7i32,
@@ -480,6 +492,11 @@ fn fixed_values_are_what_encode_writes() {
         SqlType::Double,
         SqlType::Oid,
         n(18, 2),
+        n(12, 2),
+        SqlType::Numeric {
+            precision: 12,
+            scale: 13,
+        },
         n(38, 0),
         SqlType::Text,
         SqlType::Varchar(3),
@@ -520,8 +537,9 @@ fn fixed_values_are_what_encode_writes() {
             }
         }
     }
-    // Each native pair takes the fast path (both nullabilities).
-    assert_eq!(copies, 2 * 19, "plain copies found");
+    // Each native pair takes the fast path (both nullabilities), and the
+    // NUMERIC values that fit as they are (3 pairs).
+    assert_eq!(copies, 2 * (19 + 3), "plain copies found");
 }
 
 /// Every type with a `PLAIN` column type reads that type's fields as they
@@ -566,4 +584,50 @@ fn plain_column_types_are_fixed_and_read_back() {
     assert_eq!(<Numeric as FromHyperBinary>::PLAIN, None);
     assert_eq!(<String as FromHyperBinary>::PLAIN, None);
     assert_eq!(<&str as FromHyperBinary>::PLAIN, None);
+}
+
+/// NUMERIC(p ≤ 18) values decode without `Numeric::new`'s checks (an i64
+/// always fits 38 digits) to exactly what it gives; a scale past 38 and a
+/// field of the wrong width are still errors.
+#[test]
+fn numeric64_decodes_as_numeric_new_does() {
+    for (v, p, s) in [
+        (12_345i64, 12u8, 2u8),
+        (-7, 12, 2),
+        (i64::MIN, 18, 0),
+        (i64::MAX, 18, 18),
+        (0, 1, 1),
+    ] {
+        let got = Numeric::decode_hyper(&n(p, s), &v.to_le_bytes()).unwrap();
+        let want = Numeric::new(i128::from(v), s).unwrap();
+        assert_eq!(
+            (got.unscaled(), got.scale()),
+            (want.unscaled(), want.scale())
+        );
+    }
+    let past_38 = SqlType::Numeric {
+        precision: 12,
+        scale: 39,
+    };
+    assert!(Numeric::decode_hyper(&past_38, &1i64.to_le_bytes()).is_err());
+    assert!(Numeric::decode_hyper(&n(12, 2), &[0u8; 4]).is_err());
+}
+
+/// Text decodes by the ASCII check and by `from_utf8` to the same `&str`,
+/// and invalid UTF-8 (after ASCII, or a lone continuation byte) is still
+/// an error naming the column type.
+#[test]
+fn text_decodes_ascii_and_utf8_and_rejects_invalid() {
+    let ty = SqlType::Varchar(44);
+    for text in ["", "NONE", "carefully final deposits", "Zoë ☃", "a\u{7f}"] {
+        assert_eq!(<&str>::decode_hyper(&ty, text.as_bytes()).unwrap(), text);
+        assert_eq!(
+            String::decode_hyper(&SqlType::Text, text.as_bytes()).unwrap(),
+            text
+        );
+    }
+    for bad in [&b"abc\xff"[..], b"\x80", b"ok\xc3"] {
+        let e = <&str>::decode_hyper(&ty, bad).unwrap_err();
+        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
 }

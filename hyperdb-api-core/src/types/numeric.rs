@@ -57,6 +57,18 @@ impl Numeric {
         Ok(Numeric { unscaled, scale })
     }
 
+    /// `unscaled × 10^-scale` for a `scale` the caller has checked is at
+    /// most 38: any i64 has fewer than 38 digits, so this is
+    /// [`Numeric::new`] without its checks (a NUMERIC(p ≤ 18) value as it
+    /// comes off the wire).
+    #[inline(always)]
+    pub(crate) const fn from_i64(unscaled: i64, scale: u8) -> Numeric {
+        Numeric {
+            unscaled: unscaled as i128,
+            scale,
+        }
+    }
+
     /// The integer whose digits the value has.
     pub const fn unscaled(self) -> i128 {
         self.unscaled

@@ -249,7 +249,7 @@ macro_rules! text_impl {
             oid::TEXT,
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Json,
             |v, buf| buf.extend_from_slice(v.as_bytes()),
-            |ty, raw| std::str::from_utf8(raw)
+            |ty, raw| super::hyperbinary_impls::utf8(raw)
                 .map($own)
                 .map_err(|e| Error::conversion(format!("{ty} value is not valid UTF-8: {e}")))
         );

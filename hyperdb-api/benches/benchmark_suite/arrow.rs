@@ -18,7 +18,7 @@ use hyperdb_api::arrow_array::{
 };
 use hyperdb_api::{ArrowInserter, AsyncArrowInserter, AsyncConnection, TableDefinition};
 
-use crate::data::{self, Answer, Check, Query, Result, Span, CHUNK_ROWS};
+use crate::data::{self, Answer, Check, Measurements, Query, Result, Schema, Span, CHUNK_ROWS};
 use crate::query::{async_on, Owned};
 use crate::Env;
 
@@ -63,6 +63,15 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(span: Span, workers: usize) -> Result<Prepared> {
+        Prepared::with(span, workers, batches)
+    }
+
+    /// The batches `batches` makes of `span`, and of each worker's part.
+    pub fn with(
+        span: Span,
+        workers: usize,
+        batches: fn(Span) -> Result<Vec<RecordBatch>>,
+    ) -> Result<Prepared> {
         let mut parts = Vec::with_capacity(workers);
         for part in span.split(workers) {
             parts.push((part, Arc::new(batches(part)?)));
@@ -74,9 +83,41 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// [`Prepared::with`], each worker's part sliced (zero-copy) out of
+    /// the batches of the whole span: a wide table's batches are held once.
+    pub fn sliced(
+        span: Span,
+        workers: usize,
+        batches: fn(Span) -> Result<Vec<RecordBatch>>,
+    ) -> Result<Prepared> {
+        let all = batches(span)?;
+        let mut parts = Vec::with_capacity(workers);
+        for part in span.split(workers) {
+            let mut mine = Vec::new();
+            let mut at = span.start;
+            for batch in &all {
+                let end = at + batch.num_rows() as u64;
+                let (from, to) = (part.start.max(at), part.end.min(end));
+                if from < to {
+                    mine.push(batch.slice((from - at) as usize, (to - from) as usize));
+                }
+                at = end;
+            }
+            parts.push((part, Arc::new(mine)));
+        }
+        Ok(Prepared { all, parts })
+    }
+}
+
 /// Sync `ArrowInserter`, one connection.
 pub fn sync_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
-    let table = data::recreate(env.conn, "measurements")?;
+    sync_insert_of::<Measurements>(env, prepared)
+}
+
+/// [`sync_insert`] into schema `S`'s table.
+pub fn sync_insert_of<S: Schema>(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
+    let table = S::recreate(env.conn, S::TABLE)?;
     let start = Instant::now();
     let mut ins = ArrowInserter::new(env.conn, &table)?;
     for batch in &prepared.all {
@@ -84,7 +125,7 @@ pub fn sync_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
     }
     ins.finish()?;
     let secs = start.elapsed().as_secs_f64();
-    data::verify_table(env.conn, "measurements", env.span())?;
+    S::verify_table(env.conn, S::TABLE, env.span())?;
     Ok(secs)
 }
 
@@ -102,23 +143,33 @@ async fn insert_all(
 
 /// `AsyncArrowInserter`, one connection.
 pub fn async_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
-    let table = data::recreate(env.conn, "measurements")?;
+    async_insert_of::<Measurements>(env, prepared)
+}
+
+/// [`async_insert`] into schema `S`'s table.
+pub fn async_insert_of<S: Schema>(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
+    let table = S::recreate(env.conn, S::TABLE)?;
     let mut conns = env.async_connections(1)?;
     let conn = conns.first_mut().ok_or("no connection")?;
     let start = Instant::now();
     env.rt.block_on(insert_all(conn, &table, &prepared.all))?;
     let secs = start.elapsed().as_secs_f64();
     env.close_async(conns)?;
-    data::verify_table(env.conn, "measurements", env.span())?;
+    S::verify_table(env.conn, S::TABLE, env.span())?;
     Ok(secs)
 }
 
 /// `AsyncArrowInserter` on `workers` connections (one task and one table
 /// `measurements_{i}` each).
 pub fn parallel_async_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
+    parallel_async_insert_of::<Measurements>(env, prepared)
+}
+
+/// [`parallel_async_insert`] into schema `S`'s worker tables.
+pub fn parallel_async_insert_of<S: Schema>(env: &mut Env<'_>, prepared: &Prepared) -> Result<f64> {
     let mut tables = Vec::with_capacity(prepared.parts.len());
     for i in 0..prepared.parts.len() {
-        tables.push(data::recreate(env.conn, &data::worker_table(i))?);
+        tables.push(S::recreate(env.conn, &S::worker_table(i))?);
     }
     let conns = env.async_connections(prepared.parts.len())?;
     let start = Instant::now();
@@ -140,7 +191,7 @@ pub fn parallel_async_insert(env: &mut Env<'_>, prepared: &Prepared) -> Result<f
     let secs = start.elapsed().as_secs_f64();
     env.close_async(conns)?;
     for (i, (span, _)) in prepared.parts.iter().enumerate() {
-        data::verify_table(env.conn, &data::worker_table(i), *span)?;
+        S::verify_table(env.conn, &S::worker_table(i), *span)?;
     }
     Ok(secs)
 }

@@ -23,8 +23,13 @@ use crate::data::{self, Query, Result, Span};
 
 /// Runs the server-side insert into a fresh `table`; returns seconds.
 pub fn insert(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
-    data::recreate(conn, table)?;
-    let sql = data::generate_sql(table, span)?;
+    insert_of::<data::Measurements>(conn, table, span)
+}
+
+/// [`insert`] of schema `S`'s rows.
+pub fn insert_of<S: data::Schema>(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
+    S::recreate(conn, table)?;
+    let sql = S::generate_sql(table, span)?;
     let start = Instant::now();
     let stored = conn.execute_command(&sql)?;
     let secs = start.elapsed().as_secs_f64();
@@ -35,7 +40,7 @@ pub fn insert(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
         )
         .into());
     }
-    data::verify_table(conn, table, span)?;
+    S::verify_table(conn, table, span)?;
     Ok(secs)
 }
 
@@ -60,10 +65,20 @@ pub fn drain(
     how: Drain,
     expect_rows: u64,
 ) -> Result<f64> {
+    drain_sql(config, database, &query.sql(table)?, how, expect_rows)
+        .map_err(|e| format!("{e} (query {})", query.name()).into())
+}
+
+/// [`drain`] of any `sql`.
+pub fn drain_sql(
+    config: &Config,
+    database: &str,
+    sql: &str,
+    how: Drain,
+    expect_rows: u64,
+) -> Result<f64> {
     let mut raw = RawConn::open(config, database)?;
-    let drained = raw
-        .drain(&query.sql(table)?, how)
-        .map_err(|e| format!("{e} (query {})", query.name()))?;
+    let drained = raw.drain(sql, how)?;
     drained.expect_rows(expect_rows)?;
     Ok(drained.secs)
 }

@@ -318,3 +318,50 @@ pub fn recreate(conn: &mut hyperdb_api::Connection, name: &str) -> Result<TableD
     conn.execute_command(&table.create_table_sql(false)?)?;
     Ok(table)
 }
+
+/// A benchmark table as the insert workloads and the insert ceiling see
+/// it, so that one implementation of each runs on every schema
+/// (`measurements` here, `lineitem` in `lineitem_data.rs`).
+pub trait Schema: 'static {
+    /// The base table; worker `i` of several writes [`Schema::worker_table`].
+    const TABLE: &'static str;
+    fn worker_table(i: usize) -> String;
+    /// `DROP TABLE IF EXISTS` + `CREATE TABLE`.
+    fn recreate(conn: &mut hyperdb_api::Connection, name: &str) -> Result<TableDefinition>;
+    /// `INSERT ... SELECT` of the rows of `span`, made server-side.
+    fn generate_sql(name: &str, span: Span) -> Result<String>;
+    /// Checks what the server stored in `name` against `span` (untimed).
+    fn verify_table(conn: &mut hyperdb_api::Connection, name: &str, span: Span) -> Result<()>;
+    /// Hands row `i`'s values, as an inserter's `add_row` takes them, to `f`.
+    fn with_row<R>(i: u64, f: impl FnOnce(&[&dyn hyperdb_api::types::ToHyperBinary]) -> R) -> R;
+}
+
+/// The `measurements` schema.
+#[derive(Clone, Copy, Debug)]
+pub struct Measurements;
+
+impl Schema for Measurements {
+    const TABLE: &'static str = "measurements";
+
+    fn worker_table(i: usize) -> String {
+        worker_table(i)
+    }
+
+    fn recreate(conn: &mut hyperdb_api::Connection, name: &str) -> Result<TableDefinition> {
+        recreate(conn, name)
+    }
+
+    fn generate_sql(name: &str, span: Span) -> Result<String> {
+        generate_sql(name, span)
+    }
+
+    fn verify_table(conn: &mut hyperdb_api::Connection, name: &str, span: Span) -> Result<()> {
+        verify_table(conn, name, span)
+    }
+
+    #[inline(always)]
+    fn with_row<R>(i: u64, f: impl FnOnce(&[&dyn hyperdb_api::types::ToHyperBinary]) -> R) -> R {
+        let (id, sensor, value, ts) = row(i as i32);
+        f(&[&id, &Some(sensor), &Some(value), &Some(ts)])
+    }
+}

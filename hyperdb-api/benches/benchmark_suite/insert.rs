@@ -14,57 +14,76 @@ use hyperdb_api::{
     TableDefinition,
 };
 
-use crate::data::{self, Result, Span, CHUNK_ROWS};
+use crate::data::{self, Measurements, Result, Schema, Span, CHUNK_ROWS};
 use crate::Env;
 
-/// Appends the rows of `span` to `chunk`.
+/// Appends the rows of `span` to `chunk` (`benchmark.rs` uses it).
+#[allow(dead_code)]
 pub fn fill(chunk: &mut InsertChunk, span: Span) -> hyperdb_api::Result<()> {
-    for id in span.ids() {
-        let (id, sensor, value, ts) = data::row(id);
-        chunk.add_row(&[&id, &Some(sensor), &Some(value), &Some(ts)])?;
+    fill_of::<Measurements>(chunk, span)
+}
+
+/// Appends the rows of `span` of schema `S` to `chunk`.
+pub fn fill_of<S: Schema>(chunk: &mut InsertChunk, span: Span) -> hyperdb_api::Result<()> {
+    for i in span.start..span.end {
+        S::with_row(i, |values| chunk.add_row(values))?;
     }
     Ok(())
 }
 
 /// Sync `Inserter` sending `format`, one connection, rows encoded inline.
 pub fn inserter(env: &mut Env<'_>, format: InsertFormat) -> Result<f64> {
+    inserter_of::<Measurements>(env, format)
+}
+
+/// [`inserter`] on schema `S`.
+pub fn inserter_of<S: Schema>(env: &mut Env<'_>, format: InsertFormat) -> Result<f64> {
     let span = env.span();
-    let table = data::recreate(env.conn, "measurements")?;
+    let table = S::recreate(env.conn, S::TABLE)?;
     let start = Instant::now();
     let mut ins = Inserter::with_format(env.conn, &table, format)?;
-    for id in span.ids() {
-        let (id, sensor, value, ts) = data::row(id);
-        ins.add_row(&[&id, &Some(sensor), &Some(value), &Some(ts)])?;
+    for i in span.start..span.end {
+        S::with_row(i, |values| ins.add_row(values))?;
     }
     ins.execute()?;
     let secs = start.elapsed().as_secs_f64();
-    data::verify_table(env.conn, "measurements", span)?;
+    S::verify_table(env.conn, S::TABLE, span)?;
     Ok(secs)
 }
 
 /// Sync `ChunkSender` on one connection, chunks encoded on `workers` threads.
 pub fn chunk_sender(env: &mut Env<'_>) -> Result<f64> {
+    chunk_sender_of::<Measurements>(env)
+}
+
+/// [`chunk_sender`] on schema `S`.
+pub fn chunk_sender_of<S: Schema>(env: &mut Env<'_>) -> Result<f64> {
     let span = env.span();
-    let table = data::recreate(env.conn, "measurements")?;
+    let table = S::recreate(env.conn, S::TABLE)?;
     let chunks = span.chunks(CHUNK_ROWS);
     let start = Instant::now();
     let mut sender = ChunkSender::new(env.conn, &table)?;
     sender.send_parallel(&table, env.workers, chunks.len(), |i, chunk| {
-        fill(chunk, chunks[i])
+        fill_of::<S>(chunk, chunks[i])
     })?;
     sender.execute()?;
     let secs = start.elapsed().as_secs_f64();
-    data::verify_table(env.conn, "measurements", span)?;
+    S::verify_table(env.conn, S::TABLE, span)?;
     Ok(secs)
 }
 
 /// `AsyncChunkSender` on each of `workers` connections (one table each),
 /// chunks encoded by `spawn_blocking` one ahead of the send.
 pub fn async_chunk_senders(env: &mut Env<'_>) -> Result<f64> {
+    async_chunk_senders_of::<Measurements>(env)
+}
+
+/// [`async_chunk_senders`] on schema `S`.
+pub fn async_chunk_senders_of<S: Schema>(env: &mut Env<'_>) -> Result<f64> {
     let parts = env.span().split(env.workers);
     let mut tables = Vec::with_capacity(parts.len());
     for i in 0..parts.len() {
-        tables.push(data::recreate(env.conn, &data::worker_table(i))?);
+        tables.push(S::recreate(env.conn, &S::worker_table(i))?);
     }
     let rt = env.rt;
     let conns = env.async_connections(parts.len())?;
@@ -72,7 +91,7 @@ pub fn async_chunk_senders(env: &mut Env<'_>) -> Result<f64> {
     rt.block_on(async {
         let mut tasks = Vec::with_capacity(parts.len());
         for ((conn, table), span) in conns.into_iter().zip(tables).zip(parts.iter().copied()) {
-            tasks.push(tokio::spawn(send_chunks(conn, table, span)));
+            tasks.push(tokio::spawn(send_chunks::<S>(conn, table, span)));
         }
         for task in tasks {
             task.await??;
@@ -81,12 +100,16 @@ pub fn async_chunk_senders(env: &mut Env<'_>) -> Result<f64> {
     })?;
     let secs = start.elapsed().as_secs_f64();
     for (i, span) in parts.iter().enumerate() {
-        data::verify_table(env.conn, &data::worker_table(i), *span)?;
+        S::verify_table(env.conn, &S::worker_table(i), *span)?;
     }
     Ok(secs)
 }
 
-async fn send_chunks(mut conn: AsyncConnection, table: TableDefinition, span: Span) -> Result<()> {
+async fn send_chunks<S: Schema>(
+    mut conn: AsyncConnection,
+    table: TableDefinition,
+    span: Span,
+) -> Result<()> {
     let template = InsertChunk::new(&table)?;
     let mut pieces = span.chunks(CHUNK_ROWS).into_iter();
     let Some(first) = pieces.next() else {
@@ -94,7 +117,7 @@ async fn send_chunks(mut conn: AsyncConnection, table: TableDefinition, span: Sp
     };
     let mut sender = AsyncChunkSender::new(&mut conn, &table).await?;
     let encode = |mut chunk: InsertChunk, span: Span| {
-        tokio::task::spawn_blocking(move || fill(&mut chunk, span).map(|()| chunk))
+        tokio::task::spawn_blocking(move || fill_of::<S>(&mut chunk, span).map(|()| chunk))
     };
     let mut spare = template.clone();
     let mut pending = encode(template, first);

@@ -28,6 +28,8 @@ mod env;
 mod grpc;
 mod host;
 mod insert;
+mod lineitem;
+mod lineitem_data;
 mod mix;
 #[cfg(feature = "arrow")]
 mod mix_paths;

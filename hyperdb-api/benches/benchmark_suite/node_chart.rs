@@ -20,6 +20,9 @@ mod data;
 #[path = "host.rs"]
 #[allow(dead_code)]
 mod host;
+#[path = "lineitem_data.rs"]
+#[allow(dead_code)]
+mod lineitem_data;
 #[path = "mix.rs"]
 #[allow(dead_code)]
 mod mix;

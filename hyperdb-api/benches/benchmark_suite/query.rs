@@ -123,28 +123,43 @@ where
     F: Fn(AsyncConnection, Query, String) -> Fut,
     Fut: std::future::Future<Output = Owned> + Send + 'static,
 {
+    let (secs, answers) = spread(env, n, |conn, i| run(conn, query, data::scan_table(i, n)))?;
+    let mut answer = Answer::new(query);
+    for part in &answers {
+        answer.merge(part)?;
+    }
+    data::verify(query.name(), &answer, &query.expected(env.span()))?;
+    Ok((secs, answer))
+}
+
+/// Runs `run(connection, i)` for `i` in `0..n` on `n` connections at once,
+/// one task each; returns the seconds from the first task's start to the
+/// last task's end, and each task's result in order. The connections are
+/// opened before and closed after the timed region.
+pub fn spread<T, F, Fut>(env: &mut Env<'_>, n: usize, run: F) -> Result<(f64, Vec<T>)>
+where
+    F: Fn(AsyncConnection, usize) -> Fut,
+    Fut: std::future::Future<Output = (Result<T>, AsyncConnection)> + Send + 'static,
+    T: Send + 'static,
+{
     let conns = env.async_connections(n)?;
     let start = Instant::now();
-    let (answer, conns) = env.rt.block_on(async {
+    let (results, conns) = env.rt.block_on(async {
         let tasks: Vec<_> = conns
             .into_iter()
             .enumerate()
-            .map(|(i, conn)| {
-                let table = data::scan_table(i, n);
-                tokio::spawn(run(conn, query, table))
-            })
+            .map(|(i, conn)| tokio::spawn(run(conn, i)))
             .collect();
-        let mut total = Answer::new(query);
+        let mut results = Vec::with_capacity(tasks.len());
         let mut conns = Vec::with_capacity(tasks.len());
         for task in tasks {
-            let (answer, conn) = task.await?;
-            total.merge(&answer?)?;
+            let (result, conn) = task.await?;
+            results.push(result?);
             conns.push(conn);
         }
-        Ok::<_, data::BoxError>((total, conns))
+        Ok::<_, data::BoxError>((results, conns))
     })?;
     let secs = start.elapsed().as_secs_f64();
-    data::verify(query.name(), &answer, &query.expected(env.span()))?;
     env.close_async(conns)?;
-    Ok((secs, answer))
+    Ok((secs, results))
 }

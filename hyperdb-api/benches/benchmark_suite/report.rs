@@ -8,7 +8,29 @@ use serde_json::{json, Value};
 
 use crate::data::{Query, Result, BYTES_PER_ROW};
 use crate::host::Host;
+use crate::lineitem_data;
 use crate::mix::{MixPath, MixQuery};
+
+/// What a lineitem record measures, and so which of lineitem's ceilings it
+/// is read against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Li {
+    InsertCeiling,
+    RowCeiling,
+    ArrowCeiling,
+    Insert,
+    /// The row API: vs the row drain and the Arrow drain.
+    RowQuery,
+    /// `query_arrow`: vs the Arrow drain.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    ArrowQuery,
+}
+
+impl Li {
+    pub fn is_ceiling(self) -> bool {
+        matches!(self, Li::InsertCeiling | Li::RowCeiling | Li::ArrowCeiling)
+    }
+}
 
 /// What a record measures, and so which ceiling it is read against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +55,8 @@ pub enum Kind {
     /// A read path of the mix: latency, vs both drains.
     #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
     Mix(MixQuery, MixPath),
+    /// A `lineitem` workload or ceiling, read against lineitem's ceilings.
+    Lineitem(Li),
 }
 
 impl Kind {
@@ -44,7 +68,15 @@ impl Kind {
                 | Kind::ArrowCeiling(_)
                 | Kind::MixRowCeiling(_)
                 | Kind::MixArrowCeiling(_)
-        )
+        ) || matches!(self, Kind::Lineitem(l) if l.is_ceiling())
+    }
+
+    /// Logical bytes of one row of the table the record writes or reads.
+    pub fn bytes_per_row(self) -> u64 {
+        match self {
+            Kind::Lineitem(_) => lineitem_data::BYTES_PER_ROW,
+            _ => BYTES_PER_ROW,
+        }
     }
 
     /// Whether the record belongs to the query mix's table.
@@ -108,7 +140,7 @@ impl Record {
     }
 
     pub fn mb_per_sec(&self) -> f64 {
-        (self.rows * BYTES_PER_ROW) as f64 / 1e6 / self.median()
+        (self.rows * self.kind.bytes_per_row()) as f64 / 1e6 / self.median()
     }
 
     pub fn is_ceiling(&self) -> bool {
@@ -160,6 +192,18 @@ pub fn fill_percentages(records: &mut [Record]) {
             Kind::Mix(q, _) => {
                 r.pct_row = pct(ceiling(Kind::MixRowCeiling(q), &snapshot));
                 r.pct_arrow = pct(ceiling(Kind::MixArrowCeiling(q), &snapshot));
+            }
+            Kind::Lineitem(l) => {
+                let of = |c: Li| pct(ceiling(Kind::Lineitem(c), &snapshot));
+                match l {
+                    Li::Insert => r.pct_insert = of(Li::InsertCeiling),
+                    Li::RowQuery => {
+                        r.pct_row = of(Li::RowCeiling);
+                        r.pct_arrow = of(Li::ArrowCeiling);
+                    }
+                    Li::ArrowQuery => r.pct_arrow = of(Li::ArrowCeiling),
+                    _ => {}
+                }
             }
             _ => {}
         }
@@ -330,8 +374,9 @@ pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String 
          width) per second. % of ceiling = ceiling time / workload time over the same \
          rows: inserts against `insert.ceiling`; row-API queries against the row drain \
          (`query.row_ceiling`) and the Arrow drain (`query.ceiling`) of the same SQL; \
-         Arrow queries against the Arrow drain. Ceilings use one connection. See \
-         docs/BENCHMARKS.md.\n",
+         Arrow queries against the Arrow drain. Ceilings use one connection. \
+         `lineitem.*` rows are 16 columns, 128 bytes (mean), read against \
+         lineitem's own ceilings. See docs/BENCHMARKS.md.\n",
     );
     if records.iter().any(|r| r.kind.is_mix()) {
         out.push_str("\n## Query mix\n\n");
@@ -390,6 +435,7 @@ pub fn json(host: &Host, settings: &Settings, records: &[Record]) -> Value {
             "runs": r.runs,
             "rows_per_sec": num(r.rows_per_sec()),
             "mb_per_sec": num(r.mb_per_sec()),
+            "bytes_per_row": r.kind.bytes_per_row(),
             "pct_of_insert_ceiling": r.pct_insert.map(num),
             "pct_of_row_ceiling": r.pct_row.map(num),
             "pct_of_arrow_ceiling": r.pct_arrow.map(num),

@@ -27,8 +27,8 @@ const MIN_RUN_SECS: f64 = 0.25;
 const MAX_EXECUTIONS: usize = 10;
 
 /// A workload of a group, with its results so far.
-pub struct Item<'p> {
-    kind: Kind,
+pub(crate) struct Item<'p> {
+    pub(crate) kind: Kind,
     names: [String; 3],
     exec: Exec<'p>,
     runs: Vec<f64>,
@@ -66,13 +66,13 @@ impl Suite {
         self.records
     }
 
-    pub fn log(&self, line: &str) {
+    pub(crate) fn log(&self, line: &str) {
         eprintln!("[{:7.1}s] {line}", self.started.elapsed().as_secs_f64());
     }
 
     /// Adds a workload to `group` unless `BENCH_FILTER` leaves it out
     /// (ceilings always stay).
-    pub fn add<'p>(
+    pub(crate) fn add<'p>(
         &self,
         group: &mut Vec<Item<'p>>,
         kind: Kind,
@@ -94,10 +94,18 @@ impl Suite {
         });
     }
 
+    /// Whether `BENCH_FILTER` keeps the workload labelled `label`
+    /// ("workload | variant | flavor"), so untimed preparation for
+    /// workloads it leaves out can be skipped.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    pub(crate) fn keeps(&self, label: &str) -> bool {
+        self.filter.as_deref().is_none_or(|f| label.contains(f))
+    }
+
     /// A warm-up round when asked, then `repeat` rounds over the group;
     /// records every workload's times. A group that `BENCH_FILTER` left
     /// with ceilings only is skipped.
-    pub fn run(&mut self, env: &mut Env<'_>, group: Vec<Item<'_>>) -> Result<()> {
+    pub(crate) fn run(&mut self, env: &mut Env<'_>, group: Vec<Item<'_>>) -> Result<()> {
         self.run_with(env, group, Executions::Batched(MAX_EXECUTIONS))
     }
 
@@ -394,6 +402,9 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
             suite.add(&mut group, kind, names, api(arrow::parallel_async_query));
         }
         suite.run(env, group)?;
+    }
+    if env.grpc.is_none() && !mix_only {
+        crate::lineitem::run(suite, env)?;
     }
     #[cfg(feature = "arrow")]
     if env.grpc.is_none() {

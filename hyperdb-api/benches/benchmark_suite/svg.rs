@@ -7,7 +7,7 @@
 use plotters::prelude::*;
 
 use crate::data::Result;
-use crate::report::{Kind, Record};
+use crate::report::{Kind, Li, Record};
 
 /// One bar: a path and how close it came to its ceiling.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +46,9 @@ pub fn vs_ceiling(r: &Record) -> Option<(f64, &'static str)> {
         Kind::Insert => Some((r.pct_insert?, "insert ceiling")),
         Kind::RowQuery(_) => Some((r.pct_row?, "DataRow drain")),
         Kind::ArrowQuery(_) => Some((r.pct_arrow?, "Arrow drain")),
+        Kind::Lineitem(Li::Insert) => Some((r.pct_insert?, "insert ceiling")),
+        Kind::Lineitem(Li::RowQuery) => Some((r.pct_row?, "DataRow drain")),
+        Kind::Lineitem(Li::ArrowQuery) => Some((r.pct_arrow?, "Arrow drain")),
         _ => None,
     }
 }

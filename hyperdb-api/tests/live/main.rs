@@ -41,6 +41,7 @@ mod shared;
 #[cfg(all(feature = "async", feature = "arrow"))]
 mod shared_insert;
 mod streaming;
+mod text_numeric;
 #[cfg(feature = "tls")]
 mod tls;
 mod tracing;
