@@ -201,11 +201,7 @@ fn run() -> Result<()> {
         args.transport,
         hyper.endpoint(),
         settings.repeat,
-        if settings.warmup {
-            " after a warm-up"
-        } else {
-            ""
-        }
+        settings.warmup_note()
     );
     println!("Host:");
     for (label, value) in host.fields() {

@@ -343,6 +343,25 @@ pub struct Settings {
     pub command: String,
 }
 
+impl Settings {
+    /// " after a warm-up" when the runs had one, for the reports' prose.
+    pub fn warmup_note(&self) -> &'static str {
+        if self.warmup {
+            " after a warm-up"
+        } else {
+            ""
+        }
+    }
+}
+
+/// The reports' "Host:" list.
+pub fn host_section(out: &mut String, host: &Host) {
+    out.push_str("Host:\n\n");
+    for (label, value) in host.fields() {
+        let _ = writeln!(out, "- {label}: {value}");
+    }
+}
+
 pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String {
     let mut out = String::from("# hyperdb-api benchmark suite\n\n");
     let _ = writeln!(out, "`{}`\n", settings.command);
@@ -354,16 +373,9 @@ pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String 
         settings.rows,
         settings.workers,
         settings.repeat,
-        if settings.warmup {
-            " after a warm-up"
-        } else {
-            ""
-        }
+        settings.warmup_note()
     );
-    out.push_str("Host:\n\n");
-    for (label, value) in host.fields() {
-        let _ = writeln!(out, "- {label}: {value}");
-    }
+    host_section(&mut out, host);
     out.push('\n');
     if records.iter().any(|r| !r.kind.is_mix()) {
         out.push_str(&table(records));

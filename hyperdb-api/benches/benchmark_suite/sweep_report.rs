@@ -152,16 +152,9 @@ pub fn markdown(host: &Host, settings: &Settings, sizes: &[u64], points: &[Point
          that size (warm-up included).\n",
         list.join(", "),
         settings.repeat,
-        if settings.warmup {
-            " after a warm-up"
-        } else {
-            ""
-        }
+        settings.warmup_note()
     );
-    out.push_str("Host:\n\n");
-    for (label, value) in host.fields() {
-        let _ = writeln!(out, "- {label}: {value}");
-    }
+    report::host_section(&mut out, host);
     out.push_str(
         "\n| Workload | Variant | Flavor | Rows | Time (s) | Rows/sec | % of ceiling | Peak client RSS (MiB) |\n\
          |---|---|---|--:|--:|--:|---|--:|\n",
