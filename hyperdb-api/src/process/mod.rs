@@ -142,7 +142,12 @@ impl HyperProcess {
             .args(tls.iter().flat_map(|t| t.args.iter()))
             .stdin(Stdio::null())
             .stdout(output)
-            .stderr(stderr);
+            .stderr(stderr)
+            // hyperd keeps persisted gRPC results (`shared_storage_<pid>_*`,
+            // 3 days by default) in its temporary directory and may leave
+            // them behind when it exits: in the private directory they go
+            // with the server, or with the next start's sweep.
+            .env("TMPDIR", temp.path());
 
         // hyperd takes the initial password from the environment (never the
         // command line, where `ps` would show it; another user cannot read

@@ -530,3 +530,44 @@ fn attached_databases_by_alias() {
         .is_err());
     assert!(c.detach_database("o").is_err());
 }
+
+/// hyperd persists gRPC results (`grpc_persist_results`, which ASYNC and
+/// ADAPTIVE need) as `shared_storage_<pid>_*` in its temporary directory
+/// and may leave them there when it exits: a benchmark once left 12 GB in
+/// `/tmp`. `HyperProcess` points hyperd's `TMPDIR` into its private
+/// directory, so the results live there and go with the server.
+#[test]
+fn persisted_grpc_results_go_with_the_server() {
+    let hyper = HyperProcess::new(HyperProcessOptions::default().with_grpc()).unwrap();
+    let pid = hyper.pid();
+    let prefix = format!("shared_storage_{pid}_");
+    let private = hyper.log_dir().to_path_buf();
+    let opts = GrpcConnectOptions::from_endpoint(hyper.grpc_endpoint().unwrap())
+        .unwrap()
+        .with_transfer_mode(TransferMode::Adaptive);
+    let c = GrpcConnection::connect_with(&opts).unwrap();
+    let rows: usize = c
+        .query_arrow("SELECT g, g::text AS t FROM generate_series(1, 2000000) g")
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(rows, 2_000_000);
+    let in_dir = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            })
+            .unwrap_or(false)
+    };
+    assert!(
+        in_dir(&private),
+        "no {prefix}* in the private directory {}",
+        private.display()
+    );
+    assert!(!in_dir(&std::env::temp_dir()), "{prefix}* in the system temp dir");
+    drop(c);
+    drop(hyper);
+    assert!(!private.exists(), "{} outlived the server", private.display());
+    assert!(!in_dir(&std::env::temp_dir()), "{prefix}* left in the system temp dir");
+}
