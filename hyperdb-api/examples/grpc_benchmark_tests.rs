@@ -116,12 +116,26 @@ struct Bench {
 }
 
 impl Bench {
+    /// A hyperd with gRPC. hyperd keeps every persisted gRPC result on
+    /// disk for `query_result_storage_lifetime` (3 days by default, 240 MB
+    /// per scan here, the SYNC ones too while `grpc_persist_results` is
+    /// on): a minute keeps the bench from filling the disk.
     fn start(params: &[(&str, &str)]) -> Res<HyperProcess> {
-        let mut options = HyperProcessOptions::default().with_grpc();
+        let mut options = HyperProcessOptions::default()
+            .with_grpc()
+            .with_param("query_result_storage_lifetime", "1min");
         for (name, value) in params {
             options = options.with_param(*name, *value);
         }
         Ok(HyperProcess::new(options)?)
+    }
+
+    /// Replaces the server (which frees its persisted results); the next
+    /// starts once the previous one let go of the database file.
+    fn restart(&mut self, params: &[(&str, &str)]) -> Res<()> {
+        drop(self.hyper.take());
+        self.hyper = Some(Bench::start(params)?);
+        Ok(())
     }
 
     fn hyper(&self) -> Res<&HyperProcess> {
@@ -171,14 +185,20 @@ impl Bench {
         let pid = self.hyper()?.pid();
         let mut runs = Vec::with_capacity(self.reps);
         let mut ratios = Vec::with_capacity(self.reps);
-        for _ in 0..self.reps {
-            let pg = match &self.reference {
-                Some(options) => Some(timed(rt, self.rows, pg_arrow(options.clone()))?),
-                None => None,
+        for rep in 0..self.reps {
+            // The PG run goes first in even pairs and second in odd ones,
+            // so neither side always follows the other's after-effects.
+            let pg_run = || match &self.reference {
+                Some(options) => timed(rt, self.rows, pg_arrow(options.clone())).map(Some),
+                None => Ok(None),
             };
+            let mut pg = if rep % 2 == 0 { pg_run()? } else { None };
             let before = Cpu::sample(pid);
             let secs = timed(rt, self.rows, run()).map_err(|e| format!("{name}: {e}"))?;
             let cpu = Cpu::sample(pid).since(&before);
+            if rep % 2 == 1 {
+                pg = pg_run()?;
+            }
             if let Some(pg) = pg {
                 ratios.push(pg / secs);
             }
@@ -388,15 +408,19 @@ fn run_all(rows: u64, reps: usize, db: &Path, server_sizes: bool) -> Res<()> {
     let best = modes(&mut bench, &rt)?;
     let best_name = MODES.iter().find(|m| m.0 == best).map_or("?", |m| m.1);
 
+    bench.restart(&[])?;
     header(&format!("Where the time goes ({best_name})"));
     pipeline(&mut bench, &rt, best, best_name)?;
 
+    bench.restart(&[])?;
     header(&format!("HTTP/2 flow control ({best_name}, query_arrow)"));
     flow_control(&mut bench, &rt, best)?;
 
+    bench.restart(&[])?;
     header(&format!("1 vs N streams ({best_name}, query_arrow over id ranges)"));
     streams(&mut bench, &rt, best)?;
 
+    bench.restart(&[])?;
     header("Runtime flavour");
     let current = runtime(false)?;
     reference(&mut bench, &current, "PG wire query_arrow, current-thread runtime")?;
@@ -581,25 +605,25 @@ fn streams(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferMode) 
 /// hyperd restarted with other message and chunk sizes (global settings:
 /// the client cannot choose them per query).
 fn server_settings(mut bench: Bench, rt: &tokio::runtime::Runtime, best: TransferMode) -> Res<()> {
-    for (message, chunk) in [
-        ("4096k", "16m"),
-        ("1m", "16m"),
-        ("16m", "16m"),
-        ("4096k", "64m"),
-        ("16m", "64m"),
-    ] {
-        // The next server starts once the previous one let go of the file.
-        drop(bench.hyper.take());
-        bench.hyper = Some(Bench::start(&[
-                ("grpc_result_target_message_size", message),
-                ("result_target_chunk_size", chunk),
-        ])?);
+    let sets: [&[(&str, &str)]; 5] = [
+        &[],
+        &[("grpc_persist_results", "false")],
+        &[("grpc_result_target_message_size", "1m")],
+        &[("grpc_result_target_message_size", "16m")],
+        &[("result_target_chunk_size", "64m")],
+    ];
+    for params in sets {
+        bench.restart(params)?;
+        let persist = !params.contains(&("grpc_persist_results", "false"));
+        let shown: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
         header(&format!(
-            "hyperd grpc_result_target_message_size={message} result_target_chunk_size={chunk}"
+            "hyperd {}",
+            if shown.is_empty() { "defaults".to_owned() } else { shown.join(" ") }
         ));
         reference(&mut bench, rt, "PG wire query_arrow (reference)")?;
         for (mode, name) in MODES {
-            if mode != best && mode != TransferMode::Sync {
+            // ASYNC and ADAPTIVE need persisted results.
+            if (mode != best && mode != TransferMode::Sync) || (!persist && mode != TransferMode::Sync) {
                 continue;
             }
             let opts = bench.grpc_options(mode, bench.config()?)?;
