@@ -29,8 +29,8 @@ use arrow_ipc::reader::StreamDecoder;
 use bytes::Bytes;
 use hyperdb_api::grpc::{GrpcConfig, TransferMode};
 use hyperdb_api::{
-    AsyncConnection, AsyncGrpcConnection, Connection, CreateMode, GrpcConnectOptions,
-    HyperProcess, HyperProcessOptions,
+    AsyncConnection, AsyncGrpcConnection, Connection, CreateMode, GrpcConnectOptions, HyperProcess,
+    HyperProcessOptions,
 };
 
 type BoxError = Box<dyn StdError + Send + Sync>;
@@ -131,15 +131,39 @@ impl Bench {
     }
 
     /// Replaces the server (which frees its persisted results); the next
-    /// starts once the previous one let go of the database file.
+    /// starts once the previous one let go of the database file. The PG
+    /// runs of the pairs then go to the new server.
     fn restart(&mut self, params: &[(&str, &str)]) -> Res<()> {
-        drop(self.hyper.take());
-        self.hyper = Some(Bench::start(params)?);
+        self.stop();
+        let hyper = Bench::start(params)?;
+        if self.reference.is_some() {
+            self.reference = Some(pg_options(&hyper, &self.db));
+        }
+        self.hyper = Some(hyper);
         Ok(())
     }
 
+    /// Stops the server and deletes the results it persisted: hyperd
+    /// leaves its `shared_storage_PID_*` directory behind when it exits.
+    fn stop(&mut self) {
+        let Some(hyper) = self.hyper.take() else {
+            return;
+        };
+        let prefix = format!("shared_storage_{}_", hyper.pid());
+        drop(hyper);
+        if let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) {
+            for entry in dir.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+    }
+
     fn hyper(&self) -> Res<&HyperProcess> {
-        self.hyper.as_ref().ok_or_else(|| "no hyperd running".into())
+        self.hyper
+            .as_ref()
+            .ok_or_else(|| "no hyperd running".into())
     }
 
     fn grpc_options(&self, mode: TransferMode, config: GrpcConfig) -> Res<GrpcConnectOptions> {
@@ -149,7 +173,10 @@ impl Bench {
     }
 
     fn config(&self) -> Res<GrpcConfig> {
-        let endpoint = self.hyper()?.grpc_endpoint().ok_or("hyperd started without gRPC")?;
+        let endpoint = self
+            .hyper()?
+            .grpc_endpoint()
+            .ok_or("hyperd started without gRPC")?;
         Ok(GrpcConfig::new(endpoint)?)
     }
 
@@ -222,8 +249,18 @@ impl Bench {
     }
 }
 
+impl Drop for Bench {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// Runs `run` once; its seconds, checking the row count.
-fn timed(rt: &tokio::runtime::Runtime, expected: u64, run: impl Future<Output = Res<u64>>) -> Res<f64> {
+fn timed(
+    rt: &tokio::runtime::Runtime,
+    expected: u64,
+    run: impl Future<Output = Res<u64>>,
+) -> Res<f64> {
     let start = Instant::now();
     let rows = rt.block_on(run)?;
     let secs = start.elapsed().as_secs_f64();
@@ -234,19 +271,19 @@ fn timed(rt: &tokio::runtime::Runtime, expected: u64, run: impl Future<Output = 
 }
 
 fn print(f: &Figure) {
-        let share = f
-            .share
-            .map_or_else(|| "ref".to_owned(), |r| format!("{:.0}%", r * 100.0));
-        println!(
-            "| {:<52} | {:>7.3} | {:>7.2} | {:>5} | {:>5.0}% | {:>5.0}% | {:>5.0}% |",
-            f.name,
-            f.secs,
-            f.rows as f64 / f.secs / 1e6,
-            share,
-            f.client_cpu / f.secs * 100.0,
-            f.busiest_thread / f.secs * 100.0,
-            f.server_cpu / f.secs * 100.0,
-        );
+    let share = f
+        .share
+        .map_or_else(|| "ref".to_owned(), |r| format!("{:.0}%", r * 100.0));
+    println!(
+        "| {:<52} | {:>7.3} | {:>7.2} | {:>5} | {:>5.0}% | {:>5.0}% | {:>5.0}% |",
+        f.name,
+        f.secs,
+        f.rows as f64 / f.secs / 1e6,
+        share,
+        f.client_cpu / f.secs * 100.0,
+        f.busiest_thread / f.secs * 100.0,
+        f.server_cpu / f.secs * 100.0,
+    );
 }
 
 fn header(title: &str) {
@@ -255,7 +292,10 @@ fn header(title: &str) {
         "| {:<52} | {:>7} | {:>7} | {:>5} | {:>6} | {:>6} | {:>6} |",
         "variant", "s", "M rows/s", "of PG", "client", "thread", "hyperd"
     );
-    println!("|{:-<54}|{:-<9}|{:-<10}|{:-<7}|{:-<8}|{:-<8}|{:-<8}|", "", "", "", "", "", "", "");
+    println!(
+        "|{:-<54}|{:-<9}|{:-<10}|{:-<7}|{:-<8}|{:-<8}|{:-<8}|",
+        "", "", "", "", "", "", ""
+    );
 }
 
 fn uptime() -> String {
@@ -304,7 +344,7 @@ async fn grpc_receive(conn: AsyncGrpcConnection, aligned: &mut [u64; 2]) -> Res<
     let mut chunks = conn.query_arrow_ipc(&scan_sql(None)).await?;
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
-        aligned[usize::from(chunk.as_ptr() as usize % 16 == 0)] += 1;
+        aligned[usize::from((chunk.as_ptr() as usize).is_multiple_of(16))] += 1;
     }
     Ok(chunks.row_count().unwrap_or(0))
 }
@@ -417,18 +457,30 @@ fn run_all(rows: u64, reps: usize, db: &Path, server_sizes: bool) -> Res<()> {
     flow_control(&mut bench, &rt, best)?;
 
     bench.restart(&[])?;
-    header(&format!("1 vs N streams ({best_name}, query_arrow over id ranges)"));
+    header(&format!(
+        "1 vs N streams ({best_name}, query_arrow over id ranges)"
+    ));
     streams(&mut bench, &rt, best)?;
 
     bench.restart(&[])?;
     header("Runtime flavour");
     let current = runtime(false)?;
-    reference(&mut bench, &current, "PG wire query_arrow, current-thread runtime")?;
+    reference(
+        &mut bench,
+        &current,
+        "PG wire query_arrow, current-thread runtime",
+    )?;
     let opts = bench.grpc_options(best, bench.config()?)?;
-    bench.measure(&current, format!("gRPC {best_name} query_arrow, current-thread"), || {
-        let opts = opts.clone();
-        Box::pin(async move { grpc_arrow(AsyncGrpcConnection::connect_with(&opts).await?, None).await })
-    })?;
+    bench.measure(
+        &current,
+        format!("gRPC {best_name} query_arrow, current-thread"),
+        || {
+            let opts = opts.clone();
+            Box::pin(async move {
+                grpc_arrow(AsyncGrpcConnection::connect_with(&opts).await?, None).await
+            })
+        },
+    )?;
 
     if server_sizes {
         server_settings(bench, &rt, best)?;
@@ -436,13 +488,16 @@ fn run_all(rows: u64, reps: usize, db: &Path, server_sizes: bool) -> Res<()> {
     Ok(())
 }
 
+fn pg_options(hyper: &HyperProcess, db: &Path) -> hyperdb_api::ConnectOptions {
+    hyper
+        .connect_options()
+        .with_database(db, CreateMode::DoNotCreate)
+}
+
 /// Measures the PG-wire `query_arrow`, the 100 % of what follows.
 fn reference(bench: &mut Bench, rt: &tokio::runtime::Runtime, name: &str) -> Res<()> {
     bench.reference = None;
-    let options = bench
-        .hyper()?
-        .connect_options()
-        .with_database(&bench.db, CreateMode::DoNotCreate);
+    let options = pg_options(bench.hyper()?, &bench.db);
     bench.measure(rt, name, || Box::pin(pg_arrow(options.clone())))?;
     bench.reference = Some(options);
     Ok(())
@@ -502,12 +557,16 @@ fn pipeline(
         );
     }
     let opts = bench.grpc_options(best, bench.config()?)?;
-    bench.measure(rt, format!("gRPC {best_name} decode on another task"), || {
-        let opts = opts.clone();
-        Box::pin(async move {
-            grpc_decode_elsewhere(AsyncGrpcConnection::connect_with(&opts).await?).await
-        })
-    })?;
+    bench.measure(
+        rt,
+        format!("gRPC {best_name} decode on another task"),
+        || {
+            let opts = opts.clone();
+            Box::pin(async move {
+                grpc_decode_elsewhere(AsyncGrpcConnection::connect_with(&opts).await?).await
+            })
+        },
+    )?;
     Ok(())
 }
 
@@ -587,7 +646,9 @@ fn streams(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferMode) 
                         };
                         let range = (rows * i / n, rows * (i + 1) / n);
                         tasks.push(tokio::spawn(async move {
-                            grpc_arrow(conn, Some(range)).await.map_err(|e| e.to_string())
+                            grpc_arrow(conn, Some(range))
+                                .await
+                                .map_err(|e| e.to_string())
                         }));
                     }
                     let mut total = 0;
@@ -618,12 +679,16 @@ fn server_settings(mut bench: Bench, rt: &tokio::runtime::Runtime, best: Transfe
         let shown: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
         header(&format!(
             "hyperd {}",
-            if shown.is_empty() { "defaults".to_owned() } else { shown.join(" ") }
+            if shown.is_empty() {
+                "defaults".to_owned()
+            } else {
+                shown.join(" ")
+            }
         ));
         reference(&mut bench, rt, "PG wire query_arrow (reference)")?;
         for (mode, name) in MODES {
             // ASYNC and ADAPTIVE need persisted results.
-            if (mode != best && mode != TransferMode::Sync) || (!persist && mode != TransferMode::Sync) {
+            if mode != TransferMode::Sync && (mode != best || !persist) {
                 continue;
             }
             let opts = bench.grpc_options(mode, bench.config()?)?;
