@@ -509,6 +509,7 @@ fn modes(bench: &mut Bench, rt: &tokio::runtime::Runtime) -> Res<TransferMode> {
     reference(bench, rt, "PG wire query_arrow (reference)")?;
     let mut best = (f64::MAX, TransferMode::Adaptive);
     for (mode, name) in MODES {
+        bench.restart(&[])?;
         let opts = bench.grpc_options(mode, bench.config()?)?;
         let secs = bench.measure(rt, format!("gRPC {name} query_arrow"), || {
             let opts = opts.clone();
@@ -531,6 +532,7 @@ fn pipeline(
     best_name: &str,
 ) -> Res<()> {
     for (mode, name) in MODES {
+        bench.restart(&[])?;
         let opts = bench.grpc_options(mode, bench.config()?)?;
         let aligned = std::sync::Arc::new(std::sync::Mutex::new([0u64; 2]));
         bench.measure(rt, format!("gRPC {name} receive only (no decode)"), || {
@@ -574,9 +576,9 @@ fn pipeline(
 fn flow_control(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferMode) -> Res<()> {
     const KIB: u32 = 1 << 10;
     const MIB: u32 = 1 << 20;
-    let variants: Vec<(String, GrpcConfig)> = {
-        let base = bench.config()?;
-        let mut v = Vec::new();
+    type Tune = Box<dyn Fn(GrpcConfig) -> GrpcConfig>;
+    let variants: Vec<(String, Tune)> = {
+        let mut v: Vec<(String, Tune)> = Vec::new();
         for (stream, conn) in [
             (64 * KIB, 64 * KIB),
             (MIB, 2 * MIB),
@@ -586,32 +588,35 @@ fn flow_control(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferM
         ] {
             v.push((
                 format!("windows {} / {} KiB", stream / KIB, conn / KIB),
-                base.clone()
-                    .with_stream_window(stream)
-                    .with_connection_window(conn),
+                Box::new(move |c: GrpcConfig| {
+                    c.with_stream_window(stream).with_connection_window(conn)
+                }),
             ));
         }
         v.push((
             "adaptive window (from 64 KiB)".into(),
-            base.clone()
-                .with_stream_window(64 * KIB - 1)
-                .with_connection_window(64 * KIB - 1)
-                .with_adaptive_window(true),
+            Box::new(|c: GrpcConfig| {
+                c.with_stream_window(64 * KIB - 1)
+                    .with_connection_window(64 * KIB - 1)
+                    .with_adaptive_window(true)
+            }),
         ));
         v.push((
             "adaptive window (from 8 / 16 MiB)".into(),
-            base.clone().with_adaptive_window(true),
+            Box::new(|c: GrpcConfig| c.with_adaptive_window(true)),
         ));
         for frame in [64 * KIB, 256 * KIB, MIB, 16 * MIB - 1] {
             v.push((
                 format!("max frame size {} KiB", frame / KIB),
-                base.clone().with_max_frame_size(Some(frame)),
+                Box::new(move |c: GrpcConfig| c.with_max_frame_size(Some(frame))),
             ));
         }
         v
     };
-    for (name, config) in variants {
-        let opts = bench.grpc_options(best, config)?;
+    for (name, tune) in variants {
+        // A fresh server per variant: its persisted results go with it.
+        bench.restart(&[])?;
+        let opts = bench.grpc_options(best, tune(bench.config()?))?;
         bench.measure(rt, name, || {
             let opts = opts.clone();
             Box::pin(async move {
@@ -624,13 +629,14 @@ fn flow_control(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferM
 
 /// N queries over id ranges at once: on one channel, and on N channels.
 fn streams(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferMode) -> Res<()> {
-    let opts = bench.grpc_options(best, bench.config()?)?;
     let rows = bench.rows;
     for n in [1u64, 2, 4] {
         for shared in [true, false] {
             if n == 1 && !shared {
                 continue;
             }
+            bench.restart(&[])?;
+            let opts = bench.grpc_options(best, bench.config()?)?;
             let what = if shared { "1 channel" } else { "N channels" };
             let opts = opts.clone();
             bench.measure(rt, format!("{n} streams, {what}"), move || {
