@@ -22,12 +22,6 @@ use crate::error::{Error, Result};
 /// "header x-hyperdb-query-id is missing").
 pub const QUERY_ID_HEADER: &str = "x-hyperdb-query-id";
 
-/// HTTP/2 flow-control windows. hyperd sends ~4 MiB messages; with the
-/// 64 KiB protocol default every message would stall on window updates.
-/// These also bound what is buffered per stream and per connection.
-const STREAM_WINDOW: u32 = 8 << 20;
-const CONNECTION_WINDOW: u32 = 16 << 20;
-
 /// An async client for hyperd's `HyperService`.
 ///
 /// Cheap to clone (clones share the HTTP/2 connection); queries may run
@@ -74,11 +68,14 @@ impl GrpcClient {
     /// cannot be reached or its certificate is not trusted.
     pub async fn connect(config: &GrpcConfig) -> Result<GrpcClient> {
         let context = || format!("connecting to {}", config.uri);
+        config.check_http2()?;
         let mut endpoint = Endpoint::from_shared(config.uri.clone())
             .map_err(|e| transport_error(&context(), e))?
             .tcp_nodelay(true)
-            .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW);
+            .initial_stream_window_size(config.stream_window)
+            .initial_connection_window_size(config.connection_window)
+            .http2_adaptive_window(config.adaptive_window)
+            .max_frame_size(config.max_frame_size);
         if let Some(timeout) = config.connect_timeout {
             endpoint = endpoint.connect_timeout(timeout);
         }

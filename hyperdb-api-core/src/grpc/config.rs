@@ -11,6 +11,23 @@ use crate::error::{Error, Result};
 /// exceed that, so the limit is well above.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
 
+/// HTTP/2 per-stream receive window by default. hyperd sends ~4 MiB
+/// messages; with the 64 KiB protocol default every message would stall on
+/// window updates. The windows also bound what is buffered per stream and
+/// per connection.
+pub const DEFAULT_STREAM_WINDOW: u32 = 8 << 20;
+
+/// HTTP/2 connection receive window by default (all streams together).
+pub const DEFAULT_CONNECTION_WINDOW: u32 = 16 << 20;
+
+/// The smallest window accepted: the HTTP/2 default (RFC 9113, 6.9.2).
+const MIN_WINDOW: u32 = 65_535;
+/// The largest window HTTP/2 allows (2^31 - 1).
+const MAX_WINDOW: u32 = (1 << 31) - 1;
+/// The frame size limits of HTTP/2 (RFC 9113, 6.5.2).
+const MIN_FRAME_SIZE: u32 = 16_384;
+const MAX_FRAME_SIZE: u32 = (1 << 24) - 1;
+
 /// How to connect to a `HyperService`.
 ///
 /// Endpoints are URIs: `http://HOST:PORT` (plain HTTP/2), `https://HOST:PORT`
@@ -28,6 +45,10 @@ pub struct GrpcConfig {
     pub(crate) query_timeout: Option<Duration>,
     pub(crate) max_message_size: usize,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) stream_window: u32,
+    pub(crate) connection_window: u32,
+    pub(crate) adaptive_window: bool,
+    pub(crate) max_frame_size: Option<u32>,
 }
 
 impl GrpcConfig {
@@ -62,6 +83,10 @@ impl GrpcConfig {
             query_timeout: None,
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             headers: Vec::new(),
+            stream_window: DEFAULT_STREAM_WINDOW,
+            connection_window: DEFAULT_CONNECTION_WINDOW,
+            adaptive_window: false,
+            max_frame_size: None,
         })
     }
 
@@ -129,6 +154,71 @@ impl GrpcConfig {
     }
 }
 
+impl GrpcConfig {
+    /// The HTTP/2 receive window of each stream (one query's result), in
+    /// bytes ([`DEFAULT_STREAM_WINDOW`] by default): how much hyperd may
+    /// send before the client acknowledges. From 65,535 (the HTTP/2
+    /// default) to 2^31 - 1; other values fail [`GrpcClient::connect`]
+    /// with a config error naming the value.
+    ///
+    /// [`GrpcClient::connect`]: super::GrpcClient::connect
+    pub fn with_stream_window(mut self, bytes: u32) -> Self {
+        self.stream_window = bytes;
+        self
+    }
+
+    /// The HTTP/2 receive window of the connection (all streams
+    /// together), in bytes ([`DEFAULT_CONNECTION_WINDOW`] by default); the
+    /// same limits as [`GrpcConfig::with_stream_window`].
+    pub fn with_connection_window(mut self, bytes: u32) -> Self {
+        self.connection_window = bytes;
+        self
+    }
+
+    /// HTTP/2 adaptive flow control (BDP estimation; off by default): the
+    /// windows then grow with the measured bandwidth-delay product and the
+    /// configured ones are only the start.
+    pub fn with_adaptive_window(mut self, on: bool) -> Self {
+        self.adaptive_window = on;
+        self
+    }
+
+    /// The largest HTTP/2 DATA frame the server may send, in bytes
+    /// (`None`, the default, keeps the protocol's 16,384). From 16,384 to
+    /// 2^24 - 1; other values fail [`GrpcClient::connect`] with a config
+    /// error naming the value.
+    ///
+    /// [`GrpcClient::connect`]: super::GrpcClient::connect
+    pub fn with_max_frame_size(mut self, bytes: Option<u32>) -> Self {
+        self.max_frame_size = bytes;
+        self
+    }
+
+    /// Checks the HTTP/2 settings against the protocol's limits (the h2
+    /// crate panics on values outside them).
+    pub(crate) fn check_http2(&self) -> Result<()> {
+        for (what, value) in [
+            ("stream window", self.stream_window),
+            ("connection window", self.connection_window),
+        ] {
+            if !(MIN_WINDOW..=MAX_WINDOW).contains(&value) {
+                return Err(Error::config(format!(
+                    "gRPC {what} of {value} bytes: must be from {MIN_WINDOW} to {MAX_WINDOW}"
+                )));
+            }
+        }
+        if let Some(size) = self.max_frame_size {
+            if !(MIN_FRAME_SIZE..=MAX_FRAME_SIZE).contains(&size) {
+                return Err(Error::config(format!(
+                    "gRPC max frame size of {size} bytes: must be from {MIN_FRAME_SIZE} \
+                     to {MAX_FRAME_SIZE}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl FromStr for GrpcConfig {
     type Err = Error;
 
@@ -148,6 +238,10 @@ impl fmt::Debug for GrpcConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("query_timeout", &self.query_timeout)
             .field("max_message_size", &self.max_message_size)
+            .field("stream_window", &self.stream_window)
+            .field("connection_window", &self.connection_window)
+            .field("adaptive_window", &self.adaptive_window)
+            .field("max_frame_size", &self.max_frame_size)
             .field(
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -169,6 +263,30 @@ mod tests {
         assert!(c.is_tls());
         assert!(GrpcConfig::new("127.0.0.1:7484").is_err());
         assert!(GrpcConfig::new("http://").is_err());
+    }
+
+    #[test]
+    fn http2_settings_are_checked() {
+        let c = GrpcConfig::new("http://h:1").expect("parse");
+        assert!(c.check_http2().is_ok());
+        let ok = c
+            .clone()
+            .with_stream_window(65_535)
+            .with_connection_window(MAX_WINDOW)
+            .with_adaptive_window(true)
+            .with_max_frame_size(Some(MAX_FRAME_SIZE));
+        assert!(ok.check_http2().is_ok());
+        for (bad, value) in [
+            (c.clone().with_stream_window(1000), "1000"),
+            (c.clone().with_stream_window(1 << 31), "2147483648"),
+            (c.clone().with_connection_window(0), " 0 "),
+            (c.clone().with_max_frame_size(Some(16_383)), "16383"),
+            (c.clone().with_max_frame_size(Some(1 << 24)), "16777216"),
+        ] {
+            let e = bad.check_http2().expect_err("out of range");
+            assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{e}");
+            assert!(e.to_string().contains(value.trim()), "{e}");
+        }
     }
 
     #[test]

@@ -28,7 +28,9 @@ mod query;
 mod result;
 
 pub use client::{GrpcCancelHandle, GrpcClient, QUERY_ID_HEADER};
-pub use config::{GrpcConfig, DEFAULT_MAX_MESSAGE_SIZE};
+pub use config::{
+    GrpcConfig, DEFAULT_CONNECTION_WINDOW, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_STREAM_WINDOW,
+};
 pub use error::status_to_error;
 pub use query::{GrpcDatabase, GrpcParameters, GrpcQuery, TransferMode};
 pub use result::GrpcResult;

@@ -395,6 +395,53 @@ fn query_timeout_ends_a_long_query_in_every_mode() {
     }
 }
 
+/// The HTTP/2 options take effect without changing what is read: a
+/// 300,000-row result (several messages) arrives whole in every mode with
+/// small windows, adaptive flow control and large frames; values outside
+/// HTTP/2's limits fail the connect with a config error naming the value.
+#[tokio::test]
+async fn http2_options_read_the_same_and_bad_values_are_refused() {
+    let sql = "SELECT i, i * 2 AS j FROM generate_series(1, 300000) g(i)";
+    let base = hyperdb_api::GrpcConfig::new(endpoint()).unwrap();
+    let tuned = [
+        base.clone()
+            .with_stream_window(65_535)
+            .with_connection_window(65_535),
+        base.clone().with_adaptive_window(true),
+        base.clone()
+            .with_stream_window(64 << 20)
+            .with_connection_window(128 << 20)
+            .with_max_frame_size(Some((1 << 24) - 1)),
+    ];
+    for config in tuned {
+        for mode in MODES {
+            let options = GrpcConnectOptions::new(config.clone()).with_transfer_mode(mode);
+            let c = AsyncGrpcConnection::connect_with(&options).await.unwrap();
+            let mut batches = c.query_arrow(sql).await.unwrap();
+            let (mut rows, mut sum) = (0usize, 0i64);
+            while let Some(batch) = batches.next().await {
+                let batch = batch.unwrap();
+                rows += batch.num_rows();
+                let j = batch.column(1).as_primitive::<Int32Type>();
+                sum += j.iter().map(|v| i64::from(v.unwrap())).sum::<i64>();
+            }
+            assert_eq!(rows, 300_000, "{mode:?} {config:?}");
+            assert_eq!(sum, 300_000 * 300_001, "{mode:?} {config:?}");
+        }
+    }
+    for (bad, value) in [
+        (base.clone().with_stream_window(65_534), "65534"),
+        (base.clone().with_connection_window(u32::MAX), "4294967295"),
+        (base.clone().with_max_frame_size(Some(1024)), "1024"),
+    ] {
+        let e = AsyncGrpcConnection::connect_with(&GrpcConnectOptions::new(bad))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
+        assert!(e.to_string().contains(value), "{e}");
+    }
+}
+
 /// A result dropped half-read leaves the connection usable.
 #[test]
 fn dropping_a_result_early_is_fine() {
@@ -565,9 +612,19 @@ fn persisted_grpc_results_go_with_the_server() {
         "no {prefix}* in the private directory {}",
         private.display()
     );
-    assert!(!in_dir(&std::env::temp_dir()), "{prefix}* in the system temp dir");
+    assert!(
+        !in_dir(&std::env::temp_dir()),
+        "{prefix}* in the system temp dir"
+    );
     drop(c);
     drop(hyper);
-    assert!(!private.exists(), "{} outlived the server", private.display());
-    assert!(!in_dir(&std::env::temp_dir()), "{prefix}* left in the system temp dir");
+    assert!(
+        !private.exists(),
+        "{} outlived the server",
+        private.display()
+    );
+    assert!(
+        !in_dir(&std::env::temp_dir()),
+        "{prefix}* left in the system temp dir"
+    );
 }
