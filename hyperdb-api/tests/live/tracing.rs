@@ -130,9 +130,47 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
+/// A subscriber that is nobody's default and only keeps callsites asked
+/// (`Interest::sometimes`). tracing caches each callsite's interest
+/// process-wide, computed once when the callsite is first hit; with a
+/// single dispatcher registered it is computed from the hitting thread's
+/// default. A parallel test's thread without a subscriber then cached
+/// `never` for a statement span, and a capture installed on another
+/// thread saw nothing (seen: `abandoned`'s async test, run beside
+/// `async_drop`). With this one registered too, the interest is the union
+/// over every live dispatcher, and each call asks its own thread's.
+struct Anchor;
+
+impl Subscriber for Anchor {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// Registers [`Anchor`] once, before any capture's own dispatcher.
+fn anchor() {
+    static ANCHOR: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    ANCHOR.get_or_init(|| tracing::Dispatch::new(Anchor));
+}
+
 impl Capture {
     /// Runs `f` with this layer (under `filter`) as the thread's subscriber.
     fn run_filtered<T>(&self, filter: LevelFilter, f: impl FnOnce() -> T) -> T {
+        anchor();
         let subscriber = tracing_subscriber::registry().with(self.clone().with_filter(filter));
         tracing::subscriber::with_default(subscriber, f)
     }
@@ -144,6 +182,7 @@ impl Capture {
     /// Makes this layer the thread's subscriber until the guard drops
     /// (async tests on a current-thread runtime).
     pub(crate) fn install(&self) -> tracing::subscriber::DefaultGuard {
+        anchor();
         tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
     }
 
