@@ -84,21 +84,12 @@ impl AsyncConnection {
         trace.result(connected)
     }
 
-    /// Starts the trace of statement `sql` (see `trace.rs`).
+    /// Starts the trace of statement `sql` (see `trace.rs`); also for
+    /// statements this crate runs through [`client`](Self::client) (an
+    /// insert's COPY, a shared stream's read).
     #[inline]
-    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+    pub(crate) fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
         StatementTrace::start(call, sql, params, self.slow)
-    }
-
-    /// The trace of a statement run by this crate through [`client`](Self::client)
-    /// (an insert's COPY, a binding's read).
-    pub(crate) fn statement_trace(
-        &self,
-        call: &'static str,
-        sql: &str,
-        params: usize,
-    ) -> StatementTrace {
-        self.trace(call, sql, params)
     }
 
     /// Runs one SQL statement; returns the affected row count (0 for DDL).

@@ -72,9 +72,11 @@ impl Connection {
         trace.result(connected)
     }
 
-    /// Starts the trace of statement `sql` (see `trace.rs`).
+    /// Starts the trace of statement `sql` (see `trace.rs`); also for
+    /// statements this crate runs through [`client`](Self::client) (an
+    /// insert's COPY, a shared stream's read).
     #[inline]
-    fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
+    pub(crate) fn trace(&self, call: &'static str, sql: &str, params: usize) -> StatementTrace {
         StatementTrace::start(call, sql, params, self.slow)
     }
 
@@ -441,17 +443,6 @@ impl Connection {
     /// [`ConnectOptions::with_slow_statement_threshold`] of this connection.
     pub(crate) fn slow_statement_threshold(&self) -> Option<Duration> {
         self.slow
-    }
-
-    /// The trace of a statement run by this crate through [`client`](Self::client)
-    /// (an insert's COPY).
-    pub(crate) fn statement_trace(
-        &self,
-        call: &'static str,
-        sql: &str,
-        params: usize,
-    ) -> StatementTrace {
-        self.trace(call, sql, params)
     }
 }
 

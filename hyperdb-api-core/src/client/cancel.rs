@@ -2,6 +2,7 @@
 //! socket, as the protocol requires, with the same TLS as the connection.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -21,8 +22,10 @@ use crate::protocol::BackendKey;
 /// `CancelRequest` inside TLS as well, measured).
 #[derive(Clone, Debug)]
 pub struct CancelHandle {
-    /// Where and how to connect; its `Debug` redacts the password.
-    config: Config,
+    /// Where and how to connect; its `Debug` redacts the password. Shared:
+    /// a shared stream takes a handle per query, which copied the whole
+    /// config (strings, parameters, root certificates) each time.
+    config: Arc<Config>,
     /// Redacted by `Debug`.
     key: BackendKey,
 }
@@ -33,7 +36,7 @@ impl CancelHandle {
     pub(crate) fn for_config(config: &Config, key: Option<(i32, i32)>) -> CancelHandle {
         let (process_id, secret_key) = key.unwrap_or((0, 0));
         CancelHandle {
-            config: config.clone(),
+            config: Arc::new(config.clone()),
             key: BackendKey {
                 process_id,
                 secret_key,

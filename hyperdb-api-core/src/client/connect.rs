@@ -2,6 +2,7 @@
 //! `SslMode` asks. A connection and its cancel requests open theirs here
 //! alike (libpq negotiates TLS on the cancel connection too).
 
+#[cfg(feature = "tls")]
 use std::time::Instant;
 
 use crate::client::config::Config;
@@ -14,19 +15,16 @@ use crate::error::Result;
 /// connect timeout.
 pub(crate) fn open(config: &Config) -> Result<Socket> {
     let negotiation = config.tls_negotiation()?;
-    let started = Instant::now();
+    #[cfg(feature = "tls")]
+    let deadline = config.connect_timeout.map(|t| Instant::now() + t);
     let socket = Socket::connect(&config.endpoint, &config.socket, config.connect_timeout)?;
     match (negotiation, socket) {
         #[cfg(feature = "tls")]
         (Some(mode), Socket::Tcp(tcp)) => {
-            let deadline = config.connect_timeout.map(|t| started + t);
             crate::client::tls::negotiate(tcp, config, mode, deadline)
         }
         // `tls_negotiation` asks for none on a Unix socket or without TLS support.
-        (_, socket) => {
-            let _ = started;
-            Ok(socket)
-        }
+        (_, socket) => Ok(socket),
     }
 }
 
@@ -44,13 +42,10 @@ pub(crate) async fn open_async(config: &Config) -> Result<AsyncSocket> {
             (_, socket) => Ok(socket),
         }
     };
-    match config.connect_timeout {
-        Some(t) => tokio::time::timeout(t, connect).await.map_err(|_| {
-            crate::error::Error::timeout(format!(
-                "connecting to {}: timed out after {t:?}",
-                config.endpoint
-            ))
-        })?,
-        None => connect.await,
-    }
+    crate::client::tokio_socket::within_connect_timeout(
+        &config.endpoint,
+        config.connect_timeout,
+        connect,
+    )
+    .await
 }

@@ -63,12 +63,22 @@ impl AsyncSocket {
                 }
             }
         };
-        match timeout {
-            Some(t) => tokio::time::timeout(t, connect).await.map_err(|_| {
-                Error::timeout(format!("connecting to {endpoint}: timed out after {t:?}"))
-            })?,
-            None => connect.await,
-        }
+        within_connect_timeout(endpoint, timeout, connect).await
+    }
+}
+
+/// `connect` (a connect to `endpoint`, and whatever the caller adds to it,
+/// such as TLS) given `timeout` at most, else a timeout error naming both.
+pub(crate) async fn within_connect_timeout<T>(
+    endpoint: &Endpoint,
+    timeout: Option<Duration>,
+    connect: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, connect).await.map_err(|_| {
+            Error::timeout(format!("connecting to {endpoint}: timed out after {t:?}"))
+        })?,
+        None => connect.await,
     }
 }
 

@@ -202,7 +202,7 @@ macro_rules! open_fn {
                     }
                 }
 
-                let trace = conn.statement_trace("insert", &sql.copy, 0);
+                let trace = conn.trace("insert", &sql.copy, 0);
                 // A dropped transaction or inserter queued its end: settle
                 // it, so the status below is the server's.
                 if let Err(e) = conn.client().settle() $($aw)* {

@@ -45,7 +45,7 @@ pub(super) fn start_batches(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, RecordBatch>>> {
     Box::pin(async move {
-        let mut trace = conn.statement_trace("query_arrow", &q.sql, q.params.len());
+        let mut trace = conn.trace("query_arrow", &q.sql, q.params.len());
         let (client, book) = conn.route_parts();
         if !plain(&q) {
             let batches = RowBatches::start(client, None, &q.sql, &q.params, trace).await?;
@@ -78,7 +78,7 @@ pub(super) fn start_ipc(
     q: Query,
 ) -> BoxFuture<'_, Result<Started<'_, Bytes>>> {
     Box::pin(async move {
-        let mut trace = conn.statement_trace("query_arrow_ipc", &q.sql, q.params.len());
+        let mut trace = conn.trace("query_arrow_ipc", &q.sql, q.params.len());
         let (client, book) = conn.route_parts();
         let key = key(&q.sql);
         let routed = plain(&q);
