@@ -9,7 +9,7 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
-use super::session::{rustls_error, Plaintext, TlsSession};
+use super::session::{Plaintext, TlsSession};
 use crate::client::config::Config;
 use crate::client::tokio_socket::AsyncSocket;
 use crate::client::TlsInfo;
@@ -41,15 +41,10 @@ pub(crate) async fn negotiate_async(
         .await
         .map_err(|e| Error::io(format!("sending SSLRequest to {endpoint}"), e))?;
     // Exactly one byte: see `SslAnswer::parse`.
-    let answer = tcp.read_u8().await.map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => Error::closed(format!(
-            "{endpoint} closed the connection instead of answering SSLRequest"
-        )),
-        _ => Error::io(
-            format!("reading the answer to SSLRequest from {endpoint}"),
-            e,
-        ),
-    })?;
+    let answer = tcp
+        .read_u8()
+        .await
+        .map_err(|e| super::answer_error(endpoint, e))?;
     if !mode.on_answer(SslAnswer::parse(answer)?)? {
         return Ok(AsyncSocket::Tcp(tcp));
     }
@@ -58,33 +53,31 @@ pub(crate) async fn negotiate_async(
         .map_err(|e| super::handshake_error(config, mode, e))?;
     let stream = handshake(tcp, session)
         .await
-        .map_err(|e| match rustls_error(&e) {
-            Some(tls) => super::handshake_error(config, mode, tls),
-            None => Error::io(format!("TLS handshake with {endpoint}"), e),
-        })?;
+        .map_err(|e| super::handshake_failure(config, mode, e))?;
     Ok(AsyncSocket::Tls(Box::new(stream)))
 }
 
 async fn handshake(mut tcp: TcpStream, mut session: TlsSession) -> io::Result<AsyncTlsStream> {
     loop {
-        tcp.write_all(session.pending()).await?;
-        let n = session.pending().len();
-        session.sent(n);
+        send_pending(&mut tcp, &mut session).await?;
         if session.advance_handshake()? {
-            tcp.write_all(session.pending()).await?;
-            let n = session.pending().len();
-            session.sent(n);
+            send_pending(&mut tcp, &mut session).await?;
             return Ok(AsyncTlsStream { tcp, session });
         }
         let n = tcp.read(session.recv_buf()).await?;
         session.received(n);
         if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the server closed the connection during the TLS handshake",
-            ));
+            return Err(super::closed_in_handshake());
         }
     }
+}
+
+/// Writes the session's queued handshake bytes.
+async fn send_pending(tcp: &mut TcpStream, session: &mut TlsSession) -> io::Result<()> {
+    tcp.write_all(session.pending()).await?;
+    let n = session.pending().len();
+    session.sent(n);
+    Ok(())
 }
 
 impl AsyncTlsStream {

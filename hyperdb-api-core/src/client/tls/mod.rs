@@ -151,6 +151,36 @@ pub(crate) fn server_name(config: &Config) -> Result<ServerName<'static>> {
     })
 }
 
+/// Reading the server's one-byte answer to `SSLRequest` failed.
+pub(crate) fn answer_error(endpoint: &Endpoint, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::closed(format!(
+            "{endpoint} closed the connection instead of answering SSLRequest"
+        )),
+        _ => Error::io(
+            format!("reading the answer to SSLRequest from {endpoint}"),
+            e,
+        ),
+    }
+}
+
+/// The handshake's I/O failed: rustls's own refusal as
+/// [`handshake_error`], anything else as I/O.
+pub(crate) fn handshake_failure(config: &Config, mode: SslMode, e: std::io::Error) -> Error {
+    match session::rustls_error(&e) {
+        Some(tls) => handshake_error(config, mode, tls),
+        None => Error::io(format!("TLS handshake with {}", config.endpoint), e),
+    }
+}
+
+/// The server hung up in the middle of the handshake.
+fn closed_in_handshake() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        "the server closed the connection during the TLS handshake",
+    )
+}
+
 /// A failed handshake as an [`ErrorKind::Tls`](crate::error::ErrorKind::Tls)
 /// error that says what was refused and what to do about it, keeping
 /// rustls's error as the source.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
-use super::session::{rustls_error, Plaintext, TlsSession};
+use super::session::{Plaintext, TlsSession};
 use crate::client::config::Config;
 use crate::client::socket::Socket;
 use crate::client::TlsInfo;
@@ -51,15 +51,8 @@ pub(crate) fn negotiate(
         .map_err(|e| Error::io(format!("sending SSLRequest to {endpoint}"), e))?;
     // Exactly one byte: see `SslAnswer::parse`.
     let mut answer = [0u8; 1];
-    tcp.read_exact(&mut answer).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => Error::closed(format!(
-            "{endpoint} closed the connection instead of answering SSLRequest"
-        )),
-        _ => Error::io(
-            format!("reading the answer to SSLRequest from {endpoint}"),
-            e,
-        ),
-    })?;
+    tcp.read_exact(&mut answer)
+        .map_err(|e| super::answer_error(endpoint, e))?;
     if !mode.on_answer(SslAnswer::parse(answer[0])?)? {
         set_timeouts(&tcp, None)?;
         return Ok(Socket::Tcp(tcp));
@@ -67,10 +60,7 @@ pub(crate) fn negotiate(
 
     let session = TlsSession::new(tls, name, config.socket.read_window)
         .map_err(|e| super::handshake_error(config, mode, e))?;
-    let stream = handshake(tcp, session).map_err(|e| match rustls_error(&e) {
-        Some(tls) => super::handshake_error(config, mode, tls),
-        None => Error::io(format!("TLS handshake with {endpoint}"), e),
-    })?;
+    let stream = handshake(tcp, session).map_err(|e| super::handshake_failure(config, mode, e))?;
     set_timeouts(&stream.tcp, None)?;
     Ok(Socket::Tls(Box::new(stream)))
 }
@@ -85,10 +75,7 @@ fn handshake(mut tcp: TcpStream, mut session: TlsSession) -> io::Result<TlsStrea
         let n = read_retrying(&mut tcp, session.recv_buf())?;
         session.received(n);
         if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the server closed the connection during the TLS handshake",
-            ));
+            return Err(super::closed_in_handshake());
         }
     }
 }
