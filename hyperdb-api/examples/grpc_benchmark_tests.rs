@@ -110,7 +110,6 @@ struct Bench {
     db: PathBuf,
     /// `None` only while one server is replaced by the next.
     hyper: Option<HyperProcess>,
-    figures: Vec<Figure>,
     /// The PG-wire `query_arrow` run each measured run is paired with.
     reference: Option<hyperdb_api::ConnectOptions>,
 }
@@ -234,7 +233,6 @@ impl Bench {
             share: ratios.get(ratios.len() / 2).copied(),
         };
         print(&figure);
-        self.figures.push(figure);
         Ok(secs)
     }
 }
@@ -429,7 +427,6 @@ fn run_all(rows: u64, reps: usize, db: &Path, server_sizes: bool) -> Res<()> {
         reps,
         db: db.to_owned(),
         hyper: Some(hyper),
-        figures: Vec::new(),
         reference: None,
     };
     let rt = runtime(true)?;

@@ -101,10 +101,11 @@ fn scan(conn: &mut Connection, rows: i64) -> hyperdb_api::Result<f64> {
         let _: Option<f64> = row.try_get(2)?;
         let _: Option<i64> = row.try_get(3)?;
     }
+    let secs = start.elapsed().as_secs_f64();
     assert_eq!(n, rows, "row count");
     assert_eq!(
         check,
         rows * (rows - 1) / 2 + (0..rows).map(|i| i % 10).sum::<i64>()
     );
-    Ok(start.elapsed().as_secs_f64())
+    Ok(secs)
 }

@@ -159,8 +159,9 @@ fn scan(conn: &mut Connection, rows: i64) -> hyperdb_api::Result<f64> {
         let _: Option<f64> = row.try_get(2)?;
         let _: Option<i64> = row.try_get(3)?;
     }
+    let secs = start.elapsed().as_secs_f64();
     assert_eq!(check, expected(rows));
-    Ok(start.elapsed().as_secs_f64())
+    Ok(secs)
 }
 
 async fn scan_async(conn: &mut AsyncConnection, rows: i64) -> hyperdb_api::Result<f64> {
@@ -174,8 +175,9 @@ async fn scan_async(conn: &mut AsyncConnection, rows: i64) -> hyperdb_api::Resul
         let _: Option<f64> = row.try_get(2)?;
         let _: Option<i64> = row.try_get(3)?;
     }
+    let secs = start.elapsed().as_secs_f64();
     assert_eq!(check, expected(rows));
-    Ok(start.elapsed().as_secs_f64())
+    Ok(secs)
 }
 
 /// The scan as Arrow record batches; returns seconds.

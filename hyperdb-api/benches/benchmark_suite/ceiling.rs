@@ -118,9 +118,10 @@ impl Drained {
 
 /// A bare socket after the client's handshake: requests are written and
 /// replies framed by hand, so a drain costs only what hyperd and the kernel
-/// cost. Kept open across drains, as a client keeps its connection: a
-/// fresh session per statement would add its first-statement costs to
-/// short queries.
+/// cost. The mix keeps one open across its drains, as a client keeps its
+/// connection: a fresh session per statement would add its first-statement
+/// costs to short queries. The full scans open one per drain ([`drain_sql`]),
+/// untimed, where a first-statement cost is lost in the scan.
 pub struct RawConn {
     sock: Socket,
     buf: BytesMut,

@@ -269,13 +269,20 @@ impl Answer {
     }
 }
 
-/// Fails with both values when `got` is not `want`.
-pub fn verify(what: &str, got: &Answer, want: &Answer) -> Result<()> {
+/// Fails with both values when `got` is not `want` (every workload's
+/// check ends here).
+pub fn verify_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: &T, want: &T) -> Result<()> {
     if got != want {
         return Err(
             format!("{what}: wrong result\n  got:      {got:?}\n  expected: {want:?}").into(),
         );
     }
+    Ok(())
+}
+
+/// [`verify_eq`], and no row differing from the row formula.
+pub fn verify(what: &str, got: &Answer, want: &Answer) -> Result<()> {
+    verify_eq(what, got, want)?;
     if let Answer::Scan(c) = got {
         if c.bad != 0 {
             return Err(format!("{what}: {} rows differ from the row formula", c.bad).into());
@@ -313,7 +320,15 @@ pub fn verify_table(conn: &mut hyperdb_api::Connection, table: &str, span: Span)
 
 /// `DROP TABLE IF EXISTS` + `CREATE TABLE` for the benchmark schema.
 pub fn recreate(conn: &mut hyperdb_api::Connection, name: &str) -> Result<TableDefinition> {
-    let table = table(name);
+    recreate_as(conn, name, table(name))
+}
+
+/// `DROP TABLE IF EXISTS` + `CREATE TABLE` of `table`, named `name`.
+pub fn recreate_as(
+    conn: &mut hyperdb_api::Connection,
+    name: &str,
+    table: TableDefinition,
+) -> Result<TableDefinition> {
     conn.execute_command(&format!("DROP TABLE IF EXISTS {}", ident(name)?))?;
     conn.execute_command(&table.create_table_sql(false)?)?;
     Ok(table)

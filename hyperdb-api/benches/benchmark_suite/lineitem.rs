@@ -306,7 +306,7 @@ fn timed(
     let start = Instant::now();
     let got = read(env.conn, &sql)?;
     let secs = start.elapsed().as_secs_f64();
-    li::verify("lineitem full scan", &got, &Check::expected(env.span()))?;
+    crate::data::verify_eq("lineitem full scan", &got, &Check::expected(env.span()))?;
     Ok(secs)
 }
 
@@ -378,7 +378,7 @@ where
     for part in &parts {
         check.merge(part);
     }
-    li::verify("lineitem full scan", &check, &Check::expected(env.span()))?;
+    crate::data::verify_eq("lineitem full scan", &check, &Check::expected(env.span()))?;
     Ok(secs)
 }
 

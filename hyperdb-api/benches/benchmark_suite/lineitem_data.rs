@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 use hyperdb_api::types::{Date, Numeric, SqlType, ToHyperBinary};
 use hyperdb_api::{Connection, Row, TableDefinition};
 
-use crate::data::{ident, Result, Span};
+use crate::data::{ident, recreate_as, verify_eq, Result, Span};
 
 /// The base table; per-worker tables are `lineitem_{i}`.
 pub const TABLE: &str = "lineitem";
@@ -409,16 +409,6 @@ pub fn cents_of(n: Numeric) -> i64 {
     }
 }
 
-/// Fails with both values when `got` is not `want`, or has bad rows.
-pub fn verify(what: &str, got: &Check, want: &Check) -> Result<()> {
-    if got != want {
-        return Err(
-            format!("{what}: wrong result\n  got:      {got:?}\n  expected: {want:?}").into(),
-        );
-    }
-    Ok(())
-}
-
 /// Checks what the server stored in `table` against `span` (untimed):
 /// sums computed by SQL, and every column of every row compared with
 /// [`EXPRS`] over `l_orderkey`.
@@ -454,20 +444,14 @@ pub fn verify_table(conn: &mut Connection, table: &str, span: Span) -> Result<()
         bad: sum(5)? as u64,
     };
     drop(rows);
-    let want = Stored::expected(span);
-    if got != want {
-        return Err(format!(
-            "stored rows of {table}: wrong result\n  got:      {got:?}\n  expected: {want:?}"
-        )
-        .into());
-    }
-    Ok(())
+    verify_eq(
+        &format!("stored rows of {table}"),
+        &got,
+        &Stored::expected(span),
+    )
 }
 
 /// `DROP TABLE IF EXISTS` + `CREATE TABLE` for `lineitem`.
 pub fn recreate(conn: &mut Connection, name: &str) -> Result<TableDefinition> {
-    let table = table(name);
-    conn.execute_command(&format!("DROP TABLE IF EXISTS {}", ident(name)?))?;
-    conn.execute_command(&table.create_table_sql(false)?)?;
-    Ok(table)
+    recreate_as(conn, name, table(name))
 }

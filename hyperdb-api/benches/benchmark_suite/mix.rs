@@ -266,13 +266,7 @@ pub struct Digest {
 impl Digest {
     /// Checks `self` against `want`.
     pub fn verify(&self, what: &str, want: &Digest) -> Result<()> {
-        if self != want {
-            return Err(format!(
-                "{what}: wrong result\n  got:      {self:?}\n  expected: {want:?}"
-            )
-            .into());
-        }
-        Ok(())
+        crate::data::verify_eq(what, self, want)
     }
 
     /// Folds one row, decoding every value by its column's type.

@@ -269,7 +269,8 @@ pub fn write(
     peaks: &Peaks,
 ) -> Result<[PathBuf; 3]> {
     let points = points(records, peaks);
-    println!("{}", markdown(host, settings, sizes, &points));
+    let md_text = markdown(host, settings, sizes, &points);
+    println!("{md_text}");
     let mut name = stem.file_name().unwrap_or_default().to_owned();
     name.push("_scale");
     let stem = stem.with_file_name(name);
@@ -278,7 +279,7 @@ pub fn write(
         stem.with_extension("json"),
         stem.with_extension("svg"),
     );
-    report::write(&md, &markdown(host, settings, sizes, &points))?;
+    report::write(&md, &md_text)?;
     let text = serde_json::to_string_pretty(&json(host, settings, records, sizes, &points))?;
     report::write(&json_path, &(text + "\n"))?;
     let title = format!(
