@@ -10,8 +10,8 @@
 use std::sync::OnceLock;
 
 use hyperdb_api::{
-    AsyncConnection, ConnectOptions, Connection, CreateMode, HyperProcess, HyperProcessOptions,
-    Listen, TableDefinition,
+    AsyncConnection, ConnectOptions, Connection, CreateMode, Error, HyperProcess,
+    HyperProcessOptions, Listen, Rows, TableDefinition,
 };
 
 /// The shared server with default options: a Unix socket in a private
@@ -167,4 +167,32 @@ pub fn within<T: Send + 'static>(
             Ok(()) => unreachable!("the runner sends before it returns"),
         },
     }
+}
+
+/// An error's SQLSTATE, or `"none"`.
+pub fn code(e: &Error) -> &str {
+    e.code().map_or("none", |c| c.code())
+}
+
+/// Types and raw HyperBinary values of a result.
+pub type Raw = (Vec<Option<String>>, Vec<Vec<Option<Vec<u8>>>>);
+
+/// A whole result as its column types and every value's raw bytes (what
+/// two read paths must agree on to the byte).
+pub fn types_and_raw(rows: Rows<'_>) -> Raw {
+    let types = rows
+        .schema()
+        .columns()
+        .iter()
+        .map(|c| c.sql_type().map(|t| t.to_string()))
+        .collect();
+    let values = rows
+        .map(|r| {
+            let r = r.unwrap();
+            (0..r.len())
+                .map(|i| r.raw(i).unwrap().map(<[u8]>::to_vec))
+                .collect()
+        })
+        .collect();
+    (types, values)
 }

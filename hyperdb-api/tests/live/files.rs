@@ -13,7 +13,7 @@ use hyperdb_api::files::{CopySource, CsvOptions, Encoding, FileFormat};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{Connection, Error, TableDefinition, TableName};
 
-use crate::common::{connect, connect_async, temp_dir};
+use crate::common::{code, connect, connect_async, temp_dir};
 
 type Person = (i32, Option<String>, Option<f64>);
 
@@ -43,10 +43,6 @@ fn read(conn: &mut Connection, table: &str) -> Vec<Person> {
 fn count(conn: &mut Connection, table: &str) -> i64 {
     conn.query_scalar(&format!("SELECT count(*) FROM \"{table}\""))
         .unwrap()
-}
-
-fn code(e: &Error) -> &str {
-    e.code().map_or("none", |c| c.code())
 }
 
 fn write(path: &Path, bytes: impl AsRef<[u8]>) -> PathBuf {

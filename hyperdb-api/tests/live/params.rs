@@ -224,9 +224,6 @@ async fn async_parameters_and_typed_rows() {
     );
 }
 
-/// Every field of every row, as raw bytes (None = NULL).
-type RawRows = Vec<Vec<Option<Vec<u8>>>>;
-
 /// `execute_query` serves plain queries from Arrow, `execute_query_params`
 /// from DataRows: the same values, types and errors either way.
 #[test]
@@ -247,23 +244,7 @@ fn both_row_paths_agree() {
          ''::text AS e, x::double precision AS f FROM t ORDER BY x",
     ];
     for sql in queries {
-        let read = |rows: hyperdb_api::Rows<'_>| -> (Vec<Option<String>>, RawRows) {
-            let types = rows
-                .schema()
-                .columns()
-                .iter()
-                .map(|c| c.sql_type().map(|t| t.to_string()))
-                .collect();
-            let values = rows
-                .map(|r| {
-                    let r = r.unwrap();
-                    (0..r.len())
-                        .map(|i| r.raw(i).unwrap().map(<[u8]>::to_vec))
-                        .collect()
-                })
-                .collect();
-            (types, values)
-        };
+        let read = crate::common::types_and_raw;
         let arrow = read(c.execute_query(sql).unwrap());
         let wire = read(c.execute_query_params(sql, &[]).unwrap());
         assert_eq!(arrow, wire, "{sql}");

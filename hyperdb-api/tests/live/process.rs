@@ -35,13 +35,13 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
-/// Waits up to `GONE_WITHIN` for `pid` to exit; returns how long it took.
-fn assert_gone(pid: u32) -> Duration {
+/// Waits up to `within` for `pid` to exit; returns how long it took.
+pub(crate) fn assert_gone(pid: u32, within: Duration) -> Duration {
     let start = Instant::now();
     while alive(pid) {
         assert!(
-            start.elapsed() < GONE_WITHIN,
-            "hyperd pid {pid} still running after {GONE_WITHIN:?}"
+            start.elapsed() < within,
+            "hyperd pid {pid} still running after {within:?}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -211,7 +211,7 @@ fn shutdown_stops_hyperd() {
     let t = Instant::now();
     server.shutdown(GONE_WITHIN).expect("shutdown");
     eprintln!("hyperd {pid} shut down in {:?}", t.elapsed());
-    assert_gone(pid);
+    assert_gone(pid, GONE_WITHIN);
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn drop_stops_hyperd_and_removes_the_socket_directory() {
     let t = Instant::now();
     drop(server);
     eprintln!("hyperd {pid} dropped in {:?}", t.elapsed());
-    assert_gone(pid);
+    assert_gone(pid, GONE_WITHIN);
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
 
@@ -298,7 +298,7 @@ fn killed_owner_leaves_no_hyperd() {
     assert!(alive(pid));
     child.kill().expect("SIGKILL the owner");
     child.wait().expect("reap the owner");
-    let took = assert_gone(pid);
+    let took = assert_gone(pid, GONE_WITHIN);
     eprintln!("hyperd {pid} exited {took:?} after its owner was killed");
 
     // Nobody ran the owner's destructors: its private directory is left

@@ -13,7 +13,7 @@
 use arrow_array::RecordBatch;
 use hyperdb_api::{AsyncConnection, Connection, ReadRoute, Rows, SharedConnection};
 
-use crate::common::{connect, connect_async, server, temp_dir};
+use crate::common::{connect, connect_async, server, temp_dir, types_and_raw, Raw};
 
 const BIG: i64 = 2_000_000;
 /// 10 rows of 3 columns from all of `big`.
@@ -47,27 +47,9 @@ fn make_tables(c: &mut Connection) {
     }
 }
 
-/// Types and raw HyperBinary values of a result.
-type Raw = (Vec<Option<String>>, Vec<Vec<Option<Vec<u8>>>>);
-
 /// The route `rows` took and its whole result.
 fn read(rows: Rows<'_>) -> (ReadRoute, Raw) {
-    let route = rows.read_route();
-    let types = rows
-        .schema()
-        .columns()
-        .iter()
-        .map(|c| c.sql_type().map(|t| t.to_string()))
-        .collect();
-    let values = rows
-        .map(|r| {
-            let r = r.unwrap();
-            (0..r.len())
-                .map(|i| r.raw(i).unwrap().map(<[u8]>::to_vec))
-                .collect()
-        })
-        .collect();
-    (route, (types, values))
+    (rows.read_route(), types_and_raw(rows))
 }
 
 /// The route and row count of a result read to its end.

@@ -27,15 +27,6 @@ fn make_big(dir: &tempfile::TempDir, file: &str) {
     c.close().unwrap();
 }
 
-/// The spans whose SQL is `sql`, in order.
-fn spans_of(capture: &Capture, sql: &str) -> Vec<SpanRec> {
-    capture
-        .statements()
-        .into_iter()
-        .filter(|s| s.get("db.statement") == Some(sql))
-        .collect()
-}
-
 /// `spans` are `n` closed, successful spans of `call`, `rows` rows each,
 /// with bytes received.
 fn assert_runs(spans: &[SpanRec], n: usize, call: &str, rows: u64) {
@@ -89,14 +80,14 @@ fn every_routed_run_is_one_span() {
         [ReadRoute::Arrow, ReadRoute::DataRows, ReadRoute::DataRows]
     );
     assert_eq!(refused_routes, [ReadRoute::DataRows, ReadRoute::DataRows]);
-    let agg = spans_of(&capture, AGG);
+    let agg = capture.statements_for(AGG);
     assert_runs(&agg[..3], 3, "execute_query", 10);
     assert_eq!(agg.len(), 4, "{agg:?}");
     let failed = &agg[3];
     assert!(failed.closed, "{failed:?}");
     assert_eq!(failed.field("outcome"), "error", "{failed:?}");
     assert_eq!(failed.field("sqlstate"), err.sqlstate(), "{failed:?}");
-    assert_runs(&spans_of(&capture, REFUSED), 2, "execute_query", 1);
+    assert_runs(&capture.statements_for(REFUSED), 2, "execute_query", 1);
 }
 
 /// The async connection: one span per run on either route, the refused
@@ -127,8 +118,8 @@ async fn async_routed_runs_are_one_span_each() {
             ReadRoute::DataRows
         ]
     );
-    assert_runs(&spans_of(&capture, AGG), 3, "execute_query", 10);
-    assert_runs(&spans_of(&capture, REFUSED), 1, "execute_query", 1);
+    assert_runs(&capture.statements_for(AGG), 3, "execute_query", 10);
+    assert_runs(&capture.statements_for(REFUSED), 1, "execute_query", 1);
 }
 
 /// The binding streams (`SharedConnection`): `query_arrow` and
@@ -175,6 +166,6 @@ async fn shared_routed_streams_are_one_span_each() {
             Some(ReadRoute::DataRows)
         ]
     );
-    assert_runs(&spans_of(&capture, AGG), 2, "query_arrow", 10);
-    assert_runs(&spans_of(&capture, REFUSED), 2, "query_arrow_ipc", 1);
+    assert_runs(&capture.statements_for(AGG), 2, "query_arrow", 10);
+    assert_runs(&capture.statements_for(REFUSED), 2, "query_arrow_ipc", 1);
 }

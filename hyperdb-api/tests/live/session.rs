@@ -12,11 +12,7 @@ use hyperdb_api::{
     Severity, TableDefinition, TableName,
 };
 
-use crate::common::{cancel_soon, connect, connect_async, server, temp_dir};
-
-fn code(e: &Error) -> &str {
-    e.code().map_or("none", |c| c.code())
-}
+use crate::common::{cancel_soon, code, connect, connect_async, server, temp_dir};
 
 fn count(conn: &mut Connection, table: &str) -> i64 {
     conn.query_scalar(&format!("SELECT count(*) FROM {table}"))

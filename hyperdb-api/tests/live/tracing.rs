@@ -196,13 +196,17 @@ impl Capture {
         c.spans.iter().filter(|s| s.name == name).cloned().collect()
     }
 
-    /// The one statement span whose SQL is `sql`.
-    fn statement(&self, sql: &str) -> SpanRec {
-        let found: Vec<SpanRec> = self
-            .statements()
+    /// The statement spans whose SQL is `sql`, in order.
+    pub(crate) fn statements_for(&self, sql: &str) -> Vec<SpanRec> {
+        self.statements()
             .into_iter()
             .filter(|s| s.get("db.statement") == Some(sql))
-            .collect();
+            .collect()
+    }
+
+    /// The one statement span whose SQL is `sql`.
+    fn statement(&self, sql: &str) -> SpanRec {
+        let found = self.statements_for(sql);
         assert_eq!(found.len(), 1, "spans for {sql}: {:?}", self.statements());
         found.into_iter().next().unwrap()
     }
@@ -398,11 +402,7 @@ fn parameter_values_are_never_recorded() {
     assert_eq!(failed.field("outcome"), "error", "{failed:?}");
     assert_eq!(failed.field("sqlstate"), "22P02", "{failed:?}");
     assert!(failed.field("error").contains("not recorded"), "{failed:?}");
-    let prepared: Vec<SpanRec> = capture
-        .statements()
-        .into_iter()
-        .filter(|s| s.get("db.statement") == Some(prepared_sql.as_str()))
-        .collect();
+    let prepared = capture.statements_for(&prepared_sql);
     assert_eq!(prepared.len(), 2, "prepare, then run: {prepared:?}");
     assert_ok(&prepared[0], "prepare", 0);
     assert_ok(&prepared[1], "query_prepared", 10);
@@ -576,11 +576,7 @@ async fn async_statements_are_traced() {
         2500,
     );
     assert_ok(&capture.statement("SELECT x FROM a"), "execute_query", 2500);
-    let params: Vec<SpanRec> = capture
-        .statements()
-        .into_iter()
-        .filter(|s| s.get("db.statement") == Some("SELECT x FROM a WHERE x > $1"))
-        .collect();
+    let params = capture.statements_for("SELECT x FROM a WHERE x > $1");
     assert_eq!(params.len(), 2, "{params:?}");
     assert_ok(&params[0], "execute_query_params", 500);
     assert_eq!(params[1].field("outcome"), "error", "{params:?}");

@@ -57,11 +57,7 @@ fn kill(server: &HyperProcess) {
         .status()
         .unwrap();
     assert!(status.success(), "kill -KILL {pid}: {status}");
-    let start = Instant::now();
-    while crate::process::alive(pid) {
-        assert!(start.elapsed() < Duration::from_secs(10), "{pid} survived");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    crate::process::assert_gone(pid, Duration::from_secs(10));
 }
 
 fn options(server: &HyperProcess, path: &Path, mode: CreateMode) -> ConnectOptions {
