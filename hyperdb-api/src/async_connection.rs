@@ -547,9 +547,9 @@ impl<'c> AsyncRows<'c> {
     ///
     /// A row of the block at hand is cloned here, before any await: going
     /// through `next_row`'s future passed every row through one more
-    /// future's output, and the caller stalled reading it back (10M-row
-    /// scan on one task: 0.63-0.67 s -> 0.45-0.54 s; `next_row`, which
-    /// lends the row, 0.31-0.36 s).
+    /// future's output, and the caller stalled reading it back (measured in
+    /// DEVELOPMENT.md, "Owned rows on the async side"). `next_row`, which
+    /// lends the row, stays the faster loop.
     pub async fn next(&mut self) -> Option<Result<Row>> {
         if self.cursor.advance() {
             return Some(match self.cursor.index_current() {

@@ -30,17 +30,31 @@ pub struct CancelHandle {
     key: BackendKey,
 }
 
+/// `key` as sent by the server; zeros before it has sent one.
+fn backend_key(key: Option<(i32, i32)>) -> BackendKey {
+    let (process_id, secret_key) = key.unwrap_or((0, 0));
+    BackendKey {
+        process_id,
+        secret_key,
+    }
+}
+
 impl CancelHandle {
     /// A handle for the connection `config` opened, once its backend key is
     /// known.
     pub(crate) fn for_config(config: &Config, key: Option<(i32, i32)>) -> CancelHandle {
-        let (process_id, secret_key) = key.unwrap_or((0, 0));
         CancelHandle {
             config: Arc::new(config.clone()),
-            key: BackendKey {
-                process_id,
-                secret_key,
-            },
+            key: backend_key(key),
+        }
+    }
+
+    /// The same connection's handle once the server sent its backend key:
+    /// the config is shared, not copied again.
+    pub(crate) fn with_key(&self, key: Option<(i32, i32)>) -> CancelHandle {
+        CancelHandle {
+            config: Arc::clone(&self.config),
+            key: backend_key(key),
         }
     }
 
@@ -103,5 +117,16 @@ mod tests {
         let mut expected = BytesMut::new();
         frontend::cancel_request(&mut expected, 7, 123_456_789);
         assert_eq!(handle.request(), expected, "the request still carries it");
+    }
+
+    #[test]
+    fn the_key_arrives_without_copying_the_config() {
+        let config = Config::new(Endpoint::tcp("localhost", 1));
+        let before = CancelHandle::for_config(&config, None);
+        let after = before.with_key(Some((7, 42)));
+        assert!(Arc::ptr_eq(&before.config, &after.config));
+        let mut expected = BytesMut::new();
+        frontend::cancel_request(&mut expected, 7, 42);
+        assert_eq!(after.request(), expected);
     }
 }

@@ -31,7 +31,7 @@ macro_rules! request_methods {
                 return Err(e);
             }
             self.state.deadline = None;
-            self.state.cancel = CancelHandle::for_config(config, self.state.session.backend_key());
+            self.state.cancel = self.state.cancel.with_key(self.state.session.backend_key());
             Ok(())
         }
 

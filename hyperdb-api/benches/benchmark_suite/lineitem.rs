@@ -14,7 +14,7 @@ use hyperdb_api::types::{Date, Numeric, ToHyperBinary};
 use hyperdb_api::{AsyncConnection, Connection, InsertFormat, TableDefinition};
 
 use crate::ceiling::{self, Drain};
-use crate::data::{Result, Schema, Span};
+use crate::data::{verify_eq, Result, Schema, Span};
 use crate::lineitem_data::{self as li, Check, Line};
 use crate::report::{Kind, Li};
 use crate::suite::Suite;
@@ -306,7 +306,7 @@ fn timed(
     let start = Instant::now();
     let got = read(env.conn, &sql)?;
     let secs = start.elapsed().as_secs_f64();
-    crate::data::verify_eq("lineitem full scan", &got, &Check::expected(env.span()))?;
+    verify_eq("lineitem full scan", &got, &Check::expected(env.span()))?;
     Ok(secs)
 }
 
@@ -378,7 +378,7 @@ where
     for part in &parts {
         check.merge(part);
     }
-    crate::data::verify_eq("lineitem full scan", &check, &Check::expected(env.span()))?;
+    verify_eq("lineitem full scan", &check, &Check::expected(env.span()))?;
     Ok(secs)
 }
 

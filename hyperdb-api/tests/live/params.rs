@@ -5,7 +5,7 @@ use hyperdb_api::{
     AsyncConnection, ConnectOptions, Connection, CreateMode, Error, FromRow, Row, RowValues,
 };
 
-use crate::common::{server, temp_dir};
+use crate::common::{server, temp_dir, types_and_raw};
 
 fn connect() -> Connection {
     Connection::connect_with(&ConnectOptions::new(server().endpoint().clone())).unwrap()
@@ -244,9 +244,8 @@ fn both_row_paths_agree() {
          ''::text AS e, x::double precision AS f FROM t ORDER BY x",
     ];
     for sql in queries {
-        let read = crate::common::types_and_raw;
-        let arrow = read(c.execute_query(sql).unwrap());
-        let wire = read(c.execute_query_params(sql, &[]).unwrap());
+        let arrow = types_and_raw(c.execute_query(sql).unwrap());
+        let wire = types_and_raw(c.execute_query_params(sql, &[]).unwrap());
         assert_eq!(arrow, wire, "{sql}");
     }
     // Wide DataRows held past the stream read what the lent rows read.
