@@ -17,8 +17,11 @@
 //! how many values came back; later runs take `DataRow`s (through the
 //! statement cache) when the values' extra cost as rows is below what the
 //! COPY costs, and Arrow otherwise. Every complete result updates the
-//! count, and one run in [`REPROBE_EVERY`] of a statement routed to
-//! `DataRow`s by its timing goes through Arrow again to refresh it.
+//! count, and a statement routed to `DataRow`s by its timing goes through
+//! Arrow again after [`REPROBE_EVERY`] runs to refresh it, then after twice
+//! as many each time the refresh confirms the route (up to
+//! [`MAX_REPROBE_EVERY`]): a statement that runs often pays for the refresh
+//! less and less.
 //!
 //! Values, types and errors are the same on both routes (`Rows` reads
 //! either; batch readers take the Arrow run's schema, nullability
@@ -47,9 +50,16 @@ const UNCACHED_ROWS_FIXED_SECS: f64 = 400e-6;
 /// (hyperd's CPU: aggregations and joins with few groups 12-15 % more,
 /// 10k groups ~3 %, a top-N none).
 const COPY_SHARE: f64 = 0.10;
-/// A statement routed to `DataRow`s by its timing goes through Arrow once
-/// in this many runs, so a slow first run does not keep it there.
+/// A statement routed to `DataRow`s by its timing goes through Arrow again
+/// after this many runs, so a slow first run does not keep it there.
 pub(crate) const REPROBE_EVERY: u32 = 16;
+/// The longest interval between refreshes: each refresh that confirms the
+/// `DataRow` route doubles the interval up to this. A refresh is the
+/// Arrow route's cost (10-50 % more on the queries that go as rows), so
+/// at 16 it added 1-3 % to a repeated statement's mean, and moved its
+/// median; at 256 it adds under 0.2 %. The row count, which decides most
+/// route changes, is still updated by every complete run.
+pub(crate) const MAX_REPROBE_EVERY: u32 = 256;
 /// Statements remembered per connection; the least recently used goes.
 const CAPACITY: usize = 512;
 
@@ -81,6 +91,10 @@ struct Seen {
     no_arrow: bool,
     /// Runs routed to `DataRow`s by timing since the last Arrow run.
     rows_runs: u32,
+    /// Runs between refreshes now: [`REPROBE_EVERY`], doubled by each
+    /// refresh, back to [`REPROBE_EVERY`] when a run goes as Arrow by
+    /// what it showed.
+    reprobe_every: u32,
     last_used: u64,
 }
 
@@ -115,10 +129,12 @@ impl RouteBook {
             return ReadRoute::Arrow;
         };
         if !prefers_rows(rows.saturating_mul(seen.columns), seen.arrow_secs, cached) {
+            seen.reprobe_every = REPROBE_EVERY;
             return ReadRoute::Arrow;
         }
         seen.rows_runs += 1;
-        if seen.rows_runs >= REPROBE_EVERY {
+        if seen.rows_runs >= seen.reprobe_every {
+            seen.reprobe_every = seen.reprobe_every.saturating_mul(2).min(MAX_REPROBE_EVERY);
             return ReadRoute::Arrow;
         }
         ReadRoute::DataRows
@@ -177,6 +193,7 @@ impl RouteBook {
             rows: None,
             no_arrow: false,
             rows_runs: 0,
+            reprobe_every: REPROBE_EVERY,
             last_used: tick,
         });
         seen.last_used = tick;
@@ -283,10 +300,55 @@ mod tests {
         for _ in 1..REPROBE_EVERY {
             assert_eq!(book.choose(1, true), ReadRoute::DataRows);
         }
-        // Once in REPROBE_EVERY runs, Arrow again to refresh the timing.
+        // After REPROBE_EVERY runs, Arrow again to refresh the timing.
         assert_eq!(book.choose(1, true), ReadRoute::Arrow);
         book.arrow_started(1, 0.040, &schema(3));
         assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+    }
+
+    /// The run number of each Arrow run among the next `runs` of statement
+    /// 1, each Arrow run taking `arrow_secs` to its schema.
+    fn arrow_runs(book: &mut RouteBook, runs: u32, arrow_secs: f64) -> Vec<u32> {
+        let mut at = Vec::new();
+        for run in 1..=runs {
+            if book.choose(1, true) == ReadRoute::Arrow {
+                at.push(run);
+                book.arrow_started(1, arrow_secs, &schema(3));
+            }
+            book.finished(1, 3, 10);
+        }
+        at
+    }
+
+    /// Each refresh that confirms the rows route doubles the wait for the
+    /// next one, up to MAX_REPROBE_EVERY.
+    #[test]
+    fn confirmed_refreshes_come_less_and_less_often() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.040, &schema(3));
+        book.finished(1, 3, 10);
+        let at = arrow_runs(&mut book, 1200, 0.040);
+        let gaps: Vec<u32> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(at[0], REPROBE_EVERY);
+        assert_eq!(&gaps[..4], &[32, 64, 128, 256], "refreshes at {at:?}");
+        assert!(gaps[4..].iter().all(|&g| g == MAX_REPROBE_EVERY), "{at:?}");
+    }
+
+    /// A refresh that finds the query cheap now sends it back to Arrow, and
+    /// once the rows route is chosen again, refreshes start over at
+    /// REPROBE_EVERY.
+    #[test]
+    fn a_refresh_that_changes_the_route_starts_the_waits_over() {
+        let mut book = RouteBook::default();
+        book.arrow_started(1, 0.040, &schema(3));
+        book.finished(1, 3, 10);
+        assert_eq!(arrow_runs(&mut book, 48, 0.040), [16, 48]);
+        // The query got cheap: the next refresh, 64 runs on, finds it so,
+        // and it stays on Arrow.
+        assert_eq!(arrow_runs(&mut book, 70, 0.0001), [64, 65, 66, 67, 68, 69, 70]);
+        // Costly again: one Arrow run shows it, and the next refresh comes
+        // REPROBE_EVERY runs later, not 128.
+        assert_eq!(arrow_runs(&mut book, 40, 0.040), [1, 1 + REPROBE_EVERY]);
     }
 
     #[test]
