@@ -154,12 +154,19 @@ impl Suite {
                 Executions::Interleaved { max, secs } => {
                     let name = group.first().map_or("", |i| i.names[0].as_str());
                     self.log(&format!("start {name} ({tag}, interleaved)"));
+                    // Each pass starts one workload further on, so that no
+                    // path always runs right after the same neighbour (a
+                    // drain, a path on another route): where a pass starts
+                    // is not part of any path's figure.
+                    let n = group.len();
+                    let mut pass = 0;
                     while timed.iter().any(|t| wants_more(t, max, secs)) {
-                        for (item, timed) in group.iter_mut().zip(&mut timed) {
-                            if wants_more(timed, max, secs) {
-                                timed.push(execute(item, env, &tag)?);
+                        for i in (0..n).map(|k| (pass + k) % n) {
+                            if wants_more(&timed[i], max, secs) {
+                                timed[i].push(execute(&mut group[i], env, &tag)?);
                             }
                         }
+                        pass += 1;
                     }
                     for (item, timed) in group.iter().zip(&timed) {
                         self.log_done(env, item, &tag, timed);
