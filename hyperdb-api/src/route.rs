@@ -345,7 +345,10 @@ mod tests {
         assert_eq!(arrow_runs(&mut book, 48, 0.040), [16, 48]);
         // The query got cheap: the next refresh, 64 runs on, finds it so,
         // and it stays on Arrow.
-        assert_eq!(arrow_runs(&mut book, 70, 0.0001), [64, 65, 66, 67, 68, 69, 70]);
+        assert_eq!(
+            arrow_runs(&mut book, 70, 0.0001),
+            [64, 65, 66, 67, 68, 69, 70]
+        );
         // Costly again: one Arrow run shows it, and the next refresh comes
         // REPROBE_EVERY runs later, not 128.
         assert_eq!(arrow_runs(&mut book, 40, 0.040), [1, 1 + REPROBE_EVERY]);
