@@ -592,6 +592,10 @@ fn flow_control(bench: &mut Bench, rt: &tokio::runtime::Runtime, best: TransferM
             "adaptive window (from 8 / 16 MiB)".into(),
             Box::new(|c: GrpcConfig| c.with_adaptive_window(true)),
         ));
+        v.push((
+            "max frame size 16 KiB (HTTP/2's own)".to_owned(),
+            Box::new(|c: GrpcConfig| c.with_max_frame_size(None)),
+        ));
         for frame in [64 * KIB, 256 * KIB, MIB, 16 * MIB - 1] {
             v.push((
                 format!("max frame size {} KiB", frame / KIB),

@@ -29,7 +29,8 @@ mod result;
 
 pub use client::{GrpcCancelHandle, GrpcClient, QUERY_ID_HEADER};
 pub use config::{
-    GrpcConfig, DEFAULT_CONNECTION_WINDOW, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_STREAM_WINDOW,
+    GrpcConfig, DEFAULT_CONNECTION_WINDOW, DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_STREAM_WINDOW,
 };
 pub use error::status_to_error;
 pub use query::{GrpcDatabase, GrpcParameters, GrpcQuery, TransferMode};
