@@ -91,27 +91,50 @@ export class NativeReader<T> {
 }
 
 /**
- * How long a read may keep the event loop busy between turns. A read's
- * items are handed out in microtasks (`for await` over items already
- * received never lets the loop run), so a reader that is faster than the
- * server would otherwise hold the loop for a whole handover and more.
+ * How long reads may keep the event loop from running its timers. A
+ * read's items are handed out in microtasks (`for await` over items
+ * already received never lets the loop run), so a reader that is faster
+ * than the server would otherwise hold the loop for a whole handover and
+ * more.
  */
-const LOOP_BUDGET_MS = 8
+const LOOP_BUDGET_MS = 4
 
-/** Gives the event loop a turn once `LOOP_BUDGET_MS` have passed since the last. */
-class LoopTurns {
-  private last = performance.now()
+/**
+ * When the loop last ran its timers, kept current by a timer of its own
+ * while any read streams. The budget counts from there, not from the last
+ * yield or native callback: a `setImmediate` taken during the loop's poll
+ * phase (where native results arrive) resumes in the same iteration,
+ * before any timer, and several reads' callbacks share one iteration.
+ * Measured on a 10M-row `query` (row objects, delay sampled every 1 ms):
+ * counting from the last yield, p99 delay 23 ms with an 8 ms budget and
+ * 11 ms with 2 ms; counting from the timers, 8-10 ms with 4 ms, at the
+ * same speed.
+ */
+let timersRan = performance.now()
+let streaming = 0
+let clock: ReturnType<typeof setInterval> | undefined
 
-  /** The loop just had a turn (an awaited native call returned). */
-  turned(): void {
-    this.last = performance.now()
+function streamStarted(): void {
+  if (streaming++ === 0) {
+    timersRan = performance.now()
+    clock = setInterval(() => {
+      timersRan = performance.now()
+    }, LOOP_BUDGET_MS / 2)
+    clock.unref()
   }
+}
 
-  async maybeYield(): Promise<void> {
-    if (performance.now() - this.last > LOOP_BUDGET_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve))
-      this.last = performance.now()
-    }
+function streamEnded(): void {
+  if (--streaming === 0) {
+    clearInterval(clock)
+    clock = undefined
+  }
+}
+
+/** Gives the event loop a turn when its timers have waited `LOOP_BUDGET_MS`. */
+async function maybeYield(): Promise<void> {
+  if (performance.now() - timersRan > LOOP_BUDGET_MS) {
+    await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }
 
@@ -120,16 +143,16 @@ class LoopTurns {
  * `LOOP_BUDGET_MS`; closes the reader when the consumer stops.
  */
 export async function* eachItem<T>(reader: NativeReader<T>): AsyncIterableIterator<T> {
-  const turns = new LoopTurns()
+  streamStarted()
   try {
     for (let items = await reader.next(); items !== null; items = await reader.next()) {
-      turns.turned()
       for (const item of items) {
-        await turns.maybeYield()
+        await maybeYield()
         yield item
       }
     }
   } finally {
+    streamEnded()
     reader.close()
   }
 }
