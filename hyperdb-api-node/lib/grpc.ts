@@ -15,9 +15,11 @@ export interface GrpcConnectOptions {
   /** The `.hyper` file to query. */
   database?: string
   /**
-   * How results travel: `sync` (all on the query's stream), `async`
-   * (fetched in chunks; needs hyperd's `grpc_persist_results`) or
-   * `adaptive` (the first chunk inline, the rest fetched; the default).
+   * How results travel: `sync` (all on the query's stream; the default,
+   * and the fastest), `async` (fetched in chunks) or `adaptive` (the first
+   * chunk inline, the rest fetched). `async` and `adaptive` need a hyperd
+   * that persists results (`parameters: { grpc_persist_results: 'true' }`);
+   * without it they fail with code 55000.
    */
   transferMode?: 'sync' | 'async' | 'adaptive'
   /** Query settings, validated by hyperd. */

@@ -24,7 +24,10 @@ export interface HyperProcessOptions {
   /**
    * Also serve gRPC (`grpcEndpoint`). hyperd's gRPC takes only trusted
    * sessions: every local account can use it, and a `tcp` server with gRPC
-   * gets no generated password.
+   * gets no generated password. Results are not persisted unless
+   * `parameters` sets `grpc_persist_results: 'true'`, which the `async`
+   * and `adaptive` transfer modes need (it writes every result to disk and
+   * halved the speed of `sync` reads, as measured in Rust).
    */
   grpc?: boolean
   /** The hyperd executable or its directory. Default: `HYPERD_PATH`, then `.hyperd/hyperd` in the working directory or above. */

@@ -291,7 +291,10 @@ export interface NativeGrpcOptions {
   /** `HyperProcess.grpcEndpoint`, e.g. `http://127.0.0.1:PORT`. */
   endpoint: string
   database?: string
-  /** `sync`, `async` or `adaptive` (default). */
+  /**
+   * `sync` (default), `async` or `adaptive` (those two need a server
+   * that persists results).
+   */
   transferMode?: string
   /** Query settings, `[name, value]` pairs. */
   settings?: Array<Array<string>>

@@ -14,7 +14,8 @@ pub struct NativeGrpcOptions {
     /// `HyperProcess.grpcEndpoint`, e.g. `http://127.0.0.1:PORT`.
     pub endpoint: String,
     pub database: Option<String>,
-    /// `sync`, `async` or `adaptive` (default).
+    /// `sync` (default), `async` or `adaptive` (those two need a server
+    /// that persists results).
     pub transfer_mode: Option<String>,
     /// Query settings, `[name, value]` pairs.
     pub settings: Option<Vec<Vec<String>>>,
@@ -34,8 +35,8 @@ impl NativeGrpcConnection {
         if let Some(db) = options.database {
             o = js(o.with_database(db))?;
         }
-        o = o.with_transfer_mode(
-            match options.transfer_mode.as_deref().unwrap_or("adaptive") {
+        if let Some(mode) = options.transfer_mode.as_deref() {
+            o = o.with_transfer_mode(match mode {
                 "sync" => TransferMode::Sync,
                 "async" => TransferMode::Async,
                 "adaptive" => TransferMode::Adaptive,
@@ -45,8 +46,8 @@ impl NativeGrpcConnection {
                         &format!("{other:?} is none of sync, async, adaptive"),
                     ))
                 }
-            },
-        );
+            });
+        }
         for pair in options.settings.unwrap_or_default() {
             match pair.as_slice() {
                 [name, value] => o = o.with_setting(name.clone(), value.clone()),

@@ -115,14 +115,17 @@ struct Bench {
 }
 
 impl Bench {
-    /// A hyperd with gRPC. hyperd keeps every persisted gRPC result on
-    /// disk for `query_result_storage_lifetime` (3 days by default, 240 MB
-    /// per scan here, the SYNC ones too while `grpc_persist_results` is
-    /// on): a minute keeps a long run of the bench from filling the disk
-    /// before the server (and its private directory) goes.
+    /// A hyperd with gRPC that persists results, which the ASYNC and
+    /// ADAPTIVE variants need (`with_grpc` alone does not). hyperd keeps
+    /// every persisted gRPC result on disk for
+    /// `query_result_storage_lifetime` (3 days by default, 240 MB per scan
+    /// here, the SYNC ones too): a minute keeps a long run of the bench
+    /// from filling the disk before the server (and its private directory)
+    /// goes.
     fn start(params: &[(&str, &str)]) -> Res<HyperProcess> {
         let mut options = HyperProcessOptions::default()
             .with_grpc()
+            .with_param("grpc_persist_results", "true")
             .with_param("query_result_storage_lifetime", "1min");
         for (name, value) in params {
             options = options.with_param(*name, *value);

@@ -2,7 +2,8 @@
 //! API and Arrow batches, sync, async, and async on `workers` connections.
 //! Inserts stay on the PostgreSQL protocol: the gRPC service only reads.
 //! `BENCH_GRPC_MODE=sync|async|adaptive` picks the transfer mode (default
-//! adaptive).
+//! sync, the library's; hyperd then runs without persisted results, as
+//! `with_grpc` starts it, and with them for the other two, which need them).
 //!
 //! Timed: from sending the query to the last row or batch, every value
 //! decoded. Untimed: connecting, comparing with the expected answer.
@@ -19,8 +20,8 @@ use crate::Env;
 /// The transfer mode from `BENCH_GRPC_MODE`, and its name for the table.
 pub fn mode() -> Result<(TransferMode, &'static str)> {
     match std::env::var("BENCH_GRPC_MODE").ok().as_deref() {
-        None | Some("" | "adaptive") => Ok((TransferMode::Adaptive, "adaptive")),
-        Some("sync") => Ok((TransferMode::Sync, "sync")),
+        None | Some("" | "sync") => Ok((TransferMode::Sync, "sync")),
+        Some("adaptive") => Ok((TransferMode::Adaptive, "adaptive")),
         Some("async") => Ok((TransferMode::Async, "async")),
         Some(other) => {
             Err(format!("BENCH_GRPC_MODE=`{other}`: use sync, async or adaptive").into())

@@ -172,6 +172,9 @@ fn run() -> Result<()> {
     let mut options = HyperProcessOptions::default().with_listen(args.listen);
     if args.grpc {
         options = options.with_grpc();
+        if grpc::mode()?.0 != hyperdb_api::grpc::TransferMode::Sync {
+            options = options.with_param("grpc_persist_results", "true");
+        }
     }
     let hyper = HyperProcess::new(options)?;
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -73,7 +73,8 @@ impl GrpcConnectOptions {
         self
     }
 
-    /// How results are transferred ([`TransferMode::Adaptive`] by default).
+    /// How results are transferred ([`TransferMode::Sync`] by default;
+    /// ASYNC and ADAPTIVE need a server that persists results).
     pub fn with_transfer_mode(mut self, mode: TransferMode) -> Self {
         self.query.transfer_mode = mode;
         self

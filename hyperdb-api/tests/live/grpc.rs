@@ -27,13 +27,15 @@ const MODES: [TransferMode; 3] = [
 ];
 
 /// The shared server with a gRPC listener beside a TCP PostgreSQL-protocol
-/// one (no password: see `grpc_needs_a_server_without_a_password`).
+/// one (no password: see `grpc_needs_a_server_without_a_password`), which
+/// persists results so that every transfer mode works.
 pub fn server() -> &'static HyperProcess {
     static SERVER: OnceLock<HyperProcess> = OnceLock::new();
     SERVER.get_or_init(|| {
         let options = HyperProcessOptions::default()
             .with_listen(Listen::Tcp)
-            .with_grpc();
+            .with_grpc()
+            .with_param("grpc_persist_results", "true");
         match HyperProcess::new(options) {
             Ok(server) => server,
             Err(e) => panic!("starting the shared gRPC hyperd: {e}"),
@@ -585,7 +587,12 @@ fn attached_databases_by_alias() {
 /// directory, so the results live there and go with the server.
 #[test]
 fn persisted_grpc_results_go_with_the_server() {
-    let hyper = HyperProcess::new(HyperProcessOptions::default().with_grpc()).unwrap();
+    let hyper = HyperProcess::new(
+        HyperProcessOptions::default()
+            .with_grpc()
+            .with_param("grpc_persist_results", "true"),
+    )
+    .unwrap();
     let pid = hyper.pid();
     let prefix = format!("shared_storage_{pid}_");
     let private = hyper.log_dir().to_path_buf();
@@ -599,6 +606,8 @@ fn persisted_grpc_results_go_with_the_server() {
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert_eq!(rows, 2_000_000);
+    let spooled = spooled_bytes(&private, &prefix);
+    assert!(spooled > 1 << 20, "only {spooled} bytes of results on disk");
     let in_dir = |dir: &std::path::Path| {
         std::fs::read_dir(dir)
             .map(|d| {
@@ -627,4 +636,73 @@ fn persisted_grpc_results_go_with_the_server() {
         !in_dir(&std::env::temp_dir()),
         "{prefix}* left in the system temp dir"
     );
+}
+
+/// `with_grpc` alone does not persist results: SYNC (the default mode)
+/// reads a result of many chunks and writes nothing to disk; ASYNC and
+/// ADAPTIVE, which fetch results back from that storage, fail on it with
+/// 55000 naming the setting, and ADAPTIVE still reads a small result.
+#[test]
+fn without_persisted_results_sync_reads_and_the_others_say_why_not() {
+    let hyper = HyperProcess::new(HyperProcessOptions::default().with_grpc()).unwrap();
+    let prefix = format!("shared_storage_{}_", hyper.pid());
+    let uri = hyper.grpc_endpoint().unwrap();
+    let large = "SELECT g, g::text AS t FROM generate_series(1, 2000000) g";
+    let sync = GrpcConnection::connect(uri).unwrap();
+    let rows: usize = sync
+        .query_arrow(large)
+        .unwrap()
+        .map(|b| b.unwrap().num_rows())
+        .sum();
+    assert_eq!(rows, 2_000_000);
+    let spooled = spooled_bytes(hyper.log_dir(), &prefix);
+    assert!(spooled < 1 << 20, "{spooled} bytes of results on disk");
+    for mode in [TransferMode::Async, TransferMode::Adaptive] {
+        let opts = GrpcConnectOptions::from_endpoint(uri)
+            .unwrap()
+            .with_transfer_mode(mode);
+        let c = GrpcConnection::connect_with(&opts).unwrap();
+        let e = c
+            .query_arrow(large)
+            .and_then(|batches| {
+                batches
+                    .map(|b| b.map(|b| b.num_rows()))
+                    .sum::<hyperdb_api::Result<usize>>()
+            })
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "55000", "{mode:?}: {e:?}");
+        assert!(
+            format!("{e:?}").contains("grpc_persist_results"),
+            "{mode:?}: {e:?}"
+        );
+        // ASYNC fetches every result from that storage, so even a small
+        // one fails the same way; ADAPTIVE gets a small one inline.
+        let small = c.query_scalar::<i32>("SELECT 7");
+        match mode {
+            TransferMode::Async => assert_eq!(small.unwrap_err().sqlstate(), "55000"),
+            _ => assert_eq!(small.unwrap(), 7, "{mode:?}"),
+        }
+    }
+    assert_eq!(sync.query_scalar::<i32>("SELECT 8").unwrap(), 8);
+}
+
+/// Bytes under the entries of `dir` whose names start with `prefix`.
+fn spooled_bytes(dir: &std::path::Path, prefix: &str) -> u64 {
+    fn size(path: &std::path::Path) -> u64 {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(path)
+                .map(|d| d.flatten().map(|e| size(&e.path())).sum())
+                .unwrap_or(0),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+                .map(|e| size(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0)
 }

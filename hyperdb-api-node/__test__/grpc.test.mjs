@@ -1,0 +1,98 @@
+// gRPC reads against a real hyperd: the read styles over the default
+// transfer mode (SYNC, on a server started with `grpc: true`, which does not
+// persist results), ASYNC and ADAPTIVE on a server that persists them, and
+// the typed errors where it does not.
+import { test, describe, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { setupHyper, rejectsHyper } from './helpers.mjs'
+import { GrpcConnection, HyperProcess } from '../dist/index.mjs'
+
+const ctx = setupHyper({ grpc: true })
+let database
+// ~30 MB of Arrow: more than the first chunk ADAPTIVE sends inline.
+const LARGE = 'SELECT g, g::text AS t FROM generate_series(1, 2000000) g'
+
+before(async () => {
+  const conn = await ctx.connect()
+  await conn.executeCommand('CREATE TABLE items (id INTEGER NOT NULL, name TEXT, price DOUBLE PRECISION)')
+  await conn.executeCommand("INSERT INTO items SELECT g, 'item ' || g, g * 0.25 FROM generate_series(1, 5000) s(g)")
+  database = ctx.dbPath('db0.hyper')
+  await conn.close()
+})
+
+function grpc(endpoint, transferMode) {
+  return GrpcConnection.connect({ endpoint, database, transferMode })
+}
+
+/** Reads `items` through every style and checks the answers. */
+async function readsItems(c) {
+  const rows = await c.queryAll('SELECT id, name, price FROM items ORDER BY id')
+  assert.equal(rows.length, 5000)
+  assert.deepEqual(rows[41], { id: 42, name: 'item 42', price: 10.5 })
+  let n = 0
+  for await (const chunk of c.queryColumns('SELECT id FROM items')) {
+    assert.ok(chunk.columns[0].values instanceof Int32Array)
+    n += chunk.numRows
+  }
+  assert.equal(n, 5000)
+  const table = await c.queryArrowTable('SELECT sum(price) AS total FROM items')
+  assert.equal(table.getChild('total').get(0), 3125625.0 / 1)
+  assert.equal(await c.queryScalar('SELECT count(*) FROM items WHERE id > $1', [4990]), 10n)
+}
+
+describe('gRPC on a server started with grpc: true', () => {
+  test('the default mode (sync) reads every style, a large result too', async () => {
+    await ctx.ready()
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    await readsItems(c)
+    let n = 0
+    for await (const batch of c.queryArrow(LARGE)) n += batch.numRows
+    assert.equal(n, 2_000_000)
+  })
+
+  test('async and adaptive need persisted results: 55000, naming the setting', async () => {
+    await ctx.ready()
+    const async_ = await grpc(ctx.hyper.grpcEndpoint, 'async')
+    const e = await rejectsHyper(async_.queryScalar('SELECT 1'), '55000')
+    assert.match(`${e.message} ${e.hint ?? ''}`, /grpc_persist_results/)
+    const adaptive = await grpc(ctx.hyper.grpcEndpoint, 'adaptive')
+    // A small result comes inline; a large one is fetched from storage.
+    assert.equal(await adaptive.queryScalar('SELECT 7'), 7)
+    await rejectsHyper(adaptive.queryArrowTable(LARGE), '55000')
+    assert.equal(await adaptive.queryScalar('SELECT 8'), 8)
+  })
+
+  test('bad input: an unknown transfer mode, a syntax error', async () => {
+    await ctx.ready()
+    await rejectsHyper(grpc(ctx.hyper.grpcEndpoint, 'eventually'), '22023')
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    await rejectsHyper(c.queryAll('SELEC 1'), '42601')
+    assert.equal(await c.queryScalar('SELECT 9'), 9)
+  })
+})
+
+describe('gRPC on a server that persists results', () => {
+  let persisting
+  before(async () => {
+    await ctx.ready()
+    persisting = await HyperProcess.start({ grpc: true, parameters: { grpc_persist_results: 'true' } })
+  })
+  after(async () => {
+    await persisting?.close()
+  })
+
+  for (const mode of ['sync', 'async', 'adaptive']) {
+    test(`${mode}: every style, and a result of many chunks`, async () => {
+      const c = await grpc(persisting.grpcEndpoint, mode)
+      await readsItems(c)
+      let n = 0
+      let sum = 0
+      for await (const rows of c.queryChunks(LARGE, [], { rowMode: 'array' })) {
+        for (const r of rows) sum += r[0]
+        n += rows.length
+      }
+      assert.equal(n, 2_000_000)
+      assert.equal(sum, (2_000_000 * 2_000_001) / 2)
+    })
+  }
+})
