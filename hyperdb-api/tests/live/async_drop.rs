@@ -174,11 +174,13 @@ fn batch(from: i32, rows: i32) -> RecordBatch {
 }
 
 /// Drops a whole insert (start, rows, end) at each of its await points in
-/// turn, until one run completes. Each drop before the COMMIT went out
-/// stores nothing. Dropped while awaiting the COMMIT's reply, the COMMIT
-/// is the server's (the rows are stored): that is the last await point, so
-/// once a drop left the rows stored, every later one does too or the
-/// insert completes. Every drop leaves the connection idle and usable.
+/// turn, until one run completes. Each drop stores all the rows or none:
+/// before the COMMIT went out nothing, while awaiting the COMMIT's reply
+/// everything (the COMMIT is the server's then). Every drop leaves the
+/// connection idle and usable. The k-th await point is not the same step
+/// in every run (a reply that arrives in two reads costs two), so which
+/// drops commit is not asserted to be the last ones: a CI run saw point 6
+/// commit and point 7 store nothing.
 #[tokio::test]
 async fn an_insert_dropped_at_any_await_point_stores_nothing_before_its_commit() {
     let dir = temp_dir();
@@ -227,7 +229,6 @@ async fn every_await_point(
     insert: Insert,
 ) {
     let what = format!("{name} {format:?}");
-    let mut committed_at = None;
     for k in 1.. {
         assert!(k < 1_000, "{what}: still not done after {k} await points");
         let done = run_for(insert(c, format), k).await;
@@ -242,17 +243,12 @@ async fn every_await_point(
             .await
             .unwrap_or_else(|e| panic!("{what}: dropped at await point {k}, then: {e}"));
         assert_eq!(c.transaction_status(), TransactionStatus::Idle, "{what}");
-        match (n, committed_at) {
-            (0, None) => {}
-            (100, _) => {
-                committed_at.get_or_insert(k);
+        match n {
+            0 => {}
+            100 => {
                 c.execute_command("DELETE FROM t").await.unwrap();
             }
-            (n, Some(at)) => panic!(
-                "{what}: dropped at await point {k}, {n} rows stored; \
-                 at {at} a drop already left the insert committed"
-            ),
-            (n, None) => panic!("{what}: dropped at await point {k}, {n} rows stored"),
+            n => panic!("{what}: dropped at await point {k}, {n} rows stored"),
         }
     }
 }
