@@ -387,19 +387,18 @@ async function main() {
     // query: V8 keeps the pages of its 10M row objects after collecting
     // them, and a streamed read measured after it would report that memory
     // as its own peak. The artifact lists each query's styles together.
-    const queries = Object.entries(ONLY === 'insert' ? {} : QUERIES)
+    const plans = []
+    for (const [workload, sqlOf] of Object.entries(ONLY === 'insert' ? {} : QUERIES)) {
+      plans.push(await planWorkload(setup, workload, sqlOf))
+    }
     const eager = (style) => style.variant === 'queryAll'
-    const passes = [(style) => !eager(style), eager]
-    const queryRecords = []
-    for (const [pass, keep] of passes.entries()) {
-      for (const [q, [workload, sqlOf]] of queries.entries()) {
-        for (const r of await readWorkload(setup, conns, rust, workload, sqlOf, keep)) {
-          queryRecords.push({ r, order: q * passes.length + pass })
-        }
+    const byQuery = plans.map(() => [])
+    for (const keep of [(style) => !eager(style), eager]) {
+      for (const [q, plan] of plans.entries()) {
+        byQuery[q].push(...(await readWorkload(setup, conns, rust, plan, keep)))
       }
     }
-    queryRecords.sort((a, b) => a.order - b.order)
-    records.push(...queryRecords.map((x) => x.r))
+    records.push(...byQuery.flat())
     if (ONLY !== 'query') await runInserts(setup, conns, records, rust)
     for (const c of conns) await c.close()
   } finally {
@@ -409,9 +408,8 @@ async function main() {
   write(records, rust)
 }
 
-/** The records of query `workload`'s read styles that `keep` keeps. */
-async function readWorkload(setup, conns, rust, workload, sqlOf, keep) {
-  const records = []
+/** Query `workload`'s server-side answers (one connection, and `WORKERS`) and its read styles. */
+async function planWorkload(setup, workload, sqlOf) {
   const want = await expected(setup, sqlOf('measurements'))
   const wantN = { rows: 0, sum: 0n }
   for (let i = 0; i < WORKERS; i++) {
@@ -423,6 +421,13 @@ async function readWorkload(setup, conns, rust, workload, sqlOf, keep) {
   for (const s of STYLES.filter((s) => s.variant === 'queryArrow' || s.flavor === 'chunked, row arrays')) {
     variants.push({ ...s, workers: WORKERS })
   }
+  return { workload, sqlOf, want, wantN, variants }
+}
+
+/** The records of the planned workload's read styles that `keep` keeps. */
+async function readWorkload(setup, conns, rust, plan, keep) {
+  const { workload, sqlOf, want, wantN, variants } = plan
+  const records = []
   for (const style of variants.filter(keep)) {
     const runs = []
     let peak = 0

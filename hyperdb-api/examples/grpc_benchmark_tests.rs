@@ -687,8 +687,7 @@ fn server_settings(mut bench: Bench, rt: &tokio::runtime::Runtime, best: Transfe
         ));
         reference(&mut bench, rt, "PG wire query_arrow (reference)")?;
         for (mode, name) in MODES {
-            // ASYNC and ADAPTIVE need persisted results.
-            if mode != TransferMode::Sync && (mode != best || !persist) {
+            if mode.needs_persisted_results() && (mode != best || !persist) {
                 continue;
             }
             let opts = bench.grpc_options(mode, bench.config()?)?;

@@ -35,6 +35,13 @@ pub enum TransferMode {
 }
 
 impl TransferMode {
+    /// Whether the server must persist results for this mode
+    /// (`--grpc-persist-results=true`): ASYNC fetches every result from that
+    /// storage, ADAPTIVE whatever follows its first chunk. SYNC never does.
+    pub fn needs_persisted_results(self) -> bool {
+        self != TransferMode::Sync
+    }
+
     fn to_proto(self) -> query_param::TransferMode {
         match self {
             TransferMode::Sync => query_param::TransferMode::Sync,
@@ -141,5 +148,12 @@ mod tests {
         );
         assert_eq!(p.output_format, i32::from(OutputFormat::ArrowIpc));
         assert_eq!(p.transfer_mode, i32::from(query_param::TransferMode::Sync));
+    }
+
+    #[test]
+    fn only_sync_does_without_persisted_results() {
+        assert!(!TransferMode::Sync.needs_persisted_results());
+        assert!(TransferMode::Async.needs_persisted_results());
+        assert!(TransferMode::Adaptive.needs_persisted_results());
     }
 }

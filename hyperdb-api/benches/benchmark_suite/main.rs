@@ -172,7 +172,7 @@ fn run() -> Result<()> {
     let mut options = HyperProcessOptions::default().with_listen(args.listen);
     if args.grpc {
         options = options.with_grpc();
-        if grpc::mode()?.0 != hyperdb_api::grpc::TransferMode::Sync {
+        if grpc::mode()?.0.needs_persisted_results() {
             options = options.with_param("grpc_persist_results", "true");
         }
     }

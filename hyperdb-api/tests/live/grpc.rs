@@ -600,12 +600,7 @@ fn persisted_grpc_results_go_with_the_server() {
         .unwrap()
         .with_transfer_mode(TransferMode::Adaptive);
     let c = GrpcConnection::connect_with(&opts).unwrap();
-    let rows: usize = c
-        .query_arrow("SELECT g, g::text AS t FROM generate_series(1, 2000000) g")
-        .unwrap()
-        .map(|b| b.unwrap().num_rows())
-        .sum();
-    assert_eq!(rows, 2_000_000);
+    assert_eq!(arrow_rows(&c, LARGE_RESULT).unwrap(), 2_000_000);
     let spooled = spooled_bytes(&private, &prefix);
     assert!(spooled > 1 << 20, "only {spooled} bytes of results on disk");
     let in_dir = |dir: &std::path::Path| {
@@ -647,14 +642,8 @@ fn without_persisted_results_sync_reads_and_the_others_say_why_not() {
     let hyper = HyperProcess::new(HyperProcessOptions::default().with_grpc()).unwrap();
     let prefix = format!("shared_storage_{}_", hyper.pid());
     let uri = hyper.grpc_endpoint().unwrap();
-    let large = "SELECT g, g::text AS t FROM generate_series(1, 2000000) g";
     let sync = GrpcConnection::connect(uri).unwrap();
-    let rows: usize = sync
-        .query_arrow(large)
-        .unwrap()
-        .map(|b| b.unwrap().num_rows())
-        .sum();
-    assert_eq!(rows, 2_000_000);
+    assert_eq!(arrow_rows(&sync, LARGE_RESULT).unwrap(), 2_000_000);
     let spooled = spooled_bytes(hyper.log_dir(), &prefix);
     assert!(spooled < 1 << 20, "{spooled} bytes of results on disk");
     for mode in [TransferMode::Async, TransferMode::Adaptive] {
@@ -662,14 +651,7 @@ fn without_persisted_results_sync_reads_and_the_others_say_why_not() {
             .unwrap()
             .with_transfer_mode(mode);
         let c = GrpcConnection::connect_with(&opts).unwrap();
-        let e = c
-            .query_arrow(large)
-            .and_then(|batches| {
-                batches
-                    .map(|b| b.map(|b| b.num_rows()))
-                    .sum::<hyperdb_api::Result<usize>>()
-            })
-            .unwrap_err();
+        let e = arrow_rows(&c, LARGE_RESULT).unwrap_err();
         assert_eq!(e.sqlstate(), "55000", "{mode:?}: {e:?}");
         assert!(
             format!("{e:?}").contains("grpc_persist_results"),
@@ -684,6 +666,15 @@ fn without_persisted_results_sync_reads_and_the_others_say_why_not() {
         }
     }
     assert_eq!(sync.query_scalar::<i32>("SELECT 8").unwrap(), 8);
+}
+
+/// ~30 MB of Arrow in 2M rows: more than one chunk, so ADAPTIVE fetches
+/// the rest from persisted results.
+const LARGE_RESULT: &str = "SELECT g, g::text AS t FROM generate_series(1, 2000000) g";
+
+/// The rows of `sql` read as Arrow batches.
+fn arrow_rows(c: &GrpcConnection, sql: &str) -> hyperdb_api::Result<usize> {
+    c.query_arrow(sql)?.map(|b| b.map(|b| b.num_rows())).sum()
 }
 
 /// Bytes under the entries of `dir` whose names start with `prefix`.
