@@ -3,19 +3,42 @@
  * buffers: `apache-arrow` `Data` over the native memory, without parsing
  * IPC in JavaScript (which cost ~130 us a batch, more than reading it).
  */
-import type { Data, RecordBatch, Schema } from 'apache-arrow'
-import type { ArrowBatch } from './native'
+import type { Data, DataType, RecordBatch, Schema } from 'apache-arrow'
+import type { ArrowBatches } from './native'
 import type { Arrow } from './queries'
+
+/** Marks an absent buffer in `ArrowBatches.layout` (see `src/arrow_batches.rs`). */
+const ABSENT = 0xffffffff
+
+type ViewType = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayBufferView } & {
+  readonly BYTES_PER_ELEMENT: number
+}
+
+/** How one column's buffers become its `Data`. */
+interface ColumnPlan {
+  type: DataType
+  /** The typed array of its values (bytes, after offsets, for text and binary). */
+  values: ViewType
+}
+
+const EMPTY = new Uint8Array(0)
 
 /** Turns one result's native batches into `RecordBatch`es of `schema`. */
 export class BatchMaker {
-  private readonly struct: InstanceType<Arrow['Struct']>
+  private readonly struct: DataType
+  private readonly plans: ColumnPlan[]
+  private readonly direct: boolean
 
   constructor(
     private readonly arrow: Arrow,
     readonly schema: Schema,
   ) {
     this.struct = new arrow.Struct(schema.fields)
+    this.plans = schema.fields.map((f) => ({
+      type: f.type,
+      values: arrow.DataType.isUtf8(f.type) || arrow.DataType.isBinary(f.type) ? Uint8Array : f.type.ArrayType,
+    }))
+    this.direct = isSchemaAndData(arrow, schema, this.struct)
   }
 
   /** The schema message of a result (see `NativeBatchStream.arrowSchema`). */
@@ -23,33 +46,66 @@ export class BatchMaker {
     return arrow.tableFromIPC(message).schema
   }
 
-  batch(b: ArrowBatch): RecordBatch {
-    const { arrow, schema } = this
-    const length = b.numRows
-    const children: Data[] = new Array(b.columns.length)
-    for (let j = 0; j < b.columns.length; j++) {
-      const c = b.columns[j]
-      const buffers = c.buffers
-      // Uint8Arrays over whole ArrayBuffers: makeData views them as the
-      // type's own array without a copy.
-      children[j] =
-        buffers.length === 2
-          ? arrow.makeData({
-              type: schema.fields[j].type,
-              length,
-              nullCount: c.nullCount,
-              nullBitmap: c.validity,
-              valueOffsets: buffers[0],
-              data: buffers[1],
-            } as never)
-          : arrow.makeData({
-              type: schema.fields[j].type,
-              length,
-              nullCount: c.nullCount,
-              nullBitmap: c.validity,
-              data: buffers[0],
-            } as never)
+  /** The batches of one handover (see `ArrowBatches` in `src/arrow_batches.rs`). */
+  batches(h: ArrowBatches): RecordBatch[] {
+    const { arrow, plans } = this
+    const { memory, layout } = h
+    const out: RecordBatch[] = []
+    // A buffer reference is (memory index, byte offset, byte length).
+    const view = (T: ViewType, k: number): ArrayBufferView | undefined => {
+      const m = layout[k]
+      if (m === ABSENT) return undefined
+      const region = memory[m]
+      return new T(region.buffer, region.byteOffset + layout[k + 1], layout[k + 2] / T.BYTES_PER_ELEMENT)
     }
-    return new arrow.RecordBatch(schema, arrow.makeData({ type: this.struct, length, nullCount: 0, children }))
+    let k = 0
+    while (k < layout.length) {
+      const length = layout[k++]
+      const children: Data[] = new Array(plans.length)
+      for (let j = 0; j < plans.length; j++) {
+        const plan = plans[j]
+        const nullCount = layout[k]
+        const validity = view(Uint8Array, k + 1) ?? EMPTY
+        const count = layout[k + 4]
+        k += 5
+        // The buffers as apache-arrow orders them: offsets, values, validity.
+        const buffers =
+          count === 2
+            ? [view(Int32Array, k) ?? new Int32Array(1), view(Uint8Array, k + 3) ?? EMPTY, validity]
+            : [undefined, view(plan.values, k) ?? new plan.values(new ArrayBuffer(0), 0, 0), validity]
+        k += 3 * count
+        children[j] = new arrow.Data(plan.type, 0, length, nullCount, buffers as never)
+      }
+      out.push(this.recordBatch(new arrow.Data(this.struct, 0, length, 0, [undefined, undefined, EMPTY], children)))
+    }
+    return out
   }
+
+  private recordBatch(data: Data): RecordBatch {
+    if (!this.direct) {
+      return new this.arrow.RecordBatch(this.schema, data as never)
+    }
+    const batch = Object.create(this.arrow.RecordBatch.prototype) as { schema: Schema; data: Data }
+    batch.schema = this.schema
+    batch.data = data
+    return batch as unknown as RecordBatch
+  }
+}
+
+/**
+ * Whether a `RecordBatch` is its `schema` and `data` and nothing else (so
+ * in apache-arrow 15 to 21): then batches are made without the
+ * constructor, which rebuilds the schema and the struct `Data` of every
+ * batch to check lengths that are equal by construction here (~3 us of
+ * ~5 a batch, measured). Checked once per result on an empty batch, so a
+ * version that adds state falls back to the constructor.
+ */
+function isSchemaAndData(arrow: Arrow, schema: Schema, struct: DataType): boolean {
+  const empty = schema.fields.map((f) => arrow.makeData({ type: f.type, length: 0, nullCount: 0 } as never))
+  const made = new arrow.RecordBatch(
+    schema,
+    arrow.makeData({ type: struct, length: 0, nullCount: 0, children: empty } as never) as never,
+  )
+  const keys = Object.keys(made)
+  return keys.length === 2 && keys.includes('schema') && keys.includes('data')
 }

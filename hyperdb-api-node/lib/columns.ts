@@ -305,12 +305,18 @@ export type RowObject = Record<string, HyperValue>
 export type RowArray = HyperValue[]
 export type RowMode = 'object' | 'array'
 
-type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[], n: number, out: unknown[]) => void
+/** Row `i` of one batch. */
+export type RowMaker = (i: number) => unknown
+
+type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[]) => RowMaker
 
 /**
- * A function that writes a batch's rows into `out`: one object literal (or
- * array literal) per row with the columns in order, generated per shape
- * so that every row has the same hidden class.
+ * A function that, given a batch's cells, makes its rows one at a time:
+ * one object literal (or array) per row with the columns in order,
+ * generated per shape so that every row has the same hidden class. A row
+ * is made when it is asked for, so that it dies young: rows made a batch
+ * at a time lived until the consumer reached the batch's end, and each
+ * young-generation collection copied the ones not yet read.
  */
 function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly boolean[]): RowBuilder {
   const cell = (j: number) =>
@@ -320,11 +326,11 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
   // (integers, doubles, bigints) measured ~10 % slower to build and read.
   const row =
     mode === 'array'
-      ? `{ const r = new Array(${names.length}); ${values.map((v, j) => `r[${j}] = ${v};`).join(' ')} out[i] = r; }`
-      : `out[i] = { ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} };`
+      ? `{ const r = new Array(${names.length}); ${values.map((v, j) => `r[${j}] = ${v};`).join(' ')} return r; }`
+      : `({ ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} })`
   const locals = names.map((_, j) => `const c${j} = cells[${j}], v${j} = validity[${j}];`).join('\n')
   // Property keys are JSON string literals of the column names, never code.
-  return new Function('cells', 'validity', 'n', 'out', `${locals}\nfor (let i = 0; i < n; i++) ${row}`) as RowBuilder
+  return new Function('cells', 'validity', `${locals}\nreturn (i) => ${row}`) as RowBuilder
 }
 
 /** Turns batches of one result into rows. */
@@ -357,7 +363,15 @@ export class RowAssembler {
   /** The batch's rows, as one array. */
   rows(batch: ColumnBatch): unknown[] {
     const n = batch.numRows
+    const row = this.rowMaker(batch)
     const out: unknown[] = new Array(n)
+    for (let i = 0; i < n; i++) out[i] = row(i)
+    return out
+  }
+
+  /** Makes the batch's rows one at a time (see `rowBuilder`). */
+  rowMaker(batch: ColumnBatch): RowMaker {
+    const n = batch.numRows
     const cellsOf: ArrayLike<HyperValue>[] = []
     const validity: (Uint8Array | null)[] = []
     for (let j = 0; j < batch.columns.length; j++) {
@@ -367,7 +381,6 @@ export class RowAssembler {
     }
     // Columns without NULLs in this batch skip the validity check.
     const build = validity.every((v) => v !== null) ? this.build : this.builderFor(validity.map((v) => v !== null))
-    build(cellsOf, validity, n, out)
-    return out
+    return build(cellsOf, validity)
   }
 }

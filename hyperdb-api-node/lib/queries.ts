@@ -4,7 +4,7 @@
  * written once, over the two native stream kinds a connection opens.
  */
 import type { RecordBatch, Table } from 'apache-arrow'
-import type { ArrowBatch, ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import type { ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, canceledError, HyperError } from './errors'
 import { toParams, type ParamValue } from './params'
@@ -12,6 +12,7 @@ import {
   columnChunk,
   resultColumns,
   RowAssembler,
+  type RowMaker,
   type ColumnChunk,
   type HyperValue,
   type ResultColumn,
@@ -124,7 +125,7 @@ export abstract class Queries {
     options: RowQueryOptions & { rowMode: 'array' },
   ): AsyncIterableIterator<RowArray>
   query(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<unknown> {
-    return new RowIterator(this.queryChunks(sql, params, options as RowQueryOptions & { rowMode: 'object' }))
+    return new RowIterator(this.rowBatches(sql, params, options))
   }
 
   /** `query`'s rows a chunk (an array of rows) at a time: fewer awaits for fast loops. */
@@ -143,13 +144,23 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: RowQueryOptions = {},
   ): AsyncIterableIterator<unknown[]> {
+    for await (const { n, row } of this.rowBatches(sql, params, options)) {
+      const rows: unknown[] = new Array(n)
+      for (let i = 0; i < n; i++) rows[i] = row(i)
+      yield rows
+    }
+  }
+
+  /** The batches of a row query, each as its row count and maker. */
+  private async *rowBatches(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions,
+  ): AsyncIterableIterator<{ n: number; row: RowMaker }> {
     const { stream, reader } = await this.start(sql, params, options.signal)
     const assembler = new RowAssembler(stream.columns, options.rowMode ?? 'object', options)
-    // One batch's rows at a time: they die young, in V8's cheapest
-    // collection (a handover's worth at once was promoted, and the
-    // collector took half the time of a 10M-row read).
     for await (const batch of eachItem(reader)) {
-      yield assembler.rows(batch)
+      yield { n: batch.numRows, row: assembler.rowMaker(batch) }
     }
   }
 
@@ -247,14 +258,12 @@ export abstract class Queries {
     const args = toParams(params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
     const maker = new BatchMaker(arrow, BatchMaker.schemaOf(arrow, stream.arrowSchema()))
-    const native: NativeStream<ArrowBatch> = {
-      next: () => stream.nextArrow(),
+    const batches: NativeStream<RecordBatch> = {
+      next: async () => maker.batches(await stream.nextArrow()),
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }
-    for await (const batch of eachItem(new NativeReader(native, options.signal))) {
-      yield maker.batch(batch)
-    }
+    yield* eachItem(new NativeReader(batches, options.signal))
   }
 
   /** A query's whole result as one `apache-arrow` `Table`. */
@@ -270,42 +279,44 @@ export abstract class Queries {
 }
 
 /**
- * Rows one at a time over `queryChunks`: a plain iterator instead of an
- * async generator, which costs a generator resumption per row on top of
- * the Promise `for await` needs anyway (~1.5x faster per row, measured).
+ * Rows one at a time, each made when asked for: a plain iterator instead
+ * of an async generator, which costs a generator resumption per row on top
+ * of the Promise `for await` needs anyway (~1.5x faster per row, measured).
  */
 class RowIterator implements AsyncIterableIterator<unknown> {
-  private rows: unknown[] = []
+  private row: RowMaker = () => undefined
+  private n = 0
   private i = 0
 
-  constructor(private readonly chunks: AsyncIterableIterator<unknown[]>) {}
+  constructor(private readonly batches: AsyncIterableIterator<{ n: number; row: RowMaker }>) {}
 
   next(): Promise<IteratorResult<unknown>> {
-    if (this.i < this.rows.length) {
-      return Promise.resolve({ value: this.rows[this.i++], done: false })
+    if (this.i < this.n) {
+      return Promise.resolve({ value: this.row(this.i++), done: false })
     }
     return this.refill()
   }
 
   private async refill(): Promise<IteratorResult<unknown>> {
     for (;;) {
-      const next = await this.chunks.next()
+      const next = await this.batches.next()
       if (next.done === true) {
-        this.rows = []
+        this.n = 0
         return { value: undefined, done: true }
       }
-      if (next.value.length > 0) {
-        this.rows = next.value
+      if (next.value.n > 0) {
+        this.row = next.value.row
+        this.n = next.value.n
         this.i = 1
-        return { value: this.rows[0], done: false }
+        return { value: this.row(0), done: false }
       }
     }
   }
 
   /** Leaving a `for await` early abandons the rest of the result. */
   async return(value?: unknown): Promise<IteratorResult<unknown>> {
-    this.rows = []
-    await this.chunks.return?.(undefined)
+    this.n = 0
+    await this.batches.return?.(undefined)
     return { value, done: true }
   }
 

@@ -11,7 +11,7 @@ export declare class NativeBatchStream {
    */
   next(): Promise<Array<ColumnBatch>>
   /** [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`). */
-  nextArrow(): Promise<Array<ArrowBatch>>
+  nextArrow(): Promise<ArrowBatches>
   /** The result's schema as one Arrow IPC schema message. */
   arrowSchema(): Uint8Array
   /**
@@ -151,22 +151,21 @@ export declare class NativeProcess {
   close(): Promise<void>
 }
 
-/** One batch, column by column, in Arrow's layout. */
-export interface ArrowBatch {
-  numRows: number
-  columns: Array<ArrowColumn>
-}
-
 /**
- * One column in Arrow's layout, starting at the column's first value
- * (offset 0): `validity` is the null bitmap (absent without NULLs);
- * `buffers` are the values (fixed width and BOOL bits), or the `i32`
- * offsets then the bytes (text, binary).
+ * The batches of one handover.
+ *
+ * `layout`, batch after batch: the row count, then per column its null
+ * count, its validity bitmap as a buffer reference (`ABSENT` without
+ * NULLs), its buffer count and that many buffer references: the values
+ * (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
+ * binary). A buffer reference is three numbers: the index of the
+ * `memory` array it lies in, its byte offset there and its byte length
+ * (an absent one: `ABSENT, 0, 0`). Every buffer starts at its column's
+ * first value, at an offset that is a multiple of 8.
  */
-export interface ArrowColumn {
-  nullCount: number
-  validity?: Uint8Array
-  buffers: Array<Uint8Array>
+export interface ArrowBatches {
+  memory: Array<Uint8Array>
+  layout: Uint32Array
 }
 
 /**

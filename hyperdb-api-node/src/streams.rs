@@ -12,7 +12,7 @@ use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 use tokio::sync::Mutex;
 
-use crate::arrow_batches::{arrow_batch, ArrowBatch};
+use crate::arrow_batches::{arrow_batches, ArrowBatches};
 use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
 use crate::error::{js, Result};
 
@@ -121,9 +121,9 @@ impl NativeBatchStream {
 
     /// [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`).
     #[napi]
-    pub async fn next_arrow(&self) -> Result<Vec<ArrowBatch>> {
+    pub async fn next_arrow(&self) -> Result<ArrowBatches> {
         let batches = js(self.slot.next().await)?;
-        batches.iter().map(arrow_batch).collect()
+        arrow_batches(&batches)
     }
 
     /// The result's schema as one Arrow IPC schema message.
