@@ -667,40 +667,20 @@ mod tests {
 
         // A 1 MiB message read a window at a time.
         let len = 1 << 20;
-        let mut s = Session::new(Limits::default(), None);
-        s.finish_startup();
-        s.expect_ready();
-        push(&mut s, b'H', &[0, 0, 0]);
-        s.next_message().unwrap();
-        let mut wire = vec![b'd'];
-        wire.extend_from_slice(&(len as i32 + 4).to_be_bytes());
-        wire.extend((0..len).map(|i| i as u8));
-        wire.extend_from_slice(&[b'c', 0, 0, 0, 4]);
-        let mut wire = &wire[..];
+        let (mut s, wire) = copy_out_message(len);
         let mut grown = 0;
-        let payload = loop {
-            match s.next_message().unwrap() {
-                Some(Message::CopyData(p)) => break p,
-                Some(other) => panic!("{other:?}"),
-                None => {
-                    let before = s.read_buf().capacity();
-                    let n = s.prepare_read(WINDOW).min(wire.len());
-                    let have = s.read_buf().len();
-                    let room = s.read_buf().capacity();
-                    assert!(room >= have + n, "the read fits");
-                    assert!(
-                        room <= 2 * (have + WINDOW) + 4 * PAYLOAD_ALIGN,
-                        "{room} for {have}"
-                    );
-                    grown += usize::from(room != before);
-                    s.read_buf().put_slice(&wire[..n]);
-                    wire = &wire[n..];
-                }
-            }
-        };
-        assert_eq!(payload.len(), len);
-        assert!(payload.iter().enumerate().all(|(i, &b)| b == i as u8));
-        assert_eq!(payload.as_ptr() as usize % PAYLOAD_ALIGN, 0);
+        let mut before = s.read_buf().capacity();
+        let payload = read_copy_data(&mut s, &wire, WINDOW, |s, have, n| {
+            let room = s.read_buf().capacity();
+            assert!(room >= have + n, "the read fits");
+            assert!(
+                room <= 2 * (have + WINDOW) + 4 * PAYLOAD_ALIGN,
+                "{room} for {have}"
+            );
+            grown += usize::from(room != before);
+            before = room;
+        });
+        assert_whole_and_aligned(&payload, len);
         assert!(grown <= 6, "grew {grown} times");
     }
 
@@ -711,6 +691,32 @@ mod tests {
     fn copy_out_messages_of_a_few_windows_are_placed_once() {
         const WINDOW: usize = 64 * 1024;
         let len = 5 * WINDOW / 2;
+        let (mut s, wire) = copy_out_message(len);
+        let mut buffer = 0;
+        let payload = read_copy_data(&mut s, &wire, WINDOW, |s, have, _| {
+            let start = s.read_buf().as_ptr() as usize;
+            assert!(
+                start == buffer || have <= backend::HEADER,
+                "{have} bytes moved to a new buffer"
+            );
+            buffer = start;
+        });
+        assert_whole_and_aligned(&payload, len);
+    }
+
+    /// `payload` is [`copy_out_message`]'s, whole, starting aligned.
+    fn assert_whole_and_aligned(payload: &[u8], len: usize) {
+        assert_eq!(payload.len(), len);
+        assert!(payload
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i % 251) as u8));
+        assert_eq!(payload.as_ptr() as usize % PAYLOAD_ALIGN, 0);
+    }
+
+    /// A session in a COPY OUT, and the wire of one `CopyData` message of
+    /// `len` bytes (byte `i` is `i % 251`) and the `CopyDone`.
+    fn copy_out_message(len: usize) -> (Session, Vec<u8>) {
         let mut s = Session::new(Limits::default(), None);
         s.finish_startup();
         s.expect_ready();
@@ -720,29 +726,31 @@ mod tests {
         wire.extend_from_slice(&(len as i32 + 4).to_be_bytes());
         wire.extend((0..len).map(|i| (i % 251) as u8));
         wire.extend_from_slice(&[b'c', 0, 0, 0, 4]);
-        let mut wire = &wire[..];
-        let mut buffer = 0;
-        let payload = loop {
+        (s, wire)
+    }
+
+    /// Reads `wire` as a driver does, at most `window` a read, until a
+    /// `CopyData` message arrives. `check` sees the session after each
+    /// `prepare_read`, with what was buffered before it and the read's size.
+    fn read_copy_data(
+        s: &mut Session,
+        mut wire: &[u8],
+        window: usize,
+        mut check: impl FnMut(&mut Session, usize, usize),
+    ) -> bytes::Bytes {
+        loop {
             match s.next_message().unwrap() {
-                Some(Message::CopyData(p)) => break p,
+                Some(Message::CopyData(p)) => return p,
                 Some(other) => panic!("{other:?}"),
                 None => {
                     let have = s.read_buf().len();
-                    let n = s.prepare_read(WINDOW).min(wire.len());
-                    let start = s.read_buf().as_ptr() as usize;
-                    assert!(
-                        start == buffer || have <= backend::HEADER,
-                        "{have} bytes moved to a new buffer"
-                    );
-                    buffer = start;
+                    let n = s.prepare_read(window).min(wire.len());
+                    check(s, have, n);
                     s.read_buf().put_slice(&wire[..n]);
                     wire = &wire[n..];
                 }
             }
-        };
-        assert_eq!(payload.len(), len);
-        assert!(payload.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
-        assert_eq!(payload.as_ptr() as usize % PAYLOAD_ALIGN, 0);
+        }
     }
 
     /// A long run of rows is read through one window-sized buffer: each
