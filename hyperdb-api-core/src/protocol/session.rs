@@ -18,13 +18,14 @@ use crate::protocol::Limits;
 const PAYLOAD_ALIGN: usize = 16;
 /// `CopyData` messages from this size on are read on their own, aligned.
 const ALIGNED_READ_MIN: usize = 64 * 1024;
-/// A `CopyData` message of up to this many read windows gets its whole
+/// A `CopyData` message of up to this many read windows, and at most twice
+/// the largest one that arrived whole in the same COPY OUT, gets its whole
 /// buffer once its header is read. hyperd's Arrow messages outgrow one
 /// window on wide tables (~1.3 MiB each for a 16-column `lineitem`), and
 /// growing the buffer as bytes arrived moved the first window's bytes of
 /// every message: ~1 GiB copied over a 10M-row read, ~10 % of the client's
-/// CPU (perf). A server can make a connection hold this much that it never
-/// sends, four windows instead of two.
+/// CPU (perf). Tied to a message that arrived, a declared length alone
+/// still reserves nothing (the session fuzz target's bound).
 const EAGER_WINDOWS: usize = 4;
 
 /// How much a read may take when `have` bytes wait in the buffer: enough
@@ -100,6 +101,9 @@ pub struct Session {
     /// A COPY OUT is being read: large `CopyData` payloads are received
     /// aligned (see [`Session::prepare_read`]).
     copy_out: bool,
+    /// The largest `CopyData` message (header included) that has arrived
+    /// whole in this COPY OUT: what an eager buffer may be sized by.
+    copy_out_largest: usize,
     /// The result stream owed first, for ending an abandoned one early.
     stream: ResultStream,
     statements: Statements,
@@ -139,6 +143,7 @@ impl Session {
             backend_key: None,
             notices: notices.unwrap_or_else(default_notice_handler),
             copy_out: false,
+            copy_out_largest: 0,
             stream: ResultStream::default(),
             statements: Statements::new(0),
         }
@@ -207,9 +212,12 @@ impl Session {
                 }
                 let limit = (total - have).min(window);
                 // Only the header read so far, and a message of a few
-                // windows: room for all of it now, so that no read after
-                // the first moves payload bytes.
-                let eager = have <= backend::HEADER && total <= EAGER_WINDOWS * window;
+                // windows and at most twice one that arrived whole: room
+                // for all of it now, so that no read after the first moves
+                // payload bytes. The memory still follows bytes that came.
+                let eager = have <= backend::HEADER
+                    && total <= EAGER_WINDOWS * window
+                    && total <= 2 * self.copy_out_largest;
                 if self.read.capacity() < if eager { total } else { have + limit } {
                     // Room for the next read, the payload still aligned:
                     // only what was read of it so far moves (normally the
@@ -445,6 +453,12 @@ impl Session {
                 _ if self.pending_error.is_some() => {}
                 Message::CopyOutResponse(_) => {
                     self.copy_out = true;
+                    self.copy_out_largest = 0;
+                    return Ok(Some(msg));
+                }
+                Message::CopyData(ref payload) => {
+                    let whole = backend::HEADER + payload.len();
+                    self.copy_out_largest = self.copy_out_largest.max(whole);
                     return Ok(Some(msg));
                 }
                 Message::CommandComplete(tag) => {
@@ -667,10 +681,10 @@ mod tests {
 
         // A 1 MiB message read a window at a time.
         let len = 1 << 20;
-        let (mut s, wire) = copy_out_message(len);
+        let (mut s, wire) = copy_out_message(&[len]);
         let mut grown = 0;
         let mut before = s.read_buf().capacity();
-        let payload = read_copy_data(&mut s, &wire, WINDOW, |s, have, n| {
+        let payload = read_copy_data(&mut s, &mut &wire[..], WINDOW, |s, have, n| {
             let room = s.read_buf().capacity();
             assert!(room >= have + n, "the read fits");
             assert!(
@@ -685,15 +699,25 @@ mod tests {
     }
 
     /// A message of a few windows (hyperd's Arrow messages on a wide table)
-    /// gets its whole buffer when its header is read: no later read moves
-    /// payload bytes, and the payload arrives aligned and whole.
+    /// after one as large gets its whole buffer when its header is read: no
+    /// later read moves payload bytes, and the payload arrives aligned and
+    /// whole. The first message, which nothing that arrived vouches for,
+    /// grows with its bytes.
     #[test]
     fn copy_out_messages_of_a_few_windows_are_placed_once() {
         const WINDOW: usize = 64 * 1024;
         let len = 5 * WINDOW / 2;
-        let (mut s, wire) = copy_out_message(len);
-        let mut buffer = 0;
-        let payload = read_copy_data(&mut s, &wire, WINDOW, |s, have, _| {
+        let (mut s, wire) = copy_out_message(&[len, len]);
+        let mut wire = &wire[..];
+        let (mut buffer, mut grew) = (0, false);
+        let first = read_copy_data(&mut s, &mut wire, WINDOW, |s, have, _| {
+            let start = s.read_buf().as_ptr() as usize;
+            grew |= start != buffer && have > backend::HEADER;
+            buffer = start;
+        });
+        assert_whole_and_aligned(&first, len);
+        assert!(grew, "the first message's buffer grows with its bytes");
+        let second = read_copy_data(&mut s, &mut wire, WINDOW, |s, have, _| {
             let start = s.read_buf().as_ptr() as usize;
             assert!(
                 start == buffer || have <= backend::HEADER,
@@ -701,7 +725,7 @@ mod tests {
             );
             buffer = start;
         });
-        assert_whole_and_aligned(&payload, len);
+        assert_whole_and_aligned(&second, len);
     }
 
     /// `payload` is [`copy_out_message`]'s, whole, starting aligned.
@@ -714,27 +738,30 @@ mod tests {
         assert_eq!(payload.as_ptr() as usize % PAYLOAD_ALIGN, 0);
     }
 
-    /// A session in a COPY OUT, and the wire of one `CopyData` message of
-    /// `len` bytes (byte `i` is `i % 251`) and the `CopyDone`.
-    fn copy_out_message(len: usize) -> (Session, Vec<u8>) {
+    /// A session in a COPY OUT, and the wire of `CopyData` messages of
+    /// `lens` bytes (byte `i` of each is `i % 251`) and the `CopyDone`.
+    fn copy_out_message(lens: &[usize]) -> (Session, Vec<u8>) {
         let mut s = Session::new(Limits::default(), None);
         s.finish_startup();
         s.expect_ready();
         push(&mut s, b'H', &[0, 0, 0]);
         s.next_message().unwrap();
-        let mut wire = vec![b'd'];
-        wire.extend_from_slice(&(len as i32 + 4).to_be_bytes());
-        wire.extend((0..len).map(|i| (i % 251) as u8));
+        let mut wire = Vec::new();
+        for &len in lens {
+            wire.push(b'd');
+            wire.extend_from_slice(&(len as i32 + 4).to_be_bytes());
+            wire.extend((0..len).map(|i| (i % 251) as u8));
+        }
         wire.extend_from_slice(&[b'c', 0, 0, 0, 4]);
         (s, wire)
     }
 
-    /// Reads `wire` as a driver does, at most `window` a read, until a
+    /// Reads from `wire` as a driver does, at most `window` a read, until a
     /// `CopyData` message arrives. `check` sees the session after each
     /// `prepare_read`, with what was buffered before it and the read's size.
     fn read_copy_data(
         s: &mut Session,
-        mut wire: &[u8],
+        wire: &mut &[u8],
         window: usize,
         mut check: impl FnMut(&mut Session, usize, usize),
     ) -> bytes::Bytes {
@@ -747,7 +774,7 @@ mod tests {
                     let n = s.prepare_read(window).min(wire.len());
                     check(s, have, n);
                     s.read_buf().put_slice(&wire[..n]);
-                    wire = &wire[n..];
+                    *wire = &wire[n..];
                 }
             }
         }
