@@ -4,11 +4,11 @@
  * IPC in JavaScript (which cost ~130 us a batch, more than reading it).
  */
 import type { Data, DataType, RecordBatch, Schema } from 'apache-arrow'
-import type { ArrowBatches } from './native'
+import { native, type ArrowBatches } from './native'
 import type { Arrow } from './queries'
 
 /** Marks an absent buffer in `ArrowBatches.layout` (see `src/arrow_batches.rs`). */
-const ABSENT = 0xffffffff
+const ABSENT = native.ABSENT_BUFFER
 
 type ViewType = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayBufferView } & {
   readonly BYTES_PER_ELEMENT: number
@@ -38,7 +38,7 @@ export class BatchMaker {
       type: f.type,
       values: arrow.DataType.isUtf8(f.type) || arrow.DataType.isBinary(f.type) ? Uint8Array : f.type.ArrayType,
     }))
-    this.direct = isSchemaAndData(arrow, schema, this.struct)
+    this.direct = isSchemaAndData(arrow)
   }
 
   /** The schema message of a result (see `NativeBatchStream.arrowSchema`). */
@@ -92,20 +92,31 @@ export class BatchMaker {
   }
 }
 
+/** `isSchemaAndData`'s answer for each apache-arrow module loaded. */
+const schemaAndData = new WeakMap<Arrow, boolean>()
+
 /**
  * Whether a `RecordBatch` is its `schema` and `data` and nothing else (so
  * in apache-arrow 15 to 21): then batches are made without the
  * constructor, which rebuilds the schema and the struct `Data` of every
  * batch to check lengths that are equal by construction here (~3 us of
- * ~5 a batch, measured). Checked once per result on an empty batch, so a
- * version that adds state falls back to the constructor.
+ * ~5 a batch, measured). Checked once per apache-arrow module on an empty
+ * batch, so a version that adds state falls back to the constructor.
  */
-function isSchemaAndData(arrow: Arrow, schema: Schema, struct: DataType): boolean {
-  const empty = schema.fields.map((f) => arrow.makeData({ type: f.type, length: 0, nullCount: 0 } as never))
-  const made = new arrow.RecordBatch(
-    schema,
-    arrow.makeData({ type: struct, length: 0, nullCount: 0, children: empty } as never) as never,
-  )
-  const keys = Object.keys(made)
-  return keys.length === 2 && keys.includes('schema') && keys.includes('data')
+function isSchemaAndData(arrow: Arrow): boolean {
+  let known = schemaAndData.get(arrow)
+  if (known === undefined) {
+    const field = new arrow.Field('x', new arrow.Int32())
+    const child = arrow.makeData({ type: field.type, length: 0, nullCount: 0 } as never)
+    const struct = arrow.makeData({
+      type: new arrow.Struct([field]),
+      length: 0,
+      nullCount: 0,
+      children: [child],
+    } as never)
+    const keys = Object.keys(new arrow.RecordBatch(new arrow.Schema([field]), struct as never))
+    known = keys.length === 2 && keys.includes('schema') && keys.includes('data')
+    schemaAndData.set(arrow, known)
+  }
+  return known
 }

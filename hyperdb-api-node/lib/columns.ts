@@ -360,15 +360,6 @@ export class RowAssembler {
     return b
   }
 
-  /** The batch's rows, as one array. */
-  rows(batch: ColumnBatch): unknown[] {
-    const n = batch.numRows
-    const row = this.rowMaker(batch)
-    const out: unknown[] = new Array(n)
-    for (let i = 0; i < n; i++) out[i] = row(i)
-    return out
-  }
-
   /** Makes the batch's rows one at a time (see `rowBuilder`). */
   rowMaker(batch: ColumnBatch): RowMaker {
     const n = batch.numRows

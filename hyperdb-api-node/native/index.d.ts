@@ -152,16 +152,24 @@ export declare class NativeProcess {
 }
 
 /**
+ * Marks an absent buffer (a column without NULLs has no validity) in
+ * [`ArrowBatches::layout`].
+ */
+export declare const ABSENT_BUFFER: number
+
+/**
  * The batches of one handover.
  *
  * `layout`, batch after batch: the row count, then per column its null
- * count, its validity bitmap as a buffer reference (`ABSENT` without
+ * count, its validity bitmap as a buffer reference (`ABSENT_BUFFER` without
  * NULLs), its buffer count and that many buffer references: the values
  * (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
  * binary). A buffer reference is three numbers: the index of the
  * `memory` array it lies in, its byte offset there and its byte length
- * (an absent one: `ABSENT, 0, 0`). Every buffer starts at its column's
- * first value, at an offset that is a multiple of 8.
+ * (an absent one: `ABSENT_BUFFER, 0, 0`). Every buffer starts at its column's
+ * first value, at an offset that is a multiple of 8. A memory array
+ * starts where its allocation does (a received message's payload, IPC
+ * metadata first), so its first bytes may belong to no buffer.
  */
 export interface ArrowBatches {
   memory: Array<Uint8Array>

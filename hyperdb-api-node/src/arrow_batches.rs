@@ -21,18 +21,21 @@ use crate::error::{invalid, Result};
 
 /// Marks an absent buffer (a column without NULLs has no validity) in
 /// [`ArrowBatches::layout`].
-pub const ABSENT: u32 = u32::MAX;
+#[napi]
+pub const ABSENT_BUFFER: u32 = u32::MAX;
 
 /// The batches of one handover.
 ///
 /// `layout`, batch after batch: the row count, then per column its null
-/// count, its validity bitmap as a buffer reference (`ABSENT` without
+/// count, its validity bitmap as a buffer reference (`ABSENT_BUFFER` without
 /// NULLs), its buffer count and that many buffer references: the values
 /// (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
 /// binary). A buffer reference is three numbers: the index of the
 /// `memory` array it lies in, its byte offset there and its byte length
-/// (an absent one: `ABSENT, 0, 0`). Every buffer starts at its column's
-/// first value, at an offset that is a multiple of 8.
+/// (an absent one: `ABSENT_BUFFER, 0, 0`). Every buffer starts at its column's
+/// first value, at an offset that is a multiple of 8. A memory array
+/// starts where its allocation does (a received message's payload, IPC
+/// metadata first), so its first bytes may belong to no buffer.
 #[napi(object)]
 pub struct ArrowBatches {
     pub memory: Vec<Uint8Array>,
@@ -48,7 +51,6 @@ pub(crate) fn arrow_batches(batches: &[RecordBatch]) -> Result<ArrowBatches> {
             out.column(array)?;
         }
     }
-    out.place();
     Ok(ArrowBatches {
         memory: out.regions.into_iter().map(Region::into_view).collect(),
         layout: Uint32Array::new(out.layout),
@@ -61,29 +63,28 @@ struct Layout {
     layout: Vec<u32>,
 }
 
-/// The part of one allocation that a handover's buffers use.
+/// What a handover's buffers use of one allocation: from its start, so
+/// that a buffer's offset is known when the buffer is seen, to the end of
+/// the last of them.
 struct Region {
-    /// The allocation's start: buffers with the same one share it.
-    base: *const u8,
     start: *const u8,
     end: *const u8,
     /// Any buffer of the allocation keeps all of it alive.
     owner: Buffer,
-    /// Where each buffer in the region is referenced in the layout, and
-    /// where it starts.
-    refs: Vec<(usize, *const u8)>,
 }
 
 impl Region {
     fn into_view(self) -> Uint8Array {
         let len = self.end as usize - self.start as usize;
         let owner = self.owner;
-        // SAFETY: `start..end` spans buffers that all lie in one allocation
-        // (they share its start, `base`), and `owner`, a buffer of that
-        // allocation, keeps all of it alive until the finalizer drops it
-        // with the JS array. Arrow buffers are immutable and the batches
-        // they came from are dropped after this conversion, so JS writing
-        // into its array races with nothing.
+        // SAFETY: `start..end` lies in one allocation: `start` is the
+        // allocation's start (`Buffer::data_ptr`) shared by every buffer
+        // of the region, or a buffer's own start, and `end` the end of one
+        // of those buffers. `owner`, a buffer of that allocation, keeps all
+        // of it alive until the finalizer drops it with the JS array.
+        // Arrow buffers are immutable and the batches they came from are
+        // dropped after this conversion, so JS writing into its array races
+        // with nothing.
         unsafe {
             Uint8Array::with_external_data(self.start.cast_mut(), len, move |_, _| drop(owner))
         }
@@ -95,7 +96,7 @@ impl Layout {
         self.layout.push(count(array.null_count())?);
         match array.nulls().filter(|n| n.null_count() > 0) {
             Some(nulls) => self.buffer(&nulls.inner().sliced())?,
-            None => self.layout.extend([ABSENT, 0, 0]),
+            None => self.layout.extend([ABSENT_BUFFER, 0, 0]),
         }
         let buffers = column_buffers(array)?;
         self.layout.push(count(buffers.len())?);
@@ -105,71 +106,38 @@ impl Layout {
         Ok(())
     }
 
-    /// Adds a reference to `buffer`; its offset is set by [`Layout::place`].
+    /// Adds a reference to `buffer`, in the region of its allocation. A
+    /// buffer that would sit at an offset JS cannot view as 8-byte values
+    /// (not seen from hyperd, whose buffers are 8-aligned) gets a region
+    /// of its own, from its own start.
     fn buffer(&mut self, buffer: &Buffer) -> Result<()> {
         let len = count(buffer.len())?;
         if len == 0 {
-            self.layout.extend([ABSENT, 0, 0]);
+            self.layout.extend([ABSENT_BUFFER, 0, 0]);
             return Ok(());
         }
-        let start = buffer.as_ptr();
-        let end = start.wrapping_add(buffer.len());
-        let base = buffer.data_ptr().as_ptr().cast_const();
-        let index = match self.regions.iter().position(|r| r.base == base) {
+        let (start, offset) = match u32::try_from(buffer.ptr_offset()) {
+            Ok(offset) if offset % 8 == 0 => (buffer.data_ptr().as_ptr().cast_const(), offset),
+            _ => (buffer.as_ptr(), 0),
+        };
+        let end = buffer.as_ptr().wrapping_add(buffer.len());
+        let index = match self.regions.iter().position(|r| r.start == start) {
             Some(i) => {
                 let r = &mut self.regions[i];
-                r.start = r.start.min(start);
                 r.end = r.end.max(end);
                 i
             }
             None => {
                 self.regions.push(Region {
-                    base,
                     start,
                     end,
                     owner: buffer.clone(),
-                    refs: Vec::new(),
                 });
                 self.regions.len() - 1
             }
         };
-        self.regions[index].refs.push((self.layout.len(), start));
-        self.layout.extend([count(index)?, 0, len]);
+        self.layout.extend([count(index)?, offset, len]);
         Ok(())
-    }
-
-    /// Sets each reference's offset in its region. A buffer that would sit
-    /// at an offset JS cannot view as 8-byte values (not seen from hyperd,
-    /// whose buffers are 8-aligned) gets a region of its own.
-    fn place(&mut self) {
-        let mut apart = Vec::new();
-        for (index, region) in self.regions.iter_mut().enumerate() {
-            region.refs.retain(|&(at, start)| {
-                match u32::try_from(start as usize - region.start as usize) {
-                    Ok(offset) if offset % 8 == 0 => {
-                        self.layout[at + 1] = offset;
-                        true
-                    }
-                    _ => {
-                        apart.push((at, start, index));
-                        false
-                    }
-                }
-            });
-        }
-        for (at, start, index) in apart {
-            let len = self.layout[at + 2] as usize;
-            let owner = self.regions[index].owner.clone();
-            self.layout[at] = self.regions.len() as u32;
-            self.layout[at + 1] = 0;
-            self.regions.push(Region {
-                base: start,
-                start,
-                end: start.wrapping_add(len),
-                owner,
-                refs: Vec::new(),
-            });
-        }
     }
 }
 
@@ -213,6 +181,6 @@ fn column_buffers(array: &ArrayRef) -> Result<Vec<Buffer>> {
 fn count(n: usize) -> Result<u32> {
     u32::try_from(n)
         .ok()
-        .filter(|&n| n != ABSENT)
+        .filter(|&n| n != ABSENT_BUFFER)
         .ok_or_else(|| invalid("queryArrow", "a batch of more than 2^32 - 2 rows or bytes"))
 }

@@ -218,7 +218,8 @@ impl Session {
                 let eager = have <= backend::HEADER
                     && total <= EAGER_WINDOWS * window
                     && total <= 2 * self.copy_out_largest;
-                if self.read.capacity() < if eager { total } else { have + limit } {
+                let need = if eager { total } else { have + limit };
+                if self.read.capacity() < need {
                     // Room for the next read, the payload still aligned:
                     // only what was read of it so far moves (normally the
                     // header alone). The whole message at once when it is
