@@ -7,6 +7,10 @@
 //! * by name: `from_row` looks each name up; `column_names` lets a typed
 //!   stream look them up once and read through `from_columns`, and the
 //!   in-order readers serve results whose columns are the names in order.
+//!
+//! The impl is `FromRow<'r>` for the row lifetime `'r`: the struct's own
+//! lifetime when it has one (its fields then may borrow from the row),
+//! else a fresh one (any row).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -64,7 +68,10 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
     let d = quote!(#krate::__derive);
     let ident = input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let where_clause = bounds(&input, where_clause);
+    let (r, row_generics) = row_lifetime(input.generics)?;
+    let (row_impl_generics, _, _) = row_generics.split_for_impl();
+    let from_row_trait = quote!(#krate::FromRow<#r>);
+    let row_where = bounds(&input, where_clause, &r);
     let by_name = !input.by_position;
     let reads: Vec<Read<'_>> = input.fields.iter().map(Read::of).collect();
     let offsets = offsets(&input, &reads);
@@ -75,14 +82,14 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
         let at = &offsets[k];
         match read {
             Read::Flatten(ty) => {
-                quote!(<#ty as #krate::FromRow>::from_columns(row, columns.skip(#at))?)
+                quote!(<#ty as #from_row_trait>::from_columns(row, columns.skip(#at))?)
             }
             _ => read_column(f, read, &d, &rust_type, quote!(columns.index(#at))),
         }
     });
     let from_row = if by_name {
         let body = struct_of(&input, |f, read, _| match read {
-            Read::Flatten(ty) => quote!(<#ty as #krate::FromRow>::from_row(row)?),
+            Read::Flatten(ty) => quote!(<#ty as #from_row_trait>::from_row(row)?),
             _ => {
                 let column = &f.column;
                 read_column(f, read, &d, &rust_type, quote!(#column))
@@ -90,13 +97,13 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
         });
         quote!(::core::result::Result::Ok(#body))
     } else {
-        quote!(<Self as #krate::FromRow>::from_columns(row, #d::ColumnMap::IDENTITY))
+        quote!(<Self as #from_row_trait>::from_columns(row, #d::ColumnMap::IDENTITY))
     };
     let column_names = by_name.then(|| {
         let names = input.fields.iter().zip(&reads).map(|(f, read)| match read {
             Read::Flatten(ty) => quote_spanned! {ty.span()=>
                 #d::by_name::<#ty>();
-                <#ty as #krate::FromRow>::column_names(name);
+                <#ty as #from_row_trait>::column_names(name);
             },
             _ => {
                 let column = &f.column;
@@ -122,7 +129,7 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
         )));
         match read {
             Read::Flatten(ty) => quote! {
-                let #local = match <#ty as #krate::FromRow>::from_values(values) {
+                let #local = match <#ty as #from_row_trait>::from_values(values) {
                     ::core::option::Option::Some(::core::result::Result::Ok(v)) => v,
                     ::core::option::Option::Some(::core::result::Result::Err(e)) => {
                         return ::core::option::Option::Some(::core::result::Result::Err(e))
@@ -170,26 +177,27 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
         convert_silently(
             read,
             |t| value(t),
-            |ty| quote!(<#ty as #krate::FromRow>::try_from_values(values)?),
+            |ty| quote!(<#ty as #from_row_trait>::try_from_values(values)?),
         )
     });
-    let plain = plain_readers(&input, &reads, &d);
+    let plain = plain_readers(&input, &reads, &d, &r);
+    let flatten_where = flatten_bounds(&input, where_clause);
     let by_name_marker = by_name.then(|| {
         quote! {
-            impl #impl_generics #d::ByName for #ident #ty_generics #where_clause {}
+            impl #impl_generics #d::ByName for #ident #ty_generics #flatten_where {}
         }
     });
 
     Ok(quote! {
-        impl #impl_generics #krate::FromRow for #ident #ty_generics #where_clause {
+        impl #row_impl_generics #from_row_trait for #ident #ty_generics #row_where {
             #[inline]
-            fn from_row(row: &#krate::Row) -> #krate::Result<Self> {
+            fn from_row(row: &#r #krate::Row) -> #krate::Result<Self> {
                 #from_row
             }
 
             #[inline]
             fn from_columns(
-                row: &#krate::Row,
+                row: &#r #krate::Row,
                 columns: #d::ColumnMap<'_>,
             ) -> #krate::Result<Self> {
                 ::core::result::Result::Ok(#from_columns)
@@ -199,21 +207,21 @@ pub(crate) fn expand(input: &DeriveInput) -> Result<TokenStream> {
 
             #[inline(always)]
             fn from_values(
-                values: &mut #krate::RowValues<'_>,
+                values: &mut #krate::RowValues<#r>,
             ) -> ::core::option::Option<#krate::Result<Self>> {
                 #(#from_values_reads)*
                 ::core::option::Option::Some(::core::result::Result::Ok(#assemble))
             }
 
             #[inline(always)]
-            fn try_from_values(values: &mut #krate::RowValues<'_>) -> ::core::option::Option<Self> {
+            fn try_from_values(values: &mut #krate::RowValues<#r>) -> ::core::option::Option<Self> {
                 ::core::option::Option::Some(#try_from_values)
             }
 
             #plain
         }
 
-        impl #impl_generics #d::Flatten for #ident #ty_generics #where_clause {
+        impl #impl_generics #d::Flatten for #ident #ty_generics #flatten_where {
             const COLUMNS: usize = #columns;
             const BY_NAME: bool = #by_name;
         }
@@ -294,7 +302,12 @@ fn convert_silently(
 
 /// `reads_plain` and `from_plain_fields`, for a struct without flattened
 /// fields (whose columns' places are then constants).
-fn plain_readers(input: &Input<'_>, reads: &[Read<'_>], d: &TokenStream) -> TokenStream {
+fn plain_readers(
+    input: &Input<'_>,
+    reads: &[Read<'_>],
+    d: &TokenStream,
+    r: &syn::Lifetime,
+) -> TokenStream {
     if reads.iter().any(|r| matches!(r, Read::Flatten(_))) {
         return TokenStream::new();
     }
@@ -320,7 +333,7 @@ fn plain_readers(input: &Input<'_>, reads: &[Read<'_>], d: &TokenStream) -> Toke
         }
 
         #[inline(always)]
-        fn from_plain_fields(fields: &[u8]) -> ::core::option::Option<Self> {
+        fn from_plain_fields(fields: &#r [u8]) -> ::core::option::Option<Self> {
             // One length check for the whole row: the fields' offsets are
             // constants from here on.
             if fields.len() != 0 #(+ #d::plain_field_len::<#types>())* {
@@ -352,25 +365,51 @@ fn offsets(input: &Input<'_>, reads: &[Read<'_>]) -> Vec<TokenStream> {
     out
 }
 
-/// The where clause, with what the fields' reads need when the struct is
-/// generic (a concrete field's type is checked where it is read).
-fn bounds(input: &Input<'_>, where_clause: Option<&syn::WhereClause>) -> TokenStream {
+/// The lifetime of the rows the impl reads (`'r` of `FromRow<'r>`) and
+/// the impl's generics with it: the struct's one lifetime, whose fields
+/// may then borrow from the row, or a fresh one added for a struct
+/// without any. Two or more lifetimes leave the row's ambiguous.
+fn row_lifetime(generics: &syn::Generics) -> Result<(syn::Lifetime, syn::Generics)> {
+    let mut lifetimes = generics.lifetimes();
+    match (lifetimes.next(), lifetimes.next()) {
+        (None, _) => {
+            let r = syn::Lifetime::new("'__r", proc_macro2::Span::call_site());
+            let mut with_row = generics.clone();
+            with_row
+                .params
+                .insert(0, syn::GenericParam::Lifetime(syn::LifetimeParam::new(r.clone())));
+            Ok((r, with_row))
+        }
+        (Some(one), None) => Ok((one.lifetime.clone(), generics.clone())),
+        (Some(_), Some(second)) => Err(syn::Error::new_spanned(
+            second,
+            "a FromRow struct takes at most one lifetime: the row's, which its borrowed fields (`&'r str`, `&'r [u8]`) share",
+        )),
+    }
+}
+
+/// The where clause of the `FromRow<'r>` impl, with what the fields'
+/// reads need when the struct is generic (a concrete field's type is
+/// checked where it is read).
+fn bounds(
+    input: &Input<'_>,
+    where_clause: Option<&syn::WhereClause>,
+    r: &syn::Lifetime,
+) -> TokenStream {
     let generic = input.generics.type_params().next().is_some();
     let krate = &input.krate;
     let d = quote!(#krate::__derive);
-    let mut predicates: Vec<TokenStream> = where_clause
-        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
-        .unwrap_or_default();
+    let mut predicates = own_predicates(where_clause);
     if generic {
         for f in &input.fields {
             let ty = f.ty;
             match Read::of(f) {
-                Read::Flatten(ty) => predicates.push(quote!(#ty: #d::Flatten)),
-                Read::Direct(_) => {
-                    predicates.push(quote!(#ty: for<'__r> #d::FromHyperBinary<'__r>));
+                Read::Flatten(ty) => {
+                    predicates.push(quote!(#ty: #d::Flatten + #krate::FromRow<#r>));
                 }
+                Read::Direct(_) => predicates.push(quote!(#ty: #d::FromHyperBinary<#r>)),
                 Read::Convert { from, to } => {
-                    predicates.push(quote!(#from: for<'__r> #d::FromHyperBinary<'__r>));
+                    predicates.push(quote!(#from: #d::FromHyperBinary<#r>));
                     predicates.push(quote!(#to: ::core::convert::TryFrom<#from>));
                     predicates.push(quote!(
                         <#to as ::core::convert::TryFrom<#from>>::Error:
@@ -378,7 +417,7 @@ fn bounds(input: &Input<'_>, where_clause: Option<&syn::WhereClause>) -> TokenSt
                     ));
                 }
                 Read::ConvertOption { inner, to, .. } => {
-                    predicates.push(quote!(#inner: for<'__r> #d::FromHyperBinary<'__r>));
+                    predicates.push(quote!(#inner: #d::FromHyperBinary<#r>));
                     predicates.push(quote!(#to: ::core::convert::TryFrom<#inner>));
                     predicates.push(quote!(
                         <#to as ::core::convert::TryFrom<#inner>>::Error:
@@ -388,6 +427,35 @@ fn bounds(input: &Input<'_>, where_clause: Option<&syn::WhereClause>) -> TokenSt
             }
         }
     }
+    where_of(predicates)
+}
+
+/// The where clause of the `Flatten` and `ByName` impls: a flattened
+/// field's struct must be flattenable too.
+fn flatten_bounds(input: &Input<'_>, where_clause: Option<&syn::WhereClause>) -> TokenStream {
+    let generic = input.generics.type_params().next().is_some();
+    let d = {
+        let krate = &input.krate;
+        quote!(#krate::__derive)
+    };
+    let mut predicates = own_predicates(where_clause);
+    if generic {
+        for f in &input.fields {
+            if let Read::Flatten(ty) = Read::of(f) {
+                predicates.push(quote!(#ty: #d::Flatten));
+            }
+        }
+    }
+    where_of(predicates)
+}
+
+fn own_predicates(where_clause: Option<&syn::WhereClause>) -> Vec<TokenStream> {
+    where_clause
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        .unwrap_or_default()
+}
+
+fn where_of(predicates: Vec<TokenStream>) -> TokenStream {
     if predicates.is_empty() {
         TokenStream::new()
     } else {

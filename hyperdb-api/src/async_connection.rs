@@ -18,9 +18,7 @@ use crate::error::Result;
 use crate::from_row::FromRow;
 use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
-use crate::rows::{
-    fetched_from_wire, read_rows, read_typed_rows, refill_cursor, Row, RowCursor, Schema,
-};
+use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, Schema};
 use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
 use crate::trace::{ConnectTrace, StatementTrace};
 
@@ -560,27 +558,17 @@ impl<'c> AsyncRows<'c> {
         self.next_row().await.map(|r| r.cloned())
     }
 
-    /// The next row converted to `T` (a tuple or a [`FromRow`] type).
-    pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
+    /// The next row as `T` (a tuple or a [`FromRow`] type), lent until
+    /// the next call like [`Rows::next_as`](crate::Rows::next_as): `T`
+    /// may borrow from the row.
+    pub async fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
         // Asked per row (a few compares), as each call may read another
         // `T`; a by-name type's columns are looked up once, then cached.
         let plan = self.cursor.plan::<T>();
-        read_typed_rows!(
-            self.cursor,
-            T,
-            plan: plan,
-            checked: self.read_checked::<T>(plan),
-            self.refill().await
-        )
-    }
-
-    /// The row at hand as `T`, read with every check: its value or error.
-    #[inline(never)]
-    fn read_checked<T: FromRow>(&mut self, plan: crate::rows::ReadPlan) -> Result<T> {
-        match self.cursor.read_current::<T>(plan) {
-            Ok(row) => row,
-            Err(e) => Err(self.broken(e)),
+        if let Err(e) = self.next_row().await? {
+            return Some(Err(e));
         }
+        Some(self.cursor.read_lent(plan))
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -226,7 +226,7 @@ impl Connection {
 
     /// Runs a query and streams its rows as `T` (a tuple, or your
     /// [`FromRow`](crate::FromRow) type).
-    pub fn query_as<T: FromRow>(&mut self, sql: &str) -> Result<TypedRows<'_, T>> {
+    pub fn query_as<T: for<'r> FromRow<'r>>(&mut self, sql: &str) -> Result<TypedRows<'_, T>> {
         Ok(self.execute_query(sql)?.typed())
     }
 
@@ -324,7 +324,7 @@ impl Connection {
 
     /// [`query`](Self::query) with each row read as `T` (a tuple, or your
     /// [`FromRow`](crate::FromRow) type).
-    pub fn query_as_params<T: FromRow, S: ToStatement + ?Sized>(
+    pub fn query_as_params<T: for<'r> FromRow<'r>, S: ToStatement + ?Sized>(
         &mut self,
         statement: &S,
         params: &[&dyn ToPgBinary],

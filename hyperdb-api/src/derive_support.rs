@@ -11,7 +11,6 @@ pub use crate::rows::ColumnMap;
 pub use crate::table_row::{column, column_of};
 
 use crate::error::{Error, Result};
-use crate::from_row::FromRow;
 use crate::rows::{ColumnIndex, Row};
 
 /// Implemented by `#[derive(FromRow)]` for each type: what a struct that
@@ -21,7 +20,7 @@ use crate::rows::{ColumnIndex, Row};
     label = "not a `#[derive(FromRow)]` type",
     note = "#[hyper(flatten)] takes a struct that derives FromRow"
 )]
-pub trait Flatten: FromRow {
+pub trait Flatten {
     /// The columns it reads, its own flattened fields' included.
     const COLUMNS: usize;
     /// Whether it reads them by name.

@@ -8,7 +8,14 @@ use crate::rows::{Column, ColumnMap, Row, RowValues, Schema};
 
 /// Builds a value from a whole row; `query_as` uses it.
 ///
-/// Tuples of up to 8 owned values read columns by position. For a struct,
+/// `'r` is the row's lifetime: a value may borrow from the row it is read
+/// from (`&'r str`, `&'r [u8]`), so a scan can read text without an
+/// allocation per value. Such a value is read with a lending `next_as`
+/// ([`Rows::next_as`](crate::Rows::next_as), one row at a time); the
+/// owned streams (`query_as`, `typed`, ...) take types that borrow
+/// nothing, `T: for<'r> FromRow<'r>`.
+///
+/// Tuples of up to 8 values read columns by position. For a struct,
 /// `#[derive(FromRow)]` (feature `derive`, on by default) writes every
 /// method below, reading by name or by position (see the
 /// [crate docs](crate#derived-rows)); by hand, read by name:
@@ -16,14 +23,22 @@ use crate::rows::{Column, ColumnMap, Row, RowValues, Schema};
 /// ```
 /// use hyperdb_api::{FromRow, Row};
 /// struct Measurement { id: i32, value: Option<f64> }
-/// impl FromRow for Measurement {
+/// impl FromRow<'_> for Measurement {
 ///     fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
 ///         Ok(Measurement { id: row.try_get("id")?, value: row.try_get("value")? })
 ///     }
 /// }
+///
+/// // Borrowing from the row: the name is not copied.
+/// struct Named<'r> { id: i32, name: &'r str }
+/// impl<'r> FromRow<'r> for Named<'r> {
+///     fn from_row(row: &'r Row) -> hyperdb_api::Result<Self> {
+///         Ok(Named { id: row.try_get(0)?, name: row.try_get(1)? })
+///     }
+/// }
 /// ```
-pub trait FromRow: Sized {
-    fn from_row(row: &Row) -> Result<Self>;
+pub trait FromRow<'r>: Sized {
+    fn from_row(row: &'r Row) -> Result<Self>;
 
     /// Builds the same value as [`from_row`](Self::from_row) from the
     /// row's values read in column order, each once, for a type that can
@@ -35,20 +50,20 @@ pub trait FromRow: Sized {
     /// ```
     /// use hyperdb_api::{FromRow, Row, RowValues};
     /// struct Measurement { id: i32, value: Option<f64> }
-    /// impl FromRow for Measurement {
-    ///     fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
+    /// impl<'r> FromRow<'r> for Measurement {
+    ///     fn from_row(row: &'r Row) -> hyperdb_api::Result<Self> {
     ///         Ok(Measurement { id: row.try_get(0)?, value: row.try_get(1)? })
     ///     }
-    ///     fn from_values(values: &mut RowValues<'_>) -> Option<hyperdb_api::Result<Self>> {
+    ///     fn from_values(values: &mut RowValues<'r>) -> Option<hyperdb_api::Result<Self>> {
     ///         Some(values.read().and_then(|id| Ok(Measurement { id, value: values.read()? })))
     ///     }
-    ///     fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+    ///     fn try_from_values(values: &mut RowValues<'r>) -> Option<Self> {
     ///         Some(Measurement { id: values.try_read()?, value: values.try_read()? })
     ///     }
     /// }
     /// ```
     #[inline(always)]
-    fn from_values(values: &mut RowValues<'_>) -> Option<Result<Self>> {
+    fn from_values(values: &mut RowValues<'r>) -> Option<Result<Self>> {
         let _ = values;
         None
     }
@@ -59,7 +74,7 @@ pub trait FromRow: Sized {
     /// rows then never carry an error value through the loop. The default
     /// reads nothing and sends every row the checked way.
     #[inline(always)]
-    fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+    fn try_from_values(values: &mut RowValues<'r>) -> Option<Self> {
         let _ = values;
         None
     }
@@ -80,7 +95,7 @@ pub trait FromRow: Sized {
     /// a malformed row), and the stream reads the row the other ways.
     #[doc(hidden)]
     #[inline(always)]
-    fn from_plain_fields(fields: &[u8]) -> Option<Self> {
+    fn from_plain_fields(fields: &'r [u8]) -> Option<Self> {
         let _ = fields;
         None
     }
@@ -105,7 +120,7 @@ pub trait FromRow: Sized {
     /// order, or by position) is `row`'s column `columns.index(k)`.
     #[doc(hidden)]
     #[inline]
-    fn from_columns(row: &Row, columns: ColumnMap<'_>) -> Result<Self> {
+    fn from_columns(row: &'r Row, columns: ColumnMap<'_>) -> Result<Self> {
         let _ = columns;
         Self::from_row(row)
     }
@@ -157,23 +172,23 @@ pub fn plain_value<'a, T: FromHyperBinary<'a>>(rest: &mut &'a [u8]) -> Option<T>
 
 macro_rules! tuple_from_row {
     ($($t:ident $i:tt),+) => {
-        impl<$($t),+> FromRow for ($($t,)+)
+        impl<'r, $($t),+> FromRow<'r> for ($($t,)+)
         where
-            $($t: for<'a> FromHyperBinary<'a>),+
+            $($t: FromHyperBinary<'r>),+
         {
             #[inline]
-            fn from_row(row: &Row) -> Result<Self> {
+            fn from_row(row: &'r Row) -> Result<Self> {
                 Ok(($(row.try_get::<$t>($i)?,)+))
             }
 
             #[inline(always)]
-            fn from_values(values: &mut RowValues<'_>) -> Option<Result<Self>> {
+            fn from_values(values: &mut RowValues<'r>) -> Option<Result<Self>> {
                 // A nested fn, not a closure: closures here were left out
                 // of line, at a cost of a third of a scan's instructions.
                 #[inline(always)]
-                fn read<$($t),+>(values: &mut RowValues<'_>) -> Result<($($t,)+)>
+                fn read<'r, $($t),+>(values: &mut RowValues<'r>) -> Result<($($t,)+)>
                 where
-                    $($t: for<'a> FromHyperBinary<'a>),+
+                    $($t: FromHyperBinary<'r>),+
                 {
                     Ok(($(values.read::<$t>()?,)+))
                 }
@@ -181,7 +196,7 @@ macro_rules! tuple_from_row {
             }
 
             #[inline(always)]
-            fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+            fn try_from_values(values: &mut RowValues<'r>) -> Option<Self> {
                 Some(($(values.try_read::<$t>()?,)+))
             }
 
@@ -193,7 +208,7 @@ macro_rules! tuple_from_row {
             }
 
             #[inline(always)]
-            fn from_plain_fields(fields: &[u8]) -> Option<Self> {
+            fn from_plain_fields(fields: &'r [u8]) -> Option<Self> {
                 // One length check for the whole row: the fields' offsets
                 // are constants from here on.
                 if fields.len() != 0 $(+ plain_field_len::<$t>())+ {

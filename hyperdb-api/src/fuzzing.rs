@@ -36,7 +36,7 @@ pub struct TypedReads<T> {
 /// (which returns whether to go on). Returns the first error that ends a
 /// stream (a block that does not fit the columns, a malformed row) after
 /// handing over the rows before it.
-pub fn wire_rows<T: FromRow>(
+pub fn wire_rows<T: for<'r> FromRow<'r>>(
     fields: Vec<FieldDescription>,
     blocks: impl IntoIterator<Item = RowBlock>,
     mut each: impl FnMut(&Row, TypedReads<T>) -> bool,
@@ -73,7 +73,7 @@ pub fn wire_rows<T: FromRow>(
 /// its typed reads (`each` returns whether to go on). Returns the Arrow schema, or the error that ended the
 /// stream.
 #[cfg(feature = "arrow")]
-pub fn arrow_rows<T: FromRow>(
+pub fn arrow_rows<T: for<'r> FromRow<'r>>(
     payloads: impl IntoIterator<Item = bytes::Bytes>,
     mut each: impl FnMut(&Row, TypedReads<T>) -> bool,
 ) -> Result<Option<arrow_schema::SchemaRef>> {

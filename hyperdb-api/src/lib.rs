@@ -73,6 +73,18 @@
 //!         let total = total?; // a missing column, a NULL, a wrong type: Error::Field
 //!         println!("{}: {}", total.customer, total.orders);
 //!     }
+//!
+//!     // Lent rows: `customer` borrows from the row, valid until the next call.
+//!     #[derive(FromRow)]
+//!     struct OrderRef<'r> {
+//!         id: i64,
+//!         customer: &'r str,
+//!     }
+//!     let mut rows = conn.execute_query("SELECT id, customer FROM sales.orders")?;
+//!     while let Some(order) = rows.next_as::<OrderRef>() {
+//!         let order = order?;
+//!         println!("{} {}", order.id, order.customer);
+//!     }
 //!     Ok(())
 //! }
 //! ```

@@ -71,6 +71,56 @@ struct LineRow {
     l_comment: Option<String>,
 }
 
+/// [`LineRow`] lent by the stream (`next_as`): text borrowed from the
+/// row, no allocation per value.
+#[derive(hyperdb_api::FromRow, Debug)]
+struct LineRef<'r> {
+    l_orderkey: i64,
+    l_partkey: Option<i32>,
+    l_suppkey: Option<i32>,
+    l_linenumber: Option<i32>,
+    l_quantity: Option<Numeric>,
+    l_extendedprice: Option<Numeric>,
+    l_discount: Option<Numeric>,
+    l_tax: Option<Numeric>,
+    l_returnflag: Option<&'r str>,
+    l_linestatus: Option<&'r str>,
+    l_shipdate: Option<Date>,
+    l_commitdate: Option<Date>,
+    l_receiptdate: Option<Date>,
+    l_shipinstruct: Option<&'r str>,
+    l_shipmode: Option<&'r str>,
+    l_comment: Option<&'r str>,
+}
+
+impl LineRef<'_> {
+    fn add_to(&self, check: &mut Check) {
+        let cents = |n: Option<Numeric>| n.map_or(-1, li::cents_of);
+        let date = |d: Option<Date>| d.unwrap_or(Date::from_julian_day(0));
+        fn text(s: Option<&str>) -> &str {
+            s.unwrap_or("\0")
+        }
+        check.add(&Line {
+            orderkey: self.l_orderkey,
+            partkey: self.l_partkey.unwrap_or(-1),
+            suppkey: self.l_suppkey.unwrap_or(-1),
+            linenumber: self.l_linenumber.unwrap_or(-1),
+            quantity: cents(self.l_quantity),
+            extendedprice: cents(self.l_extendedprice),
+            discount: cents(self.l_discount),
+            tax: cents(self.l_tax),
+            returnflag: text(self.l_returnflag),
+            linestatus: text(self.l_linestatus),
+            shipdate: date(self.l_shipdate),
+            commitdate: date(self.l_commitdate),
+            receiptdate: date(self.l_receiptdate),
+            shipinstruct: text(self.l_shipinstruct),
+            shipmode: text(self.l_shipmode),
+            comment: text(self.l_comment),
+        });
+    }
+}
+
 impl LineRow {
     fn add_to(&self, check: &mut Check) {
         let cents = |n: Option<Numeric>| n.map_or(-1, li::cents_of);
@@ -235,7 +285,7 @@ fn read_group(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     }
     let kind = Kind::Lineitem(Li::RowQuery);
     let read = |f: Read| move |env: &mut Env<'_>| Ok((f(env)?, rows));
-    let paths: [(&str, &str, Read); 6] = [
+    let paths: [(&str, &str, Read); 8] = [
         ("execute_query", "sync", sync_rows),
         ("execute_query_params", "sync, DataRows", sync_data_rows),
         (
@@ -249,6 +299,16 @@ fn read_group(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
             sync_data_rows_typed,
         ),
         ("query_as", "sync, derive struct", sync_query_as),
+        (
+            "execute_query + next_as",
+            "sync, lent derive struct",
+            sync_next_as,
+        ),
+        (
+            "execute_query_params + next_as",
+            "sync, DataRows, lent derive struct",
+            sync_data_rows_next_as,
+        ),
         ("execute_query", "async", single_async),
     ];
     for (variant, flavor, f) in paths {
@@ -360,6 +420,31 @@ fn sync_query_as(env: &mut Env<'_>) -> Result<f64> {
     timed(env, |conn, sql| {
         let mut check = Check::default();
         for row in conn.query_as::<LineRow>(sql)? {
+            row?.add_to(&mut check);
+        }
+        Ok(check)
+    })
+}
+
+/// `Rows::next_as` into the lending derive struct (routed: served from
+/// Arrow).
+fn sync_next_as(env: &mut Env<'_>) -> Result<f64> {
+    timed(env, |conn, sql| {
+        let mut check = Check::default();
+        let mut rows = conn.execute_query(sql)?;
+        while let Some(row) = rows.next_as::<LineRef>() {
+            row?.add_to(&mut check);
+        }
+        Ok(check)
+    })
+}
+
+/// [`sync_next_as`] served from `DataRow`s.
+fn sync_data_rows_next_as(env: &mut Env<'_>) -> Result<f64> {
+    timed(env, |conn, sql| {
+        let mut check = Check::default();
+        let mut rows = conn.execute_query_params(sql, &[])?;
+        while let Some(row) = rows.next_as::<LineRef>() {
             row?.add_to(&mut check);
         }
         Ok(check)

@@ -138,7 +138,7 @@ fold_tuples!(
 
 /// `query_as` into the tuple type of `q`'s columns.
 fn typed(conn: &mut Connection, q: MixQuery, sql: &str) -> Result<Digest> {
-    fn read<T: FromRow + Fold>(conn: &mut Connection, sql: &str) -> Result<Digest> {
+    fn read<T: for<'r> FromRow<'r> + Fold>(conn: &mut Connection, sql: &str) -> Result<Digest> {
         let mut d = Digest::default();
         for t in conn.query_as::<T>(sql)? {
             let t = t?;

@@ -114,7 +114,7 @@ impl GrpcConnection {
     }
 
     /// Runs a query and streams its rows as `T`.
-    pub fn query_as<T: FromRow>(&self, sql: &str) -> Result<GrpcTypedRows<T>> {
+    pub fn query_as<T: for<'r> FromRow<'r>>(&self, sql: &str) -> Result<GrpcTypedRows<T>> {
         Ok(self.execute_query(sql)?.typed())
     }
 
@@ -264,7 +264,7 @@ impl GrpcRows {
     }
 
     /// The same stream, each row converted to `T`.
-    pub fn typed<T: FromRow>(mut self) -> GrpcTypedRows<T> {
+    pub fn typed<T: for<'r> FromRow<'r>>(mut self) -> GrpcTypedRows<T> {
         GrpcTypedRows {
             plan: self.inner.plan::<T>(),
             rows: self,
@@ -309,7 +309,7 @@ impl<T> GrpcTypedRows<T> {
     }
 }
 
-impl<T: FromRow> Iterator for GrpcTypedRows<T> {
+impl<T: for<'r> FromRow<'r>> Iterator for GrpcTypedRows<T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {

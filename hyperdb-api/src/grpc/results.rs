@@ -245,13 +245,13 @@ impl AsyncGrpcRows {
     }
 
     /// How to read this result's rows as `T`, for a typed stream.
-    pub(crate) fn plan<T: FromRow>(&mut self) -> ReadPlan {
+    pub(crate) fn plan<'r, T: FromRow<'r>>(&mut self) -> ReadPlan {
         self.cursor.plan::<T>()
     }
 
     /// The current row as `T`, read as `plan` says.
     #[inline]
-    pub(crate) fn current_as<T: FromRow>(&self, plan: ReadPlan) -> Result<T> {
+    pub(crate) fn current_as<'r, T: FromRow<'r>>(&'r self, plan: ReadPlan) -> Result<T> {
         self.cursor.read_row(plan)
     }
 
@@ -280,15 +280,14 @@ impl AsyncGrpcRows {
         self.next_row().await.map(|r| r.cloned())
     }
 
-    /// The next row as `T`.
-    pub async fn next_as<T: FromRow>(&mut self) -> Option<Result<T>> {
+    /// The next row as `T`, lent until the next call like
+    /// [`Rows::next_as`](crate::Rows::next_as): `T` may borrow from the row.
+    pub async fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
         let plan = self.cursor.plan::<T>();
-        read_rows!(
-            self.cursor,
-            self.cursor.read_current::<T>(plan),
-            self.refill().await,
-            malformed(e) => e
-        )
+        if let Err(e) = self.next_row().await? {
+            return Some(Err(e));
+        }
+        Some(self.cursor.read_lent(plan))
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -140,6 +140,34 @@ impl<'c> Rows<'c> {
         Some(step.map(|()| self.cursor.row()))
     }
 
+    /// The next row as `T` (a tuple or a [`FromRow`] type), lent until
+    /// the next call; `None` at the end. `T` may borrow from the row
+    /// (`&str`, `&[u8]`, a `#[derive(FromRow)]` struct with a lifetime),
+    /// so text is read without an allocation per value.
+    ///
+    /// ```no_run
+    /// # fn f(conn: &mut hyperdb_api::Connection) -> hyperdb_api::Result<()> {
+    /// #[derive(hyperdb_api::FromRow)]
+    /// struct Person<'r> { id: i32, name: &'r str }
+    ///
+    /// let mut rows = conn.execute_query("SELECT id, name FROM people")?;
+    /// while let Some(person) = rows.next_as::<Person>() {
+    ///     let person = person?;
+    ///     println!("{} {}", person.id, person.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
+        // Asked per row (a few compares), as each call may read another
+        // `T`; a by-name type's columns are looked up once, then cached.
+        let plan = self.cursor.plan::<T>();
+        if let Err(e) = self.next_row()? {
+            return Some(Err(e));
+        }
+        Some(self.cursor.read_lent(plan))
+    }
+
     /// Fetches the next block once the one at hand ran out; `false` once
     /// the stream has ended.
     #[inline(never)]
@@ -162,7 +190,7 @@ impl<'c> Rows<'c> {
 
     /// The row at hand as `T`, read with every check: its value or error.
     #[inline(never)]
-    fn read_checked<T: FromRow>(&mut self, plan: ReadPlan) -> Result<T> {
+    fn read_checked<T: for<'r> FromRow<'r>>(&mut self, plan: ReadPlan) -> Result<T> {
         match self.cursor.read_current::<T>(plan) {
             Ok(row) => row,
             Err(e) => Err(self.broken(e)),
@@ -181,7 +209,7 @@ impl<'c> Rows<'c> {
     }
 
     /// The same stream, each row converted to `T`.
-    pub fn typed<T: FromRow>(mut self) -> TypedRows<'c, T> {
+    pub fn typed<T: for<'r> FromRow<'r>>(mut self) -> TypedRows<'c, T> {
         TypedRows {
             plan: self.cursor.plan::<T>(),
             rows: self,
@@ -226,7 +254,7 @@ impl<T> TypedRows<'_, T> {
     }
 }
 
-impl<T: FromRow> Iterator for TypedRows<'_, T> {
+impl<T: for<'r> FromRow<'r>> Iterator for TypedRows<'_, T> {
     type Item = Result<T>;
 
     #[inline(always)]

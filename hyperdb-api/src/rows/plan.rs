@@ -74,6 +74,14 @@ pub(crate) struct ReadPlan {
     pub(crate) mapped: bool,
 }
 
+/// Whether two names a type gave are the same: by address first, as a
+/// type hands out the same `&'static str`s on every call (`next_as` asks
+/// per row), then by content.
+#[inline(always)]
+fn same_name(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// The names of the last by-name type a stream read and where they are in
 /// its result. Kept by the row cursor: a stream read as the same type row
 /// after row (`next_as`) compares the names and looks nothing up again.
@@ -91,10 +99,13 @@ impl ColumnCache {
     /// had); for a by-name type the names are compared with the cached
     /// ones and looked up only when they differ.
     #[inline]
-    pub(crate) fn plan<T: FromRow>(&mut self, schema: &Schema) -> ReadPlan {
+    pub(crate) fn plan<'r, T: FromRow<'r>>(&mut self, schema: &Schema) -> ReadPlan {
         let (mut same, mut count) = (true, 0);
         let by_name = T::column_names(&mut |name| {
-            same &= self.names.get(count) == Some(&name);
+            same &= self
+                .names
+                .get(count)
+                .is_some_and(|&cached| same_name(cached, name));
             count += 1;
         });
         if !by_name {
@@ -115,7 +126,7 @@ impl ColumnCache {
     }
 
     #[cold]
-    fn resolve<T: FromRow>(&mut self, schema: &Schema) {
+    fn resolve<'r, T: FromRow<'r>>(&mut self, schema: &Schema) {
         self.names.clear();
         T::column_names(&mut |name| self.names.push(name));
         self.map.clear();
@@ -145,7 +156,7 @@ mod tests {
     /// Reads columns `b` then `a` by name, as the derive's code does.
     struct ByName;
 
-    impl FromRow for ByName {
+    impl FromRow<'_> for ByName {
         fn from_row(_: &Row) -> Result<Self> {
             Ok(ByName)
         }

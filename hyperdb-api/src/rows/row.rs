@@ -402,7 +402,7 @@ impl RowCursor {
 
     /// How to read this result's rows as `T` ([`ColumnCache::plan`]).
     #[inline]
-    pub(crate) fn plan<T: FromRow>(&mut self) -> ReadPlan {
+    pub(crate) fn plan<'r, T: FromRow<'r>>(&mut self) -> ReadPlan {
         self.columns.plan::<T>(self.row.schema())
     }
 
@@ -433,7 +433,10 @@ impl RowCursor {
     /// malformed row (the stream has then ended); the inner one the row's
     /// own.
     #[inline(always)]
-    pub(crate) fn read_current<T: FromRow>(&mut self, plan: ReadPlan) -> Result<Result<T>> {
+    pub(crate) fn read_current<T: for<'r> FromRow<'r>>(
+        &mut self,
+        plan: ReadPlan,
+    ) -> Result<Result<T>> {
         if plan.in_order && self.row.block.is_wire() {
             let mut values = match RowValues::new(&self.row) {
                 Ok(values) => values,
@@ -461,11 +464,25 @@ impl RowCursor {
     /// The current row (indexed) as `T`: by the columns `plan` found for
     /// a by-name type, else [`FromRow::from_row`].
     #[inline(always)]
-    pub(crate) fn read_row<T: FromRow>(&self, plan: ReadPlan) -> Result<T> {
+    pub(crate) fn read_row<'r, T: FromRow<'r>>(&'r self, plan: ReadPlan) -> Result<T> {
         if plan.mapped {
             T::from_columns(&self.row, self.columns.map())
         } else {
             T::from_row(&self.row)
+        }
+    }
+
+    /// The row [`index_current`](Self::index_current) indexed, as a `T`
+    /// that may borrow from it: for the lending `next_as`. Every step
+    /// that needs the cursor mutably (moving on, a malformed row ending
+    /// the stream) is behind it, so the value can hold the cursor's
+    /// borrow: the row is read in order where `plan` allows, else by its
+    /// index (which gives the same value or error).
+    #[inline(always)]
+    pub(crate) fn read_lent<'r, T: FromRow<'r>>(&'r self, plan: ReadPlan) -> Result<T> {
+        match self.try_read_current::<T>(plan) {
+            Some(value) => Ok(value),
+            None => self.read_row(plan),
         }
     }
 
@@ -477,7 +494,7 @@ impl RowCursor {
     /// [`read_current`](Self::read_current), which reads the row again
     /// with every check and error.
     #[inline(always)]
-    pub(crate) fn try_read_current<T: FromRow>(&self, plan: ReadPlan) -> Option<T> {
+    pub(crate) fn try_read_current<'r, T: FromRow<'r>>(&'r self, plan: ReadPlan) -> Option<T> {
         if !plan.in_order || !self.row.block.is_wire() {
             return None;
         }

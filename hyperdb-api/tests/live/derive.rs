@@ -508,7 +508,10 @@ fn structs_go_into_a_table_of_another_name() {
 
 /// The error of the first row of `sql` read as `T`, from Arrow and from
 /// `DataRow`s (the two must agree).
-fn first_error<T: FromRow + std::fmt::Debug>(conn: &mut Connection, sql: &str) -> Error {
+fn first_error<T: for<'r> FromRow<'r> + std::fmt::Debug>(
+    conn: &mut Connection,
+    sql: &str,
+) -> Error {
     let arrow = conn
         .query_as::<T>(sql)
         .unwrap()

@@ -178,6 +178,17 @@ async fn async_connection_reads_rows_and_batches() {
     }
     assert_eq!(got, [(1, "v1".into()), (2, "v2".into()), (3, "v3".into())]);
     assert_eq!(rows.row_count(), Some(3));
+    // Lent: the text borrows from the row.
+    let mut rows = c
+        .execute_query("SELECT i, 'v' || i AS s FROM generate_series(1, 3) g(i)")
+        .await
+        .unwrap();
+    let mut lent = Vec::new();
+    while let Some(row) = rows.next_as::<(i32, &str)>().await {
+        let (i, s) = row.unwrap();
+        lent.push((i, s.to_owned()));
+    }
+    assert_eq!(lent, got);
     let mut batches = c.query_arrow("SELECT 5 AS x").await.unwrap();
     assert_eq!(batches.schema().field(0).name(), "x");
     let batch = batches.next().await.unwrap().unwrap();

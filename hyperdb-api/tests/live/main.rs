@@ -27,6 +27,8 @@ mod insert;
 mod insert_arrow_range;
 mod insert_definition;
 mod interop;
+#[cfg(all(feature = "derive", feature = "arrow", feature = "async"))]
+mod lent_rows;
 mod params;
 #[cfg(feature = "pool")]
 mod pool;

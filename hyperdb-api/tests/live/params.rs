@@ -137,7 +137,7 @@ struct Measurement {
     value: Option<f64>,
 }
 
-impl FromRow for Measurement {
+impl FromRow<'_> for Measurement {
     fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
         Ok(Measurement {
             id: row.try_get("id")?,
@@ -306,15 +306,15 @@ struct InOrder {
     label: Option<String>,
 }
 
-impl FromRow for InOrder {
-    fn from_row(row: &Row) -> hyperdb_api::Result<Self> {
+impl<'r> FromRow<'r> for InOrder {
+    fn from_row(row: &'r Row) -> hyperdb_api::Result<Self> {
         Ok(InOrder {
             id: row.try_get(0)?,
             label: row.try_get(1)?,
         })
     }
 
-    fn from_values(values: &mut RowValues<'_>) -> Option<hyperdb_api::Result<Self>> {
+    fn from_values(values: &mut RowValues<'r>) -> Option<hyperdb_api::Result<Self>> {
         Some(values.read().and_then(|id| {
             Ok(InOrder {
                 id,
@@ -323,7 +323,7 @@ impl FromRow for InOrder {
         }))
     }
 
-    fn try_from_values(values: &mut RowValues<'_>) -> Option<Self> {
+    fn try_from_values(values: &mut RowValues<'r>) -> Option<Self> {
         Some(InOrder {
             id: values.try_read()?,
             label: values.try_read()?,
@@ -470,7 +470,7 @@ fn tuples_read_in_column_order_match_try_get() {
 
 /// Every row of `sql` read by index (`FromRow::from_row` of a tuple is one
 /// `Row::try_get` per column), from owned rows.
-fn by_try_get<T: FromRow>(c: &mut Connection, sql: &str) -> Vec<T> {
+fn by_try_get<T: for<'r> FromRow<'r>>(c: &mut Connection, sql: &str) -> Vec<T> {
     c.execute_query_params(sql, &[])
         .unwrap()
         .map(|r| T::from_row(&r.unwrap()).unwrap())
