@@ -74,14 +74,6 @@ pub(crate) struct ReadPlan {
     pub(crate) mapped: bool,
 }
 
-/// Whether two names a type gave are the same: by address first, as a
-/// type hands out the same `&'static str`s on every call (`next_as` asks
-/// per row), then by content.
-#[inline(always)]
-fn same_name(a: &'static str, b: &'static str) -> bool {
-    std::ptr::eq(a, b) || a == b
-}
-
 /// The names of the last by-name type a stream read and where they are in
 /// its result. Kept by the row cursor: a stream read as the same type row
 /// after row (`next_as`) compares the names and looks nothing up again.
@@ -91,21 +83,40 @@ pub(crate) struct ColumnCache {
     map: Vec<usize>,
     found: bool,
     in_order: bool,
+    /// The last plan made, by the functions that made it.
+    last: Option<(NamesFn, PlainFn, ReadPlan)>,
 }
+
+type NamesFn = fn(&mut dyn FnMut(&'static str)) -> bool;
+type PlainFn = fn(&Schema) -> bool;
 
 impl ColumnCache {
     /// How to read `schema`'s rows as `T`. For a by-position type this is
     /// [`FromRow::reads_plain`] and nothing else (the cost tuples always
     /// had); for a by-name type the names are compared with the cached
     /// ones and looked up only when they differ.
+    ///
+    /// A stream read with `next_as` asks per row: when `T`'s
+    /// `column_names` and `reads_plain` are the functions of the last
+    /// plan, that plan is the answer (two types whose functions were
+    /// merged into one have the same code, so the same answer).
     #[inline]
     pub(crate) fn plan<'r, T: FromRow<'r>>(&mut self, schema: &Schema) -> ReadPlan {
+        let key: (NamesFn, PlainFn) = (T::column_names, T::reads_plain);
+        if let Some((names, plain, plan)) = self.last {
+            if std::ptr::fn_addr_eq(names, key.0) && std::ptr::fn_addr_eq(plain, key.1) {
+                return plan;
+            }
+        }
+        let plan = self.plan_anew::<T>(schema);
+        self.last = Some((key.0, key.1, plan));
+        plan
+    }
+
+    fn plan_anew<'r, T: FromRow<'r>>(&mut self, schema: &Schema) -> ReadPlan {
         let (mut same, mut count) = (true, 0);
         let by_name = T::column_names(&mut |name| {
-            same &= self
-                .names
-                .get(count)
-                .is_some_and(|&cached| same_name(cached, name));
+            same &= self.names.get(count) == Some(&name);
             count += 1;
         });
         if !by_name {
@@ -223,6 +234,20 @@ mod tests {
         cache.plan::<ByName>(&schema(&["b", "a"]));
         assert_eq!(indices(&cache, 2), [1, 0]);
         assert_eq!(cache.map().index(2), usize::MAX, "past the map");
+    }
+
+    #[test]
+    fn a_stream_switching_types_gets_each_types_plan() {
+        let mut cache = ColumnCache::default();
+        let ab = schema(&["b", "a"]);
+        for _ in 0..2 {
+            let plan = cache.plan::<ByName>(&ab);
+            assert!(plan.in_order && plan.plain && plan.mapped, "{plan:?}");
+            let plan = cache.plan::<(i64, i32)>(&ab);
+            assert!(plan.in_order && !plan.plain && !plan.mapped, "{plan:?}");
+            let plan = cache.plan::<(i32, i32)>(&ab);
+            assert!(plan.in_order && plan.plain && !plan.mapped, "{plan:?}");
+        }
     }
 
     #[test]
