@@ -49,10 +49,11 @@ impl Schema for Lineitem {
     }
 }
 
-/// A lineitem row read into owned values (`#[derive(FromRow)]`, by name),
-/// the way an application reads rows it keeps.
+/// A lineitem row (`#[derive(FromRow)]`, by name), its text as `S`:
+/// [`LineRow`] owns it, the way an application reads rows it keeps, and
+/// [`LineRef`] borrows it from the row (the lending `next_as`).
 #[derive(hyperdb_api::FromRow, Debug)]
-struct LineRow {
+struct LineOf<S> {
     l_orderkey: i64,
     l_partkey: Option<i32>,
     l_suppkey: Option<i32>,
@@ -61,72 +62,25 @@ struct LineRow {
     l_extendedprice: Option<Numeric>,
     l_discount: Option<Numeric>,
     l_tax: Option<Numeric>,
-    l_returnflag: Option<String>,
-    l_linestatus: Option<String>,
+    l_returnflag: Option<S>,
+    l_linestatus: Option<S>,
     l_shipdate: Option<Date>,
     l_commitdate: Option<Date>,
     l_receiptdate: Option<Date>,
-    l_shipinstruct: Option<String>,
-    l_shipmode: Option<String>,
-    l_comment: Option<String>,
+    l_shipinstruct: Option<S>,
+    l_shipmode: Option<S>,
+    l_comment: Option<S>,
 }
 
-/// [`LineRow`] lent by the stream (`next_as`): text borrowed from the
-/// row, no allocation per value.
-#[derive(hyperdb_api::FromRow, Debug)]
-struct LineRef<'r> {
-    l_orderkey: i64,
-    l_partkey: Option<i32>,
-    l_suppkey: Option<i32>,
-    l_linenumber: Option<i32>,
-    l_quantity: Option<Numeric>,
-    l_extendedprice: Option<Numeric>,
-    l_discount: Option<Numeric>,
-    l_tax: Option<Numeric>,
-    l_returnflag: Option<&'r str>,
-    l_linestatus: Option<&'r str>,
-    l_shipdate: Option<Date>,
-    l_commitdate: Option<Date>,
-    l_receiptdate: Option<Date>,
-    l_shipinstruct: Option<&'r str>,
-    l_shipmode: Option<&'r str>,
-    l_comment: Option<&'r str>,
-}
+type LineRow = LineOf<String>;
+type LineRef<'r> = LineOf<&'r str>;
 
-impl LineRef<'_> {
+impl<S: AsRef<str>> LineOf<S> {
     fn add_to(&self, check: &mut Check) {
         let cents = |n: Option<Numeric>| n.map_or(-1, li::cents_of);
         let date = |d: Option<Date>| d.unwrap_or(Date::from_julian_day(0));
-        fn text(s: Option<&str>) -> &str {
-            s.unwrap_or("\0")
-        }
-        check.add(&Line {
-            orderkey: self.l_orderkey,
-            partkey: self.l_partkey.unwrap_or(-1),
-            suppkey: self.l_suppkey.unwrap_or(-1),
-            linenumber: self.l_linenumber.unwrap_or(-1),
-            quantity: cents(self.l_quantity),
-            extendedprice: cents(self.l_extendedprice),
-            discount: cents(self.l_discount),
-            tax: cents(self.l_tax),
-            returnflag: text(self.l_returnflag),
-            linestatus: text(self.l_linestatus),
-            shipdate: date(self.l_shipdate),
-            commitdate: date(self.l_commitdate),
-            receiptdate: date(self.l_receiptdate),
-            shipinstruct: text(self.l_shipinstruct),
-            shipmode: text(self.l_shipmode),
-            comment: text(self.l_comment),
-        });
-    }
-}
-
-impl LineRow {
-    fn add_to(&self, check: &mut Check) {
-        let cents = |n: Option<Numeric>| n.map_or(-1, li::cents_of);
-        let date = |d: Option<Date>| d.unwrap_or(Date::from_julian_day(0));
-        fn text(s: &Option<String>) -> &str {
-            s.as_deref().unwrap_or("\0")
+        fn text<S: AsRef<str>>(s: &Option<S>) -> &str {
+            s.as_ref().map_or("\0", AsRef::as_ref)
         }
         check.add(&Line {
             orderkey: self.l_orderkey,
