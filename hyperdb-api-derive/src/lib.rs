@@ -35,6 +35,12 @@ use syn::{parse_macro_input, DeriveInput};
 ///   converted with `TryFrom` (newtypes, enums stored as text or codes).
 ///   On an `Option<T>` field the `Some` is converted. A conversion that
 ///   fails is an [`Error::Conversion`] whose source is the `TryFrom` error.
+/// * A struct with one lifetime, `struct Line<'r> { name: &'r str, .. }`,
+///   borrows its `&'r str` / `&'r [u8]` fields from the row: the impl is
+///   `FromRow<'r>` for that lifetime (a struct without one implements
+///   `FromRow<'r>` for every `'r`). Read it with the lending `next_as`,
+///   which needs no allocation per text value. Two lifetimes are an
+///   error.
 ///
 /// Every error of a field is an [`Error::Field`] naming the struct and
 /// the field, around the column's own error.
