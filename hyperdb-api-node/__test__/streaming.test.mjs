@@ -313,6 +313,27 @@ describe('read styles', () => {
     assert.equal(sum, Number(gauss(50000)))
   })
 
+  test("queryColumns: chunks kept past the read hold their values; a batch's columns view one allocation", async () => {
+    const chunks = await drain(conn.queryColumns('SELECT id, price, name FROM items ORDER BY id'))
+    assert.ok(chunks.length > 1, `${chunks.length} chunks`)
+    // Later reads (and collections) must not reuse what kept chunks view.
+    await drain(conn.queryColumns('SELECT id, price, name FROM items ORDER BY id DESC'))
+    let next = 1
+    for (const chunk of chunks) {
+      const [ids, prices, names] = chunk.columns
+      // One external buffer per received batch, not per column.
+      assert.equal(ids.values.buffer, prices.values.buffer)
+      assert.equal(ids.values.byteOffset % 8, 0)
+      assert.equal(prices.values.byteOffset % 8, 0)
+      for (let i = 0; i < chunk.numRows; i++, next++) {
+        assert.equal(ids.values[i], next)
+        assert.equal(prices.values[i], next * 0.25)
+        assert.equal(names.values[i], `item ${next}`)
+      }
+    }
+    assert.equal(next, 50001)
+  })
+
   test('queryArrowTable: row count and values', async () => {
     const table = await conn.queryArrowTable('SELECT id, name FROM items ORDER BY id')
     assert.equal(table.numRows, 50000)

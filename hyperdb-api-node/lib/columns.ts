@@ -4,7 +4,8 @@
  * batch; rows are assembled here by a function generated once per result
  * shape, so V8 sees plain monomorphic object literals).
  */
-import type { ColumnBatch, ColumnData, ColumnInfo } from './native'
+import type { ColumnBatch, ColumnData } from './column-handover'
+import type { ColumnInfo } from './native'
 import { ErrorCode, HyperError } from './errors'
 import { HyperInterval, HyperTime, HyperTimestamp } from './values'
 

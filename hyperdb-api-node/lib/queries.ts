@@ -4,7 +4,8 @@
  * written once, over the two native stream kinds a connection opens.
  */
 import type { RecordBatch, Table } from 'apache-arrow'
-import type { ColumnBatch, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
 import { call, canceledError, HyperError } from './errors'
 import { toParams, type ParamValue } from './params'
@@ -106,7 +107,13 @@ export abstract class Queries {
   private async start(sql: string, params: readonly ParamValue[] | undefined, signal: AbortSignal | undefined) {
     const args = toParams(params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token), signal)
-    return { stream, reader: new NativeReader<ColumnBatch>(stream, signal) }
+    const infos = stream.columns
+    const batches: NativeStream<ColumnBatch> = {
+      next: async () => columnBatches(infos, await stream.next()),
+      cancel: () => stream.cancel(),
+      close: () => stream.close(),
+    }
+    return { infos, reader: new NativeReader(batches, signal) }
   }
 
   /**
@@ -157,8 +164,8 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions,
   ): AsyncIterableIterator<{ n: number; row: RowMaker }> {
-    const { stream, reader } = await this.start(sql, params, options.signal)
-    const assembler = new RowAssembler(stream.columns, options.rowMode ?? 'object', options)
+    const { infos, reader } = await this.start(sql, params, options.signal)
+    const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
     for await (const batch of eachItem(reader)) {
       yield { n: batch.numRows, row: assembler.rowMaker(batch) }
     }
@@ -219,8 +226,7 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<ColumnChunk> {
-    const { stream, reader } = await this.start(sql, params, options.signal)
-    const infos = stream.columns
+    const { infos, reader } = await this.start(sql, params, options.signal)
     for await (const batch of eachItem(reader)) {
       yield columnChunk(infos, batch, options)
     }
@@ -228,9 +234,9 @@ export abstract class Queries {
 
   /** A query's columns (names and types) without reading its rows. */
   async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
-    const { stream, reader } = await this.start(sql, params, undefined)
+    const { infos, reader } = await this.start(sql, params, undefined)
     reader.close()
-    return resultColumns(stream.columns)
+    return resultColumns(infos)
   }
 
   /**

@@ -6,10 +6,10 @@ export declare class NativeBatchStream {
   /** The result's columns. */
   get columns(): Array<ColumnInfo>
   /**
-   * The batches that have arrived (waiting for at least one); empty at
-   * the end of the result.
+   * The batches that have arrived (waiting for at least one) as
+   * columns; none at the end of the result.
    */
-  next(): Promise<Array<ColumnBatch>>
+  next(): Promise<ColumnBatches>
   /** [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`). */
   nextArrow(): Promise<ArrowBatches>
   /** The result's schema as one Arrow IPC schema message. */
@@ -152,8 +152,8 @@ export declare class NativeProcess {
 }
 
 /**
- * Marks an absent buffer (a column without NULLs has no validity) in
- * [`ArrowBatches::layout`].
+ * Marks an absent buffer in a handover's layout (a column without NULLs
+ * has no validity).
  */
 export declare const ABSENT_BUFFER: number
 
@@ -161,15 +161,11 @@ export declare const ABSENT_BUFFER: number
  * The batches of one handover.
  *
  * `layout`, batch after batch: the row count, then per column its null
- * count, its validity bitmap as a buffer reference (`ABSENT_BUFFER` without
+ * count, its validity bitmap as a buffer reference (absent without
  * NULLs), its buffer count and that many buffer references: the values
  * (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
- * binary). A buffer reference is three numbers: the index of the
- * `memory` array it lies in, its byte offset there and its byte length
- * (an absent one: `ABSENT_BUFFER, 0, 0`). Every buffer starts at its column's
- * first value, at an offset that is a multiple of 8. A memory array
- * starts where its allocation does (a received message's payload, IPC
- * metadata first), so its first bytes may belong to no buffer.
+ * binary). Buffer references are as `handover.rs` says; every buffer
+ * starts at its column's first value.
  */
 export interface ArrowBatches {
   memory: Array<Uint8Array>
@@ -189,42 +185,34 @@ export interface CatalogAnswer {
   table?: TableDef
 }
 
-/** One batch of a result, column by column. */
-export interface ColumnBatch {
-  numRows: number
-  columns: Array<ColumnData>
-}
-
 /**
- * One column of a batch. `kind` says which fields hold the values:
- * - `int16`, `int32`, `uint32` (OID), `float32`, `float64`: the array of
- *   that name; `int64` (BIGINT), `timestamp` / `timestamptz` (microseconds
- *   since 1970-01-01 UTC), `time` (microseconds since midnight): `int64`;
- * - `date`: `float64`, milliseconds since 1970-01-01 (midnight UTC);
- * - `bool`: `bytes`, one 0/1 byte a row;
- * - `interval`: `int32` months, `days`, `int64` microseconds;
- * - `text`, `json`, `numeric` (exact decimal text): `text` holds the
- *   batch's values back to back, value `i` is `text.slice(offsets[i],
- *   offsets[i + 1])` (UTF-16 offsets);
- * - `bytes` (BYTEA, GEOGRAPHY): value `i` is `bytes.subarray(offsets[i],
- *   offsets[i + 1])`.
+ * The batches of one handover, column by column.
  *
- * `validity` is Arrow's bitmap (bit `i % 8` of byte `i / 8`, 1 = not
- * NULL), absent when the batch has no NULL in the column.
+ * `layout`, batch after batch: the row count, then per column four
+ * buffer references (see `handover.rs`) and a text index:
+ * - validity: Arrow's bitmap (bit `i % 8` of byte `i / 8`, 1 = not
+ *   NULL), absent when the batch has no NULL in the column;
+ * - values, by the column's `kind`: `int16`, `int32`, `uint32` (OID),
+ *   `float32`, `float64`: values of that type; `int64` (BIGINT),
+ *   `timestamp` / `timestamptz` (microseconds since 1970-01-01 UTC),
+ *   `time` (microseconds since midnight): `i64`; `date`: `f64`
+ *   milliseconds since 1970-01-01 (midnight UTC); `bool`: one 0/1 byte a
+ *   row; `interval`: `i32` months; `bytes` (BYTEA, GEOGRAPHY): the bytes;
+ *   absent for `text`, `json`, `numeric`;
+ * - offsets: `i32`, value `i` is `offsets[i]..offsets[i + 1]` of the
+ *   bytes, or of the text in UTF-16 units; for `interval`, `i32` days;
+ * - micros: for `interval`, `i64` microseconds;
+ * - text: the index in `text` of the batch's values back to back
+ *   (`text`, `json`, `numeric` as exact decimal text), else
+ *   `ABSENT_BUFFER`.
+ *
+ * An absent values, offsets or micros buffer of a column that has them
+ * is an empty one (a batch of no rows).
  */
-export interface ColumnData {
-  kind: string
-  validity?: Uint8Array
-  int16?: Int16Array
-  int32?: Int32Array
-  int64?: BigInt64Array
-  uint32?: Uint32Array
-  float32?: Float32Array
-  float64?: Float64Array
-  days?: Int32Array
-  bytes?: Uint8Array
-  offsets?: Int32Array
-  text?: string
+export interface ColumnBatches {
+  memory: Array<Uint8Array>
+  layout: Uint32Array
+  text: Array<string>
 }
 
 /** A column of a [`TableDef`]. */
@@ -242,7 +230,7 @@ export interface ColumnInfo {
   name: string
   /** The SQL type as hyperd spells it (`INTEGER`, `VARCHAR(10)`, ...). */
   sqlType: string
-  /** How `ColumnData` carries this column's values (see `ColumnData::kind`). */
+  /** How a batch carries this column's values (see `ColumnBatches`). */
   kind: string
   nullable: boolean
 }

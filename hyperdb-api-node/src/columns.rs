@@ -1,46 +1,23 @@
-//! Record batches as JavaScript columns: one object per batch, one typed
-//! array per column, over Arrow's own memory where the layout is already
-//! JavaScript's (integers, floats, timestamps, validity bitmaps, bytes).
-//! Only what JavaScript cannot view in place is converted, once per batch:
-//! BOOL (bits to bytes), DATE (to float milliseconds), INTERVAL (split),
-//! NUMERIC (to exact decimal text) and text (one JS string per column,
-//! sliced by offsets in JS: one string creation per batch, not per value).
+//! Record batches as JavaScript columns, for `queryColumns` and `query`:
+//! a handover (`handover.rs`) of buffers over Arrow's own memory where the
+//! layout is already JavaScript's (integers, floats, timestamps, validity
+//! bitmaps, bytes), which JS views as typed arrays. Only what JavaScript
+//! cannot view in place is converted, once per batch: BOOL (bits to
+//! bytes), DATE (to float milliseconds), INTERVAL (split), NUMERIC (to
+//! exact decimal text) and text (one JS string per column, sliced by
+//! offsets in JS: one string creation per batch, not per value).
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
-    Int64Type, IntervalMonthDayNanoType, Time64MicrosecondType, TimestampMicrosecondType,
-    UInt32Type,
-};
+use arrow_array::types::{Date32Type, Date64Type, Decimal128Type, IntervalMonthDayNanoType};
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
-use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, SchemaRef};
 use hyperdb_api::types::{Numeric, SqlType};
-use napi::bindgen_prelude::{
-    BigInt64Array, Float32Array, Float64Array, Int16Array, Int32Array, Uint32Array, Uint8Array,
-};
+use napi::bindgen_prelude::{Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 use crate::error::{invalid, Result};
-
-/// A typed array over an Arrow buffer's memory, kept alive by the array.
-macro_rules! view {
-    ($ty:ident, $values:expr) => {{
-        let values = $values.clone();
-        let len = values.len();
-        if len == 0 {
-            $ty::new(Vec::new())
-        } else {
-            let ptr = values.as_ptr().cast_mut();
-            // SAFETY: `ptr` points at `len` initialized values owned by
-            // `values`, which the finalizer keeps alive until the JS array
-            // is collected. Rust never reads or writes that memory again
-            // (the batch it came from is dropped after this conversion), so
-            // JS writing into its array races with nothing.
-            unsafe { $ty::with_external_data(ptr, len, move |_, _| drop(values)) }
-        }
-    }};
-}
+use crate::handover::Handover;
 
 const MILLIS_PER_DAY: f64 = 86_400_000.0;
 
@@ -51,66 +28,47 @@ pub struct ColumnInfo {
     pub name: String,
     /// The SQL type as hyperd spells it (`INTEGER`, `VARCHAR(10)`, ...).
     pub sql_type: String,
-    /// How `ColumnData` carries this column's values (see `ColumnData::kind`).
+    /// How a batch carries this column's values (see `ColumnBatches`).
     pub kind: String,
     pub nullable: bool,
 }
 
-/// One batch of a result, column by column.
-#[napi(object)]
-pub struct ColumnBatch {
-    pub num_rows: u32,
-    pub columns: Vec<ColumnData>,
-}
-
-/// One column of a batch. `kind` says which fields hold the values:
-/// - `int16`, `int32`, `uint32` (OID), `float32`, `float64`: the array of
-///   that name; `int64` (BIGINT), `timestamp` / `timestamptz` (microseconds
-///   since 1970-01-01 UTC), `time` (microseconds since midnight): `int64`;
-/// - `date`: `float64`, milliseconds since 1970-01-01 (midnight UTC);
-/// - `bool`: `bytes`, one 0/1 byte a row;
-/// - `interval`: `int32` months, `days`, `int64` microseconds;
-/// - `text`, `json`, `numeric` (exact decimal text): `text` holds the
-///   batch's values back to back, value `i` is `text.slice(offsets[i],
-///   offsets[i + 1])` (UTF-16 offsets);
-/// - `bytes` (BYTEA, GEOGRAPHY): value `i` is `bytes.subarray(offsets[i],
-///   offsets[i + 1])`.
+/// The batches of one handover, column by column.
 ///
-/// `validity` is Arrow's bitmap (bit `i % 8` of byte `i / 8`, 1 = not
-/// NULL), absent when the batch has no NULL in the column.
+/// `layout`, batch after batch: the row count, then per column four
+/// buffer references (see `handover.rs`) and a text index:
+/// - validity: Arrow's bitmap (bit `i % 8` of byte `i / 8`, 1 = not
+///   NULL), absent when the batch has no NULL in the column;
+/// - values, by the column's `kind`: `int16`, `int32`, `uint32` (OID),
+///   `float32`, `float64`: values of that type; `int64` (BIGINT),
+///   `timestamp` / `timestamptz` (microseconds since 1970-01-01 UTC),
+///   `time` (microseconds since midnight): `i64`; `date`: `f64`
+///   milliseconds since 1970-01-01 (midnight UTC); `bool`: one 0/1 byte a
+///   row; `interval`: `i32` months; `bytes` (BYTEA, GEOGRAPHY): the bytes;
+///   absent for `text`, `json`, `numeric`;
+/// - offsets: `i32`, value `i` is `offsets[i]..offsets[i + 1]` of the
+///   bytes, or of the text in UTF-16 units; for `interval`, `i32` days;
+/// - micros: for `interval`, `i64` microseconds;
+/// - text: the index in `text` of the batch's values back to back
+///   (`text`, `json`, `numeric` as exact decimal text), else
+///   `ABSENT_BUFFER`.
+///
+/// An absent values, offsets or micros buffer of a column that has them
+/// is an empty one (a batch of no rows).
 #[napi(object)]
-pub struct ColumnData {
-    pub kind: String,
-    pub validity: Option<Uint8Array>,
-    pub int16: Option<Int16Array>,
-    pub int32: Option<Int32Array>,
-    pub int64: Option<BigInt64Array>,
-    pub uint32: Option<Uint32Array>,
-    pub float32: Option<Float32Array>,
-    pub float64: Option<Float64Array>,
-    pub days: Option<Int32Array>,
-    pub bytes: Option<Uint8Array>,
-    pub offsets: Option<Int32Array>,
-    pub text: Option<String>,
+pub struct ColumnBatches {
+    pub memory: Vec<Uint8Array>,
+    pub layout: Uint32Array,
+    pub text: Vec<String>,
 }
 
-impl ColumnData {
-    fn new(kind: &str) -> ColumnData {
-        ColumnData {
-            kind: kind.to_owned(),
-            validity: None,
-            int16: None,
-            int32: None,
-            int64: None,
-            uint32: None,
-            float32: None,
-            float64: None,
-            days: None,
-            bytes: None,
-            offsets: None,
-            text: None,
-        }
-    }
+/// What one column of one batch hands over after its validity.
+#[derive(Default)]
+struct Parts {
+    values: Option<Buffer>,
+    offsets: Option<Buffer>,
+    micros: Option<Buffer>,
+    text: Option<String>,
 }
 
 /// The columns of a result's schema.
@@ -161,73 +119,80 @@ fn kind(field: &Field) -> Result<&'static str> {
     })
 }
 
-/// The batch as JavaScript columns.
-pub(crate) fn column_batch(batch: &RecordBatch) -> Result<ColumnBatch> {
-    let columns = batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(batch.columns())
-        .map(|(field, array)| column(field, array))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(ColumnBatch {
-        num_rows: u32::try_from(batch.num_rows()).unwrap_or(u32::MAX),
-        columns,
+/// Lays out `batches` for JavaScript (see [`ColumnBatches`]).
+pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
+    let mut out = Handover::default();
+    let mut text = Vec::new();
+    for batch in batches {
+        out.count(batch.num_rows())?;
+        for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
+            let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
+            out.maybe(nulls.map(|n| n.inner().sliced()).as_ref())?;
+            let parts = parts(field, array)?;
+            out.maybe(parts.values.as_ref())?;
+            out.maybe(parts.offsets.as_ref())?;
+            out.maybe(parts.micros.as_ref())?;
+            match parts.text {
+                Some(t) => {
+                    out.count(text.len())?;
+                    text.push(t);
+                }
+                None => out.no_index(),
+            }
+        }
+    }
+    let (memory, layout) = out.finish();
+    Ok(ColumnBatches {
+        memory,
+        layout,
+        text,
     })
 }
 
-fn column(field: &Field, array: &ArrayRef) -> Result<ColumnData> {
-    let mut c = ColumnData::new(kind(field)?);
-    c.validity = array
-        .logical_nulls()
-        .filter(|n| n.null_count() > 0)
-        .map(|n| bytes_view(n.inner().sliced()));
+fn parts(field: &Field, array: &ArrayRef) -> Result<Parts> {
+    let mut p = Parts::default();
     match field.data_type() {
-        DataType::Int16 => c.int16 = Some(view!(Int16Array, values::<Int16Type>(array))),
-        DataType::Int32 => c.int32 = Some(view!(Int32Array, values::<Int32Type>(array))),
-        DataType::Int64 => c.int64 = Some(view!(BigInt64Array, values::<Int64Type>(array))),
-        DataType::UInt32 => c.uint32 = Some(view!(Uint32Array, values::<UInt32Type>(array))),
-        DataType::Float32 => c.float32 = Some(view!(Float32Array, values::<Float32Type>(array))),
-        DataType::Float64 => c.float64 = Some(view!(Float64Array, values::<Float64Type>(array))),
-        DataType::Time64(_) => {
-            c.int64 = Some(view!(BigInt64Array, values::<Time64MicrosecondType>(array)))
-        }
-        DataType::Timestamp(..) => {
-            c.int64 = Some(view!(
-                BigInt64Array,
-                values::<TimestampMicrosecondType>(array)
-            ))
-        }
+        DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt32
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Time64(_)
+        | DataType::Timestamp(..) => p.values = Some(fixed_values(array)?),
         DataType::Boolean => {
             let bools = array.as_boolean();
-            c.bytes = Some(Uint8Array::new(
-                (0..bools.len()).map(|i| u8::from(bools.value(i))).collect(),
-            ));
+            let bytes: Vec<u8> = (0..bools.len()).map(|i| u8::from(bools.value(i))).collect();
+            p.values = Some(Buffer::from_vec(bytes));
         }
         DataType::Date64 => {
-            let ms = values::<Date64Type>(array)
+            let ms: Vec<f64> = values::<Date64Type>(array)
                 .iter()
                 .map(|&m| m as f64)
                 .collect();
-            c.float64 = Some(Float64Array::new(ms));
+            p.values = Some(Buffer::from_vec(ms));
         }
         DataType::Date32 => {
             let days = values::<Date32Type>(array);
-            let ms = days
+            let ms: Vec<f64> = days
                 .iter()
                 .map(|&d| f64::from(d) * MILLIS_PER_DAY)
                 .collect();
-            c.float64 = Some(Float64Array::new(ms));
+            p.values = Some(Buffer::from_vec(ms));
         }
         DataType::Interval(_) => {
             let v = values::<IntervalMonthDayNanoType>(array);
-            c.int32 = Some(Int32Array::new(v.iter().map(|i| i.months).collect()));
-            c.days = Some(Int32Array::new(v.iter().map(|i| i.days).collect()));
-            c.int64 = Some(BigInt64Array::new(
-                v.iter().map(|i| i.nanoseconds / 1000).collect(),
+            p.values = Some(Buffer::from_vec(
+                v.iter().map(|i| i.months).collect::<Vec<i32>>(),
+            ));
+            p.offsets = Some(Buffer::from_vec(
+                v.iter().map(|i| i.days).collect::<Vec<i32>>(),
+            ));
+            p.micros = Some(Buffer::from_vec(
+                v.iter().map(|i| i.nanoseconds / 1000).collect::<Vec<i64>>(),
             ));
         }
-        DataType::Decimal128(_, scale) => numeric_text(&mut c, array, *scale)?,
+        DataType::Decimal128(_, scale) => numeric_text(&mut p, array, *scale)?,
         DataType::Utf8 => {
             let strings = array.as_string::<i32>();
             let offsets = strings.value_offsets();
@@ -235,41 +200,50 @@ fn column(field: &Field, array: &ArrayRef) -> Result<ColumnData> {
             let text = &strings.value_data()[first..last];
             let text = std::str::from_utf8(text)
                 .map_err(|e| invalid(&format!("column {}", field.name()), &e.to_string()))?;
-            c.offsets = Some(utf16_offsets(text, offsets));
-            c.text = Some(text.to_owned());
+            p.offsets = Some(Buffer::from_vec(utf16_offsets(text, offsets)));
+            p.text = Some(text.to_owned());
         }
         DataType::Binary => {
             let binary = array.as_binary::<i32>();
             let offsets = binary.value_offsets();
             let first = offsets[0];
-            c.offsets = Some(Int32Array::new(offsets.iter().map(|o| o - first).collect()));
-            let data = binary.values().slice_with_length(
+            let rebased: Vec<i32> = offsets.iter().map(|o| o - first).collect();
+            p.offsets = Some(Buffer::from_vec(rebased));
+            p.values = Some(binary.values().slice_with_length(
                 first as usize,
                 (offsets[offsets.len() - 1] - first) as usize,
-            );
-            c.bytes = Some(bytes_view(data));
+            ));
         }
         // `kind` refused every other type.
         _ => {}
     }
-    Ok(c)
+    Ok(p)
 }
 
-fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> &ScalarBuffer<T::Native> {
+/// A fixed-width column's values, from its first to its last.
+fn fixed_values(array: &ArrayRef) -> Result<Buffer> {
+    let data = array.to_data();
+    let width = data.data_type().primitive_width();
+    match (width, data.buffers().first()) {
+        (Some(width), Some(values)) => {
+            Ok(values.slice_with_length(data.offset() * width, data.len() * width))
+        }
+        _ => Err(invalid(
+            "a result column",
+            &format!("Arrow type {} has no JavaScript form", data.data_type()),
+        )),
+    }
+}
+
+fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> &[T::Native] {
     array.as_primitive::<T>().values()
 }
 
-/// A `Uint8Array` over an Arrow buffer (see [`view`]).
-pub(crate) fn bytes_view(buffer: Buffer) -> Uint8Array {
-    let values: ScalarBuffer<u8> = ScalarBuffer::from(buffer);
-    view!(Uint8Array, &values)
-}
-
 /// Text offsets in UTF-16 code units, as JS `String.prototype.slice` counts.
-fn utf16_offsets(text: &str, offsets: &[i32]) -> Int32Array {
+fn utf16_offsets(text: &str, offsets: &[i32]) -> Vec<i32> {
     let first = offsets[0];
     if text.is_ascii() {
-        return Int32Array::new(offsets.iter().map(|o| o - first).collect());
+        return offsets.iter().map(|o| o - first).collect();
     }
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(offsets.len());
@@ -285,12 +259,12 @@ fn utf16_offsets(text: &str, offsets: &[i32]) -> Int32Array {
             .sum::<i32>();
         out.push(units);
     }
-    Int32Array::new(out)
+    out
 }
 
 /// NUMERIC values as exact decimal text (JS numbers hold 15-17 digits, a
 /// NUMERIC up to 38).
-fn numeric_text(c: &mut ColumnData, array: &ArrayRef, scale: i8) -> Result<()> {
+fn numeric_text(p: &mut Parts, array: &ArrayRef, scale: i8) -> Result<()> {
     let scale = u8::try_from(scale).map_err(|_| invalid("NUMERIC", "negative scale"))?;
     let decimals = array.as_primitive::<Decimal128Type>();
     let mut text = String::with_capacity(decimals.len() * 8);
@@ -305,7 +279,7 @@ fn numeric_text(c: &mut ColumnData, array: &ArrayRef, scale: i8) -> Result<()> {
         }
         offsets.push(i32::try_from(text.len()).map_err(|_| invalid("NUMERIC", "batch too large"))?);
     }
-    c.offsets = Some(Int32Array::new(offsets));
-    c.text = Some(text);
+    p.offsets = Some(Buffer::from_vec(offsets));
+    p.text = Some(text);
     Ok(())
 }

@@ -16,6 +16,7 @@ mod columns;
 mod connection;
 mod error;
 mod grpc;
+mod handover;
 mod inserter;
 mod params;
 mod process;

@@ -13,7 +13,7 @@ use napi_derive::napi;
 use tokio::sync::Mutex;
 
 use crate::arrow_batches::{arrow_batches, ArrowBatches};
-use crate::columns::{column_batch, column_infos, ColumnBatch, ColumnInfo};
+use crate::columns::{column_batches, column_infos, ColumnBatches, ColumnInfo};
 use crate::error::{js, Result};
 
 /// Items handed over in one `next()` at most.
@@ -111,12 +111,12 @@ impl NativeBatchStream {
         self.columns.clone()
     }
 
-    /// The batches that have arrived (waiting for at least one); empty at
-    /// the end of the result.
+    /// The batches that have arrived (waiting for at least one) as
+    /// columns; none at the end of the result.
     #[napi]
-    pub async fn next(&self) -> Result<Vec<ColumnBatch>> {
+    pub async fn next(&self) -> Result<ColumnBatches> {
         let batches = js(self.slot.next().await)?;
-        batches.iter().map(column_batch).collect()
+        column_batches(&batches)
     }
 
     /// [`NativeBatchStream::next`] in Arrow's own layout (`queryArrow`).
