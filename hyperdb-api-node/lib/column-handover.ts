@@ -44,6 +44,27 @@ type View<T> = {
   readonly BYTES_PER_ELEMENT: number
 }
 
+/** The field and array type a column's values buffer is viewed as, by kind. */
+const VALUES: Record<string, [keyof ColumnData, View<ArrayBufferView>]> = {
+  int16: ['int16', Int16Array],
+  int32: ['int32', Int32Array],
+  int64: ['int64', BigInt64Array],
+  time: ['int64', BigInt64Array],
+  timestamp: ['int64', BigInt64Array],
+  timestamptz: ['int64', BigInt64Array],
+  uint32: ['uint32', Uint32Array],
+  float32: ['float32', Float32Array],
+  float64: ['float64', Float64Array],
+  date: ['float64', Float64Array],
+  bool: ['bytes', Uint8Array],
+  // Months; the days and microseconds follow.
+  interval: ['int32', Int32Array],
+  bytes: ['bytes', Uint8Array],
+}
+
+/** Kinds whose values are sliced by offsets (of bytes, or of UTF-16 text). */
+const OFFSETS = new Set(['text', 'json', 'numeric', 'bytes'])
+
 /** The batches of one handover, for a result of columns `infos`. */
 export function columnBatches(infos: readonly ColumnInfo[], h: ColumnBatches): ColumnBatch[] {
   const { memory, layout, text } = h
@@ -63,49 +84,16 @@ export function columnBatches(infos: readonly ColumnInfo[], h: ColumnBatches): C
     for (let j = 0; j < infos.length; j++, k += COLUMN_ENTRY) {
       const kind = infos[j].kind
       const c: ColumnData = { kind, validity: layout[k] === ABSENT ? null : view(Uint8Array, k) }
-      const [values, offsets, micros] = [k + 3, k + 6, k + 9]
-      switch (kind) {
-        case 'int16':
-          c.int16 = view(Int16Array, values)
-          break
-        case 'int32':
-          c.int32 = view(Int32Array, values)
-          break
-        case 'int64':
-        case 'time':
-        case 'timestamp':
-        case 'timestamptz':
-          c.int64 = view(BigInt64Array, values)
-          break
-        case 'uint32':
-          c.uint32 = view(Uint32Array, values)
-          break
-        case 'float32':
-          c.float32 = view(Float32Array, values)
-          break
-        case 'float64':
-        case 'date':
-          c.float64 = view(Float64Array, values)
-          break
-        case 'bool':
-          c.bytes = view(Uint8Array, values)
-          break
-        case 'interval':
-          c.int32 = view(Int32Array, values)
-          c.days = view(Int32Array, offsets)
-          c.int64 = view(BigInt64Array, micros)
-          break
-        case 'text':
-        case 'json':
-        case 'numeric':
-          c.offsets = view(Int32Array, offsets)
-          c.text = text[layout[k + 12]]
-          break
-        case 'bytes':
-          c.bytes = view(Uint8Array, values)
-          c.offsets = view(Int32Array, offsets)
-          break
+      const into = VALUES[kind]
+      // `VALUES` pairs each field with its own array type.
+      if (into !== undefined) c[into[0]] = view(into[1], k + 3) as never
+      if (kind === 'interval') {
+        c.days = view(Int32Array, k + 6)
+        c.int64 = view(BigInt64Array, k + 9)
+      } else if (OFFSETS.has(kind)) {
+        c.offsets = view(Int32Array, k + 6)
       }
+      if (layout[k + 12] !== ABSENT) c.text = text[layout[k + 12]]
       columns[j] = c
     }
     out.push({ numRows, columns })
