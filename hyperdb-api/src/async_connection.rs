@@ -562,13 +562,10 @@ impl<'c> AsyncRows<'c> {
     /// the next call like [`Rows::next_as`](crate::Rows::next_as): `T`
     /// may borrow from the row.
     pub async fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
-        // Asked per row (a few compares), as each call may read another
-        // `T`; a by-name type's columns are looked up once, then cached.
-        let plan = self.cursor.plan::<T>();
         if let Err(e) = self.next_row().await? {
             return Some(Err(e));
         }
-        Some(self.cursor.read_lent(plan))
+        Some(self.cursor.read_lent())
     }
 
     /// The rows as a `futures` [`Stream`].

@@ -283,11 +283,10 @@ impl AsyncGrpcRows {
     /// The next row as `T`, lent until the next call like
     /// [`Rows::next_as`](crate::Rows::next_as): `T` may borrow from the row.
     pub async fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
-        let plan = self.cursor.plan::<T>();
         if let Err(e) = self.next_row().await? {
             return Some(Err(e));
         }
-        Some(self.cursor.read_lent(plan))
+        Some(self.cursor.read_lent())
     }
 
     /// The rows as a `futures` [`Stream`].

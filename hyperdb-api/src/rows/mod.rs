@@ -159,13 +159,10 @@ impl<'c> Rows<'c> {
     /// ```
     #[inline(always)]
     pub fn next_as<'r, T: FromRow<'r>>(&'r mut self) -> Option<Result<T>> {
-        // Asked per row (a few compares), as each call may read another
-        // `T`; a by-name type's columns are looked up once, then cached.
-        let plan = self.cursor.plan::<T>();
         if let Err(e) = self.next_row()? {
             return Some(Err(e));
         }
-        Some(self.cursor.read_lent(plan))
+        Some(self.cursor.read_lent())
     }
 
     /// Fetches the next block once the one at hand ran out; `false` once

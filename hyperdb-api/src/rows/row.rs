@@ -475,14 +475,18 @@ impl RowCursor {
     /// The row [`index_current`](Self::index_current) indexed, as a `T`
     /// that may borrow from it: for the lending `next_as`. Every step
     /// that needs the cursor mutably (moving on, a malformed row ending
-    /// the stream) is behind it, so the value can hold the cursor's
-    /// borrow: the row is read in order where `plan` allows, else by its
-    /// index (which gives the same value or error).
+    /// the stream, then the plan here) comes before the read, so the
+    /// value can hold the cursor's borrow: the row is read in order where
+    /// the plan allows, else by its index (which gives the same value or
+    /// error). The plan is asked per row, as each call may read another
+    /// `T`; the last one is reused (`ColumnCache::plan`).
     #[inline(always)]
-    pub(crate) fn read_lent<'r, T: FromRow<'r>>(&'r self, plan: ReadPlan) -> Result<T> {
-        match self.try_read_current::<T>(plan) {
+    pub(crate) fn read_lent<'r, T: FromRow<'r>>(&'r mut self) -> Result<T> {
+        let plan = self.plan::<T>();
+        let cursor: &'r RowCursor = self;
+        match cursor.try_read_current::<T>(plan) {
             Some(value) => Ok(value),
-            None => self.read_row(plan),
+            None => cursor.read_row(plan),
         }
     }
 
