@@ -1,12 +1,13 @@
 // Child process of memory.test.mjs: reads table m of an existing database
 // and prints one JSON line with the count, sums, peak RSS and event-loop
-// delay. Usage: node memory-reader.mjs <endpoint> <database> <query|columns>
+// delay, and the full (mark-compact) collections V8 ran during the read.
+// Usage: node memory-reader.mjs <endpoint> <database> <query|columns|arrow>
 //
 // Why a child process: inside a node:test test, Node 20 tracks async
 // context with promise hooks, which makes every Promise (a `for await` step
 // per row) ~5x slower and inflates the event-loop delay; a plain process
 // measures the package, not the test harness.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks'
 import { Connection } from '../dist/index.mjs'
 
 const [endpoint, database, mode] = process.argv.slice(2)
@@ -16,10 +17,22 @@ const sampler = setInterval(() => {
   peak = Math.max(peak, process.memoryUsage().rss)
 }, 50)
 const delay = monitorEventLoopDelay({ resolution: 10 })
+let reading = false
+let fullGcs = 0
+const gcs = new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if (reading && e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++
+  }
+})
+gcs.observe({ entryTypes: ['gc'] })
 
 const conn = await Connection.connect({ endpoint, database })
+// A first read, unmeasured, so that V8's heap has grown to the size this
+// work needs: collections that size the heap are not the read's.
+for await (const batch of conn.queryArrow('SELECT id FROM m LIMIT 3000000')) void batch
 const t0 = performance.now()
 delay.enable()
+reading = true
 const out = { mode, count: 0, idSum: 0, sensorSum: 0, checked: 0, errors: [] }
 if (mode === 'query') {
   for await (const row of conn.query('SELECT id, sensor_id, value, ts FROM m')) {
@@ -50,9 +63,29 @@ if (mode === 'query') {
     }
     out.count += chunk.numRows
   }
+} else if (mode === 'arrow') {
+  for await (const batch of conn.queryArrow('SELECT id, sensor_id, ts FROM m')) {
+    const ids = batch.getChildAt(0).data[0].values
+    const sensors = batch.getChildAt(1).data[0].values
+    const ts = batch.getChildAt(2).data[0].values
+    for (let i = 0; i < batch.numRows; i++) {
+      out.idSum += ids[i]
+      out.sensorSum += sensors[i]
+    }
+    if (batch.numRows > 0) {
+      if (ts[0] !== BigInt(ids[0]) * 1000n) out.errors.push(`ts of id ${ids[0]} is ${ts[0]}`)
+      out.checked++
+    }
+    out.count += batch.numRows
+  }
 } else {
   throw new Error(`unknown mode ${mode}`)
 }
+// Entries of collections that ran during the read arrive in a later task.
+await new Promise((resolve) => setImmediate(resolve))
+reading = false
+gcs.disconnect()
+out.fullGcs = fullGcs
 delay.disable()
 out.ms = performance.now() - t0
 peak = Math.max(peak, process.memoryUsage().rss)

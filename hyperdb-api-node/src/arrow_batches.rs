@@ -7,11 +7,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
-use napi::bindgen_prelude::{Uint32Array, Uint8Array};
+use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
 use crate::error::{invalid, Result};
-use crate::handover::Handover;
+use crate::handover::{Handover, Layout};
 
 /// The batches of one handover.
 ///
@@ -21,10 +21,11 @@ use crate::handover::Handover;
 /// (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
 /// binary). Buffer references are as `handover.rs` says; every buffer
 /// starts at its column's first value.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct ArrowBatches {
     pub memory: Vec<Uint8Array>,
-    pub layout: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub layout: Layout,
 }
 
 /// Lays out `batches` for JavaScript (see [`ArrowBatches`]).

@@ -13,11 +13,11 @@ use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, SchemaRef};
 use hyperdb_api::types::{Numeric, SqlType};
-use napi::bindgen_prelude::{Uint32Array, Uint8Array};
+use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
 use crate::error::{invalid, Result};
-use crate::handover::Handover;
+use crate::handover::{Handover, Layout};
 
 const MILLIS_PER_DAY: f64 = 86_400_000.0;
 
@@ -55,10 +55,11 @@ pub struct ColumnInfo {
 ///
 /// An absent values, offsets or micros buffer of a column that has them
 /// is an empty one (a batch of no rows).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct ColumnBatches {
     pub memory: Vec<Uint8Array>,
-    pub layout: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub layout: Layout,
     pub text: Vec<String>,
 }
 
