@@ -195,6 +195,25 @@ impl ToNapiValue for Layout {
     }
 }
 
+/// Lets V8 weigh the young external arrays a conversion just made, for a
+/// conversion that makes nothing else V8 would allocate (raw IPC chunks):
+/// V8 checks them only when it allocates an `ArrayBuffer` itself (see the
+/// module docs), so this allocates one of one byte and drops it.
+///
+/// # Safety
+/// `env` is the env napi passes to a conversion, on the JS thread.
+pub(crate) unsafe fn let_v8_weigh_young_buffers(env: sys::napi_env) -> napi::Result<()> {
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    // SAFETY: as the caller promises; the new buffer is left to the GC.
+    unsafe {
+        check_status!(
+            sys::napi_create_arraybuffer(env, 1, &mut data, &mut buffer),
+            "a one-byte ArrayBuffer"
+        )
+    }
+}
+
 /// `n` as a layout number (never `ABSENT_BUFFER`).
 pub(crate) fn count(n: usize) -> Result<u32> {
     u32::try_from(n)

@@ -8,13 +8,15 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use hyperdb_api::{ResultStream, StreamCanceller};
-use napi::bindgen_prelude::Uint8Array;
+use napi::bindgen_prelude::{ToNapiValue, TypeName, Uint8Array};
+use napi::{sys, ValueType};
 use napi_derive::napi;
 use tokio::sync::Mutex;
 
 use crate::arrow_batches::{arrow_batches, ArrowBatches};
 use crate::columns::{column_batches, column_infos, ColumnBatches, ColumnInfo};
 use crate::error::{js, Result};
+use crate::handover::let_v8_weigh_young_buffers;
 
 /// Items handed over in one `next()` at most.
 const MAX_ITEMS_PER_CALL: usize = 8;
@@ -165,10 +167,9 @@ impl NativeIpcStream {
 impl NativeIpcStream {
     /// The IPC chunks that have arrived (waiting for at least one), over
     /// the received bytes without a copy; empty at the end.
-    #[napi]
-    pub async fn next(&self) -> Result<Vec<Uint8Array>> {
-        let chunks = js(self.slot.next().await)?;
-        Ok(chunks.into_iter().map(bytes_array).collect())
+    #[napi(ts_return_type = "Promise<Array<Uint8Array>>")]
+    pub async fn next(&self) -> Result<IpcChunks> {
+        Ok(IpcChunks(js(self.slot.next().await)?))
     }
 
     /// Cancels this result's statement if it is still running; the stream
@@ -182,6 +183,33 @@ impl NativeIpcStream {
     #[napi]
     pub fn close(&self) {
         self.slot.close();
+    }
+}
+
+/// IPC chunks, handed to JavaScript as an array of `Uint8Array`s over the
+/// received bytes.
+pub struct IpcChunks(Vec<Bytes>);
+
+impl TypeName for IpcChunks {
+    fn type_name() -> &'static str {
+        "Array<Uint8Array>"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for IpcChunks {
+    unsafe fn to_napi_value(env: sys::napi_env, val: IpcChunks) -> napi::Result<sys::napi_value> {
+        let arrays: Vec<Uint8Array> = val.0.into_iter().map(bytes_array).collect();
+        // SAFETY: napi calls this conversion with its live env, on the JS
+        // thread, which is what both calls need.
+        unsafe {
+            let value = Vec::<Uint8Array>::to_napi_value(env, arrays)?;
+            let_v8_weigh_young_buffers(env)?;
+            Ok(value)
+        }
     }
 }
 
