@@ -34,6 +34,19 @@ const t0 = performance.now()
 delay.enable()
 reading = true
 const out = { mode, count: 0, idSum: 0, sensorSum: 0, checked: 0, errors: [] }
+/** Adds a batch's columns (id, sensor_id, ts) to the count and sums; checks its first ts. */
+function addColumns(rows, ids, sensors, ts) {
+  for (let i = 0; i < rows; i++) {
+    out.idSum += ids[i]
+    out.sensorSum += sensors[i]
+  }
+  if (rows > 0) {
+    if (ts[0] !== BigInt(ids[0]) * 1000n) out.errors.push(`ts of id ${ids[0]} is ${ts[0]}`)
+    out.checked++
+  }
+  out.count += rows
+}
+
 if (mode === 'query') {
   for await (const row of conn.query('SELECT id, sensor_id, value, ts FROM m')) {
     out.count++
@@ -50,33 +63,14 @@ if (mode === 'query') {
 } else if (mode === 'columns') {
   for await (const chunk of conn.queryColumns('SELECT id, sensor_id, ts FROM m')) {
     const ids = chunk.column('id').values
-    const sensors = chunk.column('sensor_id').values
     const ts = chunk.column('ts').values
     if (!(ids instanceof Int32Array) || !(ts instanceof BigInt64Array)) out.errors.push('unexpected column arrays')
-    for (let i = 0; i < chunk.numRows; i++) {
-      out.idSum += ids[i]
-      out.sensorSum += sensors[i]
-    }
-    if (chunk.numRows > 0) {
-      if (ts[0] !== BigInt(ids[0]) * 1000n) out.errors.push(`ts of id ${ids[0]} is ${ts[0]}`)
-      out.checked++
-    }
-    out.count += chunk.numRows
+    addColumns(chunk.numRows, ids, chunk.column('sensor_id').values, ts)
   }
 } else if (mode === 'arrow') {
   for await (const batch of conn.queryArrow('SELECT id, sensor_id, ts FROM m')) {
-    const ids = batch.getChildAt(0).data[0].values
-    const sensors = batch.getChildAt(1).data[0].values
-    const ts = batch.getChildAt(2).data[0].values
-    for (let i = 0; i < batch.numRows; i++) {
-      out.idSum += ids[i]
-      out.sensorSum += sensors[i]
-    }
-    if (batch.numRows > 0) {
-      if (ts[0] !== BigInt(ids[0]) * 1000n) out.errors.push(`ts of id ${ids[0]} is ${ts[0]}`)
-      out.checked++
-    }
-    out.count += batch.numRows
+    const values = (i) => batch.getChildAt(i).data[0].values
+    addColumns(batch.numRows, values(0), values(1), values(2))
   }
 } else {
   throw new Error(`unknown mode ${mode}`)

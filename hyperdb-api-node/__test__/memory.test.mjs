@@ -71,31 +71,22 @@ test('query: 10M row objects streamed with RSS under 512 MiB, exact count and su
   assert.ok(r.delayP99Ms < 200, `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms (limit 200 ms)`)
 })
 
-test('queryColumns: the same 10M rows as typed arrays, RSS under 512 MiB, exact count and sum', async () => {
-  const r = await read('columns')
-  console.log(
-    `# queryColumns 10M rows: ${r.ms.toFixed(0)} ms, peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB, ` +
-      `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms, ${r.fullGcs} full GCs`,
-  )
-  assert.deepStrictEqual(r.errors, [])
-  assert.equal(r.count, ROWS)
-  assert.equal(r.idSum, ID_SUM)
-  assert.equal(r.sensorSum, SENSOR_SUM)
-  assert.ok(r.checked > 0)
-  assert.ok(r.peakRss < RSS_LIMIT, `peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB (limit 512 MiB)`)
-})
-
-test('queryArrow: the same 10M rows as apache-arrow batches, RSS under 512 MiB, exact count and sum', async () => {
-  const r = await read('arrow')
-  console.log(
-    `# queryArrow 10M rows: ${r.ms.toFixed(0)} ms, peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB, ` +
-      `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms, ${r.fullGcs} full GCs`,
-  )
-  assert.deepStrictEqual(r.errors, [])
-  assert.equal(r.count, ROWS)
-  assert.equal(r.idSum, ID_SUM)
-  assert.equal(r.sensorSum, SENSOR_SUM)
-  assert.ok(r.checked > 0)
-  assert.ok(r.peakRss < RSS_LIMIT, `peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB (limit 512 MiB)`)
-  assert.ok(r.delayP99Ms < 200, `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms (limit 200 ms)`)
-})
+for (const [method, mode, form] of [
+  ['queryColumns', 'columns', 'typed arrays'],
+  ['queryArrow', 'arrow', 'apache-arrow batches'],
+]) {
+  test(`${method}: the same 10M rows as ${form}, RSS under 512 MiB, exact count and sum`, async () => {
+    const r = await read(mode)
+    console.log(
+      `# ${method} 10M rows: ${r.ms.toFixed(0)} ms, peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB, ` +
+        `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms, ${r.fullGcs} full GCs`,
+    )
+    assert.deepStrictEqual(r.errors, [])
+    assert.equal(r.count, ROWS)
+    assert.equal(r.idSum, ID_SUM)
+    assert.equal(r.sensorSum, SENSOR_SUM)
+    assert.ok(r.checked > 0)
+    assert.ok(r.peakRss < RSS_LIMIT, `peak RSS ${(r.peakRss / MiB).toFixed(0)} MiB (limit 512 MiB)`)
+    assert.ok(r.delayP99Ms < 200, `event-loop delay p99 ${r.delayP99Ms.toFixed(1)} ms (limit 200 ms)`)
+  })
+}
