@@ -1,7 +1,7 @@
 // Child process of memory.test.mjs: reads table m of an existing database
 // and prints one JSON line with the count, sums, peak RSS and event-loop
 // delay, and the full (mark-compact) collections V8 ran during the read.
-// Usage: node memory-reader.mjs <endpoint> <database> <query|columns|arrow>
+// Usage: node memory-reader.mjs <endpoint> <database> <query|columns|arrow|ipc>
 //
 // Why a child process: inside a node:test test, Node 20 tracks async
 // context with promise hooks, which makes every Promise (a `for await` step
@@ -69,6 +69,13 @@ if (mode === 'query') {
   }
 } else if (mode === 'arrow') {
   for await (const batch of conn.queryArrow('SELECT id, sensor_id, ts FROM m')) {
+    const values = (i) => batch.getChildAt(i).data[0].values
+    addColumns(batch.numRows, values(0), values(1), values(2))
+  }
+} else if (mode === 'ipc') {
+  const { RecordBatchReader } = await import('apache-arrow')
+  const reader = await RecordBatchReader.from(conn.queryArrowIpc('SELECT id, sensor_id, ts FROM m'))
+  for await (const batch of reader) {
     const values = (i) => batch.getChildAt(i).data[0].values
     addColumns(batch.numRows, values(0), values(1), values(2))
   }

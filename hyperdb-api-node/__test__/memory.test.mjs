@@ -74,6 +74,7 @@ test('query: 10M row objects streamed with RSS under 512 MiB, exact count and su
 for (const [method, mode, form] of [
   ['queryColumns', 'columns', 'typed arrays'],
   ['queryArrow', 'arrow', 'apache-arrow batches'],
+  ['queryArrowIpc', 'ipc', 'IPC chunks (read by apache-arrow)'],
 ]) {
   test(`${method}: the same 10M rows as ${form}, RSS under 512 MiB, exact count and sum`, async () => {
     const r = await read(mode)
