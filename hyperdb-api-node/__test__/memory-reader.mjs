@@ -47,6 +47,12 @@ function addColumns(rows, ids, sensors, ts) {
   out.count += rows
 }
 
+/** `addColumns` for an apache-arrow `RecordBatch` of (id, sensor_id, ts). */
+function addArrowBatch(batch) {
+  const values = (i) => batch.getChildAt(i).data[0].values
+  addColumns(batch.numRows, values(0), values(1), values(2))
+}
+
 if (mode === 'query') {
   for await (const row of conn.query('SELECT id, sensor_id, value, ts FROM m')) {
     out.count++
@@ -68,17 +74,11 @@ if (mode === 'query') {
     addColumns(chunk.numRows, ids, chunk.column('sensor_id').values, ts)
   }
 } else if (mode === 'arrow') {
-  for await (const batch of conn.queryArrow('SELECT id, sensor_id, ts FROM m')) {
-    const values = (i) => batch.getChildAt(i).data[0].values
-    addColumns(batch.numRows, values(0), values(1), values(2))
-  }
+  for await (const batch of conn.queryArrow('SELECT id, sensor_id, ts FROM m')) addArrowBatch(batch)
 } else if (mode === 'ipc') {
   const { RecordBatchReader } = await import('apache-arrow')
   const reader = await RecordBatchReader.from(conn.queryArrowIpc('SELECT id, sensor_id, ts FROM m'))
-  for await (const batch of reader) {
-    const values = (i) => batch.getChildAt(i).data[0].values
-    addColumns(batch.numRows, values(0), values(1), values(2))
-  }
+  for await (const batch of reader) addArrowBatch(batch)
 } else {
   throw new Error(`unknown mode ${mode}`)
 }

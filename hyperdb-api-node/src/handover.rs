@@ -16,13 +16,13 @@
 //! 64 MB: ~5 of them (each 5-15 ms of the JS thread plus concurrent
 //! marking) per 10M-row `queryArrow`, against ~10 scavenges of ~1 ms with
 //! the copied layout. Measured, same binary but for the layout, three
-//! processes each: client CPU per read ~200 ms against ~145 ms.
+//! processes each: client CPU per read ~200 ms against ~130-145 ms.
 
 use std::ptr;
 
 use arrow_buffer::Buffer;
-use napi::bindgen_prelude::{ToNapiValue, TypeName, TypedArrayType, Uint8Array};
-use napi::{check_status, sys, ValueType};
+use napi::bindgen_prelude::{ToNapiValue, TypedArrayType, Uint8Array};
+use napi::{check_status, sys};
 use napi_derive::napi;
 
 use crate::error::{invalid, Result};
@@ -149,35 +149,20 @@ impl Region {
 /// copy in memory V8 allocates (see the module docs for why).
 pub struct Layout(Vec<u32>);
 
-impl TypeName for Layout {
-    fn type_name() -> &'static str {
-        "Uint32Array"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
 impl ToNapiValue for Layout {
     unsafe fn to_napi_value(env: sys::napi_env, val: Layout) -> napi::Result<sys::napi_value> {
         let words = val.0;
         let bytes = std::mem::size_of_val(words.as_slice());
-        let mut data = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
         let mut array = ptr::null_mut();
         // SAFETY: `env` is the live env napi passes to this conversion, on
-        // the JS thread. `napi_create_arraybuffer` returned `bytes` bytes
-        // at `data`, which nothing else references yet, and `words` holds
-        // `bytes` bytes; the two do not overlap. The typed array covers
-        // exactly `words.len()` `u32`s of that buffer from offset 0.
+        // the JS thread. The new buffer holds `bytes` bytes at `data`,
+        // which nothing else references yet, and `words` holds `bytes`
+        // bytes; the two do not overlap. The typed array covers exactly
+        // `words.len()` `u32`s of that buffer from offset 0.
         unsafe {
-            check_status!(
-                sys::napi_create_arraybuffer(env, bytes, &mut data, &mut buffer),
-                "a handover's layout"
-            )?;
+            let (data, buffer) = v8_array_buffer(env, bytes, "a handover's layout")?;
             if bytes > 0 {
-                ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), data.cast::<u8>(), bytes);
+                ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), data, bytes);
             }
             check_status!(
                 sys::napi_create_typedarray(
@@ -196,22 +181,39 @@ impl ToNapiValue for Layout {
 }
 
 /// Lets V8 weigh the young external arrays a conversion just made, for a
-/// conversion that makes nothing else V8 would allocate (raw IPC chunks):
-/// V8 checks them only when it allocates an `ArrayBuffer` itself (see the
-/// module docs), so this allocates one of one byte and drops it.
+/// conversion that makes nothing else V8 would allocate (raw IPC chunks;
+/// a handover's [`Layout`] is that allocation for the others): V8 checks
+/// them only when it allocates an `ArrayBuffer` itself (see the module
+/// docs), so this allocates one of one byte and drops it.
 ///
 /// # Safety
 /// `env` is the env napi passes to a conversion, on the JS thread.
 pub(crate) unsafe fn let_v8_weigh_young_buffers(env: sys::napi_env) -> napi::Result<()> {
+    // SAFETY: as the caller promises; the new buffer is left to the GC.
+    unsafe { v8_array_buffer(env, 1, "a one-byte ArrayBuffer") }.map(drop)
+}
+
+/// An `ArrayBuffer` of `bytes` bytes that V8 allocates (the allocation at
+/// which it weighs its young buffers): its data pointer and its value.
+///
+/// # Safety
+/// `env` is the env napi passes to a conversion, on the JS thread.
+unsafe fn v8_array_buffer(
+    env: sys::napi_env,
+    bytes: usize,
+    what: &str,
+) -> napi::Result<(*mut u8, sys::napi_value)> {
     let mut data = ptr::null_mut();
     let mut buffer = ptr::null_mut();
-    // SAFETY: as the caller promises; the new buffer is left to the GC.
+    // SAFETY: as the caller promises; both out-pointers are live locals.
     unsafe {
         check_status!(
-            sys::napi_create_arraybuffer(env, 1, &mut data, &mut buffer),
-            "a one-byte ArrayBuffer"
-        )
+            sys::napi_create_arraybuffer(env, bytes, &mut data, &mut buffer),
+            "{}",
+            what
+        )?;
     }
+    Ok((data.cast::<u8>(), buffer))
 }
 
 /// `n` as a layout number (never `ABSENT_BUFFER`).

@@ -8,8 +8,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use hyperdb_api::{ResultStream, StreamCanceller};
-use napi::bindgen_prelude::{ToNapiValue, TypeName, Uint8Array};
-use napi::{sys, ValueType};
+use napi::bindgen_prelude::{ToNapiValue, Uint8Array};
+use napi::sys;
 use napi_derive::napi;
 use tokio::sync::Mutex;
 
@@ -187,18 +187,9 @@ impl NativeIpcStream {
 }
 
 /// IPC chunks, handed to JavaScript as an array of `Uint8Array`s over the
-/// received bytes.
+/// received bytes, after which V8 is let weigh them (they are all
+/// external; see `handover.rs` for why that matters).
 pub struct IpcChunks(Vec<Bytes>);
-
-impl TypeName for IpcChunks {
-    fn type_name() -> &'static str {
-        "Array<Uint8Array>"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
 
 impl ToNapiValue for IpcChunks {
     unsafe fn to_napi_value(env: sys::napi_env, val: IpcChunks) -> napi::Result<sys::napi_value> {
