@@ -118,11 +118,14 @@ soak: hyperd
 soak-short: hyperd
 	SOAK_SECONDS=120 $(CARGO) run -p hyperdb-api --release --example soak
 
-## The Node benchmark alone (insert and read paths vs the Rust suite's artifact);
+## The Node benchmark alone: its reads against the same Rust paths run in
+## turn with them (node_reference), its inserts against the Rust suite's artifact;
 ## writes test_results/benchmark_suite_node.{md,json} and, from the Rust
 ## suite's ceilings, benchmark_suite_node.svg.
 bench-node: hyperd node
-	cd $(NODE_PKG) && BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
+	$(CARGO) build -p hyperdb-api --release --example node_reference
+	cd $(NODE_PKG) && BENCH_RUST_REFERENCE=$(CARGO_TARGET_DIR)/release/examples/node_reference \
+	  BENCH_RUST_JSON=$(CURDIR)/test_results/benchmark_suite.json BENCH_OUT=$(CURDIR)/test_results/benchmark_suite_node \
 	  BENCH_REPEAT=$(BENCH_REPEAT) BENCH_WORKERS=$(BENCH_WORKERS) node --expose-gc __test__/benchmark.mjs $(BENCH_ROWS)
 	$(CARGO) run -p hyperdb-api --release --example bench_node_chart -- $(CURDIR)/test_results/benchmark_suite_node.json \
 	  $(CURDIR)/test_results/benchmark_suite.json $(CURDIR)/test_results/benchmark_suite_node.svg

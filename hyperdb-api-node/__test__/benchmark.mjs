@@ -5,9 +5,12 @@
 //
 // Environment: BENCH_ONLY (`insert` or `query`), BENCH_REPEAT (runs after a warm-up, default 5), BENCH_WORKERS
 // (connections of the "async xN" variants, default 2), HYPERD_PATH,
-// BENCH_RUST_JSON (the Rust suite's artifact to compare with; default
-// test_results/benchmark_suite.json), BENCH_OUT (artifact path without
-// extension; default test_results/benchmark_suite_node).
+// BENCH_RUST_REFERENCE (the `node_reference` example's binary: the reads'
+// Rust paths, run in turn with them; `make bench-node` builds and passes
+// it), BENCH_RUST_JSON (the Rust suite's artifact, for the inserts and for
+// reads without a reference; default test_results/benchmark_suite.json),
+// BENCH_OUT (artifact path without extension; default
+// test_results/benchmark_suite_node).
 //
 // Run it with `node --expose-gc` (as `make bench` does) for per-workload
 // peak RSS figures. The eager style (`queryAll`) runs after every streamed read.
@@ -25,6 +28,7 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { HyperProcess, Connection } from '../dist/index.mjs'
+import { RustReference } from './rust-reference.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = join(here, '..', '..')
@@ -34,6 +38,11 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2)
 const RUST_JSON = process.env.BENCH_RUST_JSON ?? join(repo, 'test_results', 'benchmark_suite.json')
 const OUT = process.env.BENCH_OUT ?? join(repo, 'test_results', 'benchmark_suite_node')
 const BYTES_PER_ROW = 24
+/**
+ * The `node_reference` example's binary: the Rust paths the reads compare
+ * with, run in turn with them on this server (else the artifact's figures).
+ */
+const REFERENCE = process.env.BENCH_RUST_REFERENCE
 /** `insert` or `query` runs only those workloads. */
 const ONLY = process.env.BENCH_ONLY
 const TS_BASE = 1_700_000_000_000n
@@ -273,13 +282,17 @@ async function runInserts(setup, conns, records, rust) {
   }
 }
 
-/** One artifact row, printed as it is made. */
-function record(workload, style, resultRows, runs, peak, p99, rust) {
+/**
+ * One artifact row, printed as it is made. The Rust figure is the
+ * `alternated` rate measured in this run when there is one, else the Rust
+ * suite artifact's.
+ */
+function record(workload, style, resultRows, runs, peak, p99, rust, alternated = null) {
   const seconds = median(runs)
   const rowsPerSec = ROWS / seconds
   const flavor = style.workers === 1 ? style.flavor : `${style.flavor}, async x${style.workers}`
   const rustFlavor = style.workers === 1 ? style.rust[1] : `${style.rust[1]} x${style.workers}`
-  const rustRate = rustFigure(rust, workload, style.rust[0], rustFlavor)
+  const rustRate = alternated ?? rustFigure(rust, workload, style.rust[0], rustFlavor)
   const r = {
     workload,
     variant: style.variant,
@@ -292,6 +305,7 @@ function record(workload, style, resultRows, runs, peak, p99, rust) {
     mb_per_sec: (rowsPerSec * BYTES_PER_ROW) / 1e6,
     rust_path: `${style.rust[0]} (${rustFlavor})`,
     rust_rows_per_sec: rustRate,
+    rust_measured: alternated !== null ? 'alternated' : rustRate !== null ? 'artifact' : null,
     pct_of_rust: rustRate ? (100 * rowsPerSec) / rustRate : null,
     peak_rss_mib: peak / 2 ** 20,
     p99_event_loop_delay_ms: p99,
@@ -333,12 +347,12 @@ function median(xs) {
 }
 
 /**
- * Runs `f` with RSS and event-loop delay sampled. With `--expose-gc` the
- * heap is collected first, so each workload's peak RSS is its own, not
- * what an earlier (eager) workload left behind.
+ * Runs `f` with RSS and event-loop delay sampled. With `--expose-gc` and
+ * `collect` the heap is collected first, so a workload's peak RSS is its
+ * own, not what an earlier (eager) workload left behind.
  */
-async function measured(f) {
-  globalThis.gc?.()
+async function measured(f, collect = true) {
+  if (collect) globalThis.gc?.()
   // monitorEventLoopDelay records the interval between its timer's ticks,
   // so its floor is the resolution: at the default 10 ms an idle loop
   // reads 10 ms. Sampled every 1 ms, the figure is the delay itself.
@@ -370,6 +384,7 @@ async function main() {
   const hyper = await HyperProcess.start({ transport: 'tcp' })
   const server = { endpoint: hyper.endpoint, password: hyper.password }
   const records = []
+  let reference = null
   try {
     const db = join(dir, 'bench.hyper')
     const setup = await Connection.connect({ ...server, database: db, createMode: 'createAndReplace' })
@@ -382,6 +397,7 @@ async function main() {
     for (let i = 1; i < WORKERS; i++) {
       conns.push(await Connection.connect({ ...server, database: db }))
     }
+    if (REFERENCE) reference = new RustReference(REFERENCE, server, db)
 
     // The eager style (`queryAll`) after every streamed read of every
     // query: V8 keeps the pages of its 10M row objects after collecting
@@ -395,13 +411,14 @@ async function main() {
     const byQuery = plans.map(() => [])
     for (const keep of [(style) => !eager(style), eager]) {
       for (const [q, plan] of plans.entries()) {
-        byQuery[q].push(...(await readWorkload(setup, conns, rust, plan, keep)))
+        byQuery[q].push(...(await readWorkload(setup, conns, reference, rust, plan, keep)))
       }
     }
     records.push(...byQuery.flat())
     if (ONLY !== 'query') await runInserts(setup, conns, records, rust)
     for (const c of conns) await c.close()
   } finally {
+    reference?.close()
     await hyper.close()
     rmSync(dir, { recursive: true, force: true })
   }
@@ -424,42 +441,95 @@ async function planWorkload(setup, workload, sqlOf) {
   return { workload, sqlOf, want, wantN, variants }
 }
 
-/** The records of the planned workload's read styles that `keep` keeps. */
-async function readWorkload(setup, conns, rust, plan, keep) {
+/**
+ * The records of the planned workload's read styles that `keep` keeps.
+ * The styles take turns, one run each a round, and with a `reference`
+ * each round then runs their Rust paths too: a phase of the machine
+ * (another process, a slow stretch of hyperd) falls on every style alike
+ * instead of on whichever ran then.
+ */
+async function readWorkload(setup, conns, reference, rust, plan, keep) {
   const { workload, sqlOf, want, wantN, variants } = plan
-  const records = []
-  for (const style of variants.filter(keep)) {
-    const runs = []
-    let peak = 0
-    let p99 = 0
-    for (let r = 0; r <= REPEAT; r++) {
-      const m = await measured(async () => {
-        if (style.workers === 1) return style.run(setup, sqlOf('measurements'))
-        const parts = await Promise.all(conns.map((c, i) => style.run(c, sqlOf(table(i, WORKERS)))))
-        const all = new Check()
-        for (const p of parts) {
-          all.rows += p.rows
-          all.sum += p.sum
-        }
-        return all
-      })
-      const w = style.workers === 1 ? want : wantN
-      if (m.out.rows !== w.rows || m.out.sum !== w.sum) {
-        throw new Error(
-          `${workload} ${style.variant} (${style.flavor}): read ${m.out.rows} rows, checksum ${m.out.sum}; ` +
-            `the server says ${w.rows} rows, checksum ${w.sum}`,
-        )
-      }
-      peak = Math.max(peak, m.peak)
+  const styles = variants.filter(keep)
+  const seen = styles.map(() => ({ runs: [], peak: 0, p99: 0 }))
+  const sqls = (workers) => (workers === 1 ? [sqlOf('measurements')] : conns.map((_, i) => sqlOf(table(i, WORKERS))))
+  const rustRuns = new Map(styles.map((s) => [rustKey(s), []]))
+  for (let r = 0; r <= REPEAT; r++) {
+    for (const [k, style] of styles.entries()) {
+      // Streamed reads collect before the warm-up only: a read right after a
+      // forced full collection measured 5-12 % slower (10M-row queryArrow,
+      // medians of 9 alternated runs), a cost no application's read pays.
+      // The eager style collects before each run: its peak is the result
+      // it holds, not the last run's garbage.
+      const m = await measured(
+        async () => {
+          if (style.workers === 1) return style.run(setup, sqlOf('measurements'))
+          const parts = await Promise.all(conns.map((c, i) => style.run(c, sqlOf(table(i, WORKERS)))))
+          const all = new Check()
+          for (const p of parts) {
+            all.rows += p.rows
+            all.sum += p.sum
+          }
+          return all
+        },
+        (r === 0 && k === 0) || style.variant === 'queryAll',
+      )
+      check(`${workload} ${style.variant} (${style.flavor})`, m.out, style.workers === 1 ? want : wantN)
+      seen[k].peak = Math.max(seen[k].peak, m.peak)
       // The warm-up (JIT compilation) is neither timed nor its loop delay.
       if (r > 0) {
-        runs.push(m.seconds)
-        p99 = Math.max(p99, m.p99)
+        seen[k].runs.push(m.seconds)
+        seen[k].p99 = Math.max(seen[k].p99, m.p99)
       }
     }
-    records.push(record(`query.${workload}`, style, want.rows, runs, peak, p99, rust))
+    if (!reference) continue
+    for (const [key, runs] of rustRuns) {
+      const [path, workers] = key.split(' x')
+      const got = await reference.read(path, sqls(Number(workers)))
+      check(`${workload} Rust ${key}`, got, Number(workers) === 1 ? want : wantN)
+      if (r > 0) runs.push(got.seconds)
+    }
   }
-  return records
+  return styles.map((style, k) => {
+    const { runs, peak, p99 } = seen[k]
+    const alternated = reference ? ROWS / median(rustRuns.get(rustKey(style))) : null
+    return record(`query.${workload}`, style, want.rows, runs, peak, p99, rust, alternated)
+  })
+}
+
+/** The Rust path a style compares with, as the reference runs it: `path xN`. */
+function rustKey(style) {
+  return `${style.rust[0]} x${style.workers}`
+}
+
+/** Fails the run unless `got` ({ rows, sum }) is the server's answer `want`. */
+function check(what, got, want) {
+  if (got.rows !== want.rows || got.sum !== want.sum) {
+    throw new Error(
+      `${what}: read ${got.rows} rows, checksum ${got.sum}; the server says ${want.rows} rows, checksum ${want.sum}`,
+    )
+  }
+}
+
+/** What the "% of Rust" column compares with, a line for each source in use. */
+function rustSources(records, rust) {
+  const lines = []
+  if (records.some((r) => r.rust_measured === 'alternated')) {
+    lines.push(
+      '"% of Rust" of the reads: the same Rust path (`node_reference`) on this server and these tables, ' +
+        'one run after each round of the Node runs; both medians of the same rounds.',
+    )
+  }
+  if (records.some((r) => r.rust_measured === 'artifact')) {
+    lines.push(
+      `"% of Rust"${lines.length ? ' of the rest' : ''}: the same path in the Rust suite's artifact ` +
+        `(\`${rust.command}\`, ${rust.host?.date ?? ''}).`,
+    )
+  }
+  if (records.some((r) => r.rust_measured === null)) {
+    lines.push('No Rust figure for some paths: run the Rust suite first (or pass BENCH_RUST_REFERENCE for the reads).')
+  }
+  return lines
 }
 
 function write(records, rust) {
@@ -487,16 +557,14 @@ function write(records, rust) {
     '',
     `${ROWS} rows per workload; a warm-up then ${REPEAT} runs each; times are medians. ` +
       `Node ${host.node}, ${host.cores} cores (${host.cpu}), ${host.date}.`,
-    rust
-      ? `"% of Rust" compares with the same path in the Rust suite's artifact (\`${rust.command}\`, ${rust.host?.date ?? ''}).`
-      : 'No Rust artifact was found: run the Rust suite first for the "% of Rust" column.',
+    ...rustSources(records, rust),
     '',
     '| Workload | Variant | Flavor | Rows | Time (s) | Rows/sec | MB/sec | Rust path | % of Rust | Peak RSS (MiB) | p99 loop delay (ms) |',
     '|---|---|---|--:|--:|--:|--:|---|--:|--:|--:|',
     ...records.map(
       (r) =>
         `| ${r.workload} | ${r.variant} | ${r.flavor} | ${r.rows} | ${r.seconds.toFixed(3)} | ${(r.rows_per_sec / 1e6).toFixed(2)} M | ` +
-        `${r.mb_per_sec.toFixed(1)} | ${r.rust_path} | ${r.pct_of_rust === null ? '' : `${r.pct_of_rust.toFixed(0)}%`} | ` +
+        `${r.mb_per_sec.toFixed(1)} | ${r.rust_path}${r.rust_measured === 'alternated' ? ', same run' : ''} | ${r.pct_of_rust === null ? '' : `${r.pct_of_rust.toFixed(0)}%`} | ` +
         `${r.peak_rss_mib.toFixed(0)} | ${r.p99_event_loop_delay_ms.toFixed(1)} |`,
     ),
     '',
