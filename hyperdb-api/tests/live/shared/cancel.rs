@@ -1,0 +1,309 @@
+//! Cancelling a stream's statement (and only its own), query timeouts,
+//! and a 10M-row read in bounded memory.
+
+use super::*;
+
+// --- 9. cancel() ---------------------------------------------------------
+
+/// Runs for minutes unless cancelled.
+const LONG_QUERY: &str =
+    "SELECT count(*) FROM generate_series(1, 100000000000) g(i) WHERE i % 7 = 3";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_running_query() {
+    let conn = connect().await;
+    for (how, params) in [
+        ("arrow", vec![]),
+        ("datarows", vec![Value::Int(3)]),
+        ("ipc", vec![]),
+        ("handle", vec![]),
+    ] {
+        let sql = if params.is_empty() {
+            LONG_QUERY.to_owned()
+        } else {
+            LONG_QUERY.replace("= 3", "= $1")
+        };
+        let c = conn.clone();
+        let ipc = how == "ipc";
+        let running = tokio::spawn(async move {
+            if ipc {
+                let mut s = c.query_arrow_ipc(&sql, params).await?;
+                while let Some(chunk) = s.next().await {
+                    chunk?;
+                }
+            } else {
+                drain(c.query_arrow(&sql, params).await?).await?;
+            }
+            Ok::<_, Error>(())
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let at = Instant::now();
+        if how == "handle" {
+            let handle = conn.cancel_handle();
+            std::thread::spawn(move || handle.cancel().unwrap())
+                .join()
+                .unwrap();
+        } else {
+            conn.cancel().await.unwrap();
+        }
+        let e = timeout(Duration::from_secs(30), running)
+            .await
+            .expect("the query ends once cancelled")
+            .unwrap()
+            .unwrap_err();
+        eprintln!(
+            "cancel ({how}): the query ended {:?} after the cancel",
+            at.elapsed()
+        );
+        assert!(e.is_cancelled(), "{how}: {e:?}");
+        assert!(
+            !e.is_timeout(),
+            "{how}: a caller's cancel is no timeout: {e:?}"
+        );
+        assert_eq!(e.sqlstate(), "57014", "{how}: {e:?}");
+        assert_eq!(scalar(&conn, "SELECT 11").await, 11, "{how}: usable after");
+    }
+}
+
+/// "Cancels the statement running on the
+/// connection now, if any": with none running, the CancelRequest (sent
+/// and not waited for) lands on whatever call comes next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_idle_leaves_the_next_call_alone() {
+    let conn = connect().await;
+    let mut cancelled = Vec::new();
+    for n in 0..20 {
+        conn.cancel().await.unwrap();
+        let sql = format!("SELECT {n} AS n");
+        let result = match conn.query_arrow(&sql, vec![]).await {
+            Ok(s) => drain(s).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            assert_eq!(e.sqlstate(), "57014", "{e:?}");
+            cancelled.push(n);
+        }
+    }
+    assert!(
+        cancelled.is_empty(),
+        "an idle cancel() cancelled the next query in runs {cancelled:?} of 20"
+    );
+}
+
+/// About two seconds of work (hyperd, 2 cores); `r` in 1..=6 salts it.
+fn two_seconds(r: i64) -> String {
+    format!("SELECT count(*) FROM generate_series(1, 1000000000) g(i) WHERE i % 7 = {r}")
+}
+const TWO_SECONDS_COUNT: i64 = 142_857_143;
+
+/// `ResultStream::cancel` (through its `canceller()`, from another task)
+/// ends that stream with 57014 while it is read from the connection; once
+/// the stream no longer reads from it (read to its end, or spilled), it
+/// must not cancel the call that runs next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_canceller_cancels_only_its_own_statement() {
+    const ENDLESS: &str = "SELECT i FROM generate_series(1, 100000000000) g(i) WHERE i > $1";
+    let conn = connect().await;
+    for params in [vec![], vec![Value::Int(0)]] {
+        let sql = if params.is_empty() {
+            ENDLESS.replace("$1", "2")
+        } else {
+            ENDLESS.to_owned()
+        };
+        let mut s = conn.query_arrow(&sql, params).await.unwrap();
+        assert!(s.next().await.unwrap().unwrap().num_rows() > 0);
+        let canceller = s.canceller();
+        let at = Instant::now();
+        tokio::spawn(async move { canceller.cancel().await })
+            .await
+            .unwrap()
+            .unwrap();
+        let e = timeout(Duration::from_secs(30), async {
+            loop {
+                match s.next().await {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => break e,
+                    None => panic!("{sql}: ended without an error"),
+                }
+            }
+        })
+        .await
+        .expect("the stream ends once cancelled");
+        eprintln!("stream cancel: the stream ended {:?} after", at.elapsed());
+        assert!(e.is_cancelled(), "{sql}: {e:?}");
+        assert_eq!(e.sqlstate(), "57014", "{sql}: {e:?}");
+        assert_eq!(scalar(&conn, "SELECT 14").await, 14);
+    }
+
+    // Read to its end: cancelling it later leaves the next call alone.
+    let s = conn
+        .query_arrow(&series_sql(1000, 31), vec![])
+        .await
+        .unwrap();
+    let canceller = s.canceller();
+    assert_eq!(drain(s).await.unwrap().len(), 1);
+    let next = {
+        let conn = conn.clone();
+        tokio::spawn(async move { scalar(&conn, &two_seconds(1)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    canceller.cancel().await.unwrap();
+    assert_eq!(next.await.unwrap(), TWO_SECONDS_COUNT, "not cancelled");
+
+    // Spilled: it reads no more from the connection either.
+    const N: i64 = 1_000_000;
+    let mut a = conn.query_arrow(&series_sql(N, 32), vec![]).await.unwrap();
+    let mut tally = Series::default();
+    tally.add(&a.next().await.unwrap().unwrap());
+    let next = {
+        let conn = conn.clone();
+        tokio::spawn(async move { scalar(&conn, &two_seconds(2)).await })
+    };
+    // Time for the spill (~0.1 s for 1M rows) and for the call to start.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    a.cancel().await.unwrap();
+    assert_eq!(next.await.unwrap(), TWO_SECONDS_COUNT, "not cancelled");
+    while let Some(b) = a.next().await {
+        tally.add(&b.unwrap());
+    }
+    assert_eq!(tally, Series::expect(N), "the spilled stream is whole");
+}
+
+/// A query timeout (`ConnectOptions::with_query_timeout`) ends a shared
+/// stream with HYT00, told apart from a caller's cancel; the connection
+/// stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_timeout_ends_a_shared_stream() {
+    let options = options().with_query_timeout(Some(Duration::from_millis(400)));
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    for params in [vec![], vec![Value::Int(3)]] {
+        let sql = if params.is_empty() {
+            LONG_QUERY.to_owned()
+        } else {
+            LONG_QUERY.replace("= 3", "= $1")
+        };
+        let started = Instant::now();
+        let e = timeout(Duration::from_secs(30), query_error(&conn, &sql, params))
+            .await
+            .expect("the timeout fires");
+        eprintln!(
+            "query timeout: the query ended after {:?}",
+            started.elapsed()
+        );
+        assert!(e.is_timeout(), "{e:?}");
+        assert_eq!(e.sqlstate(), "HYT00", "{e:?}");
+        assert!(started.elapsed() >= Duration::from_millis(400));
+        assert_eq!(scalar(&conn, "SELECT 15").await, 15);
+    }
+}
+
+// --- 10. Bounded memory --------------------------------------------------
+
+/// Count, checksums and value checks over the `m` table's batches, with
+/// the peak RSS growth.
+struct Tally {
+    rows: i64,
+    ids: i64,
+    sensors: i64,
+    bad: usize,
+    rss: RssGrowth,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            rows: 0,
+            ids: 0,
+            sensors: 0,
+            bad: 0,
+            rss: RssGrowth::new(),
+        }
+    }
+
+    fn add(&mut self, b: &RecordBatch) {
+        let ids = b.column(0).as_primitive::<Int32Type>();
+        let sensors = b.column(1).as_primitive::<Int32Type>();
+        let values = b.column(2).as_primitive::<Float64Type>();
+        let ts = b.column(3).as_primitive::<Int64Type>();
+        self.rows += b.num_rows() as i64;
+        for i in 0..b.num_rows() {
+            let id = ids.value(i);
+            self.ids += i64::from(id);
+            self.sensors += i64::from(sensors.value(i));
+            if values.value(i) != f64::from(id) * 2.5
+                || ts.value(i) != 1_700_000_000_000 + i64::from(id) * 1000
+            {
+                self.bad += 1;
+            }
+        }
+        self.rss.sample();
+    }
+
+    fn check(&self, n: i64, what: &str) {
+        assert_eq!(
+            (self.rows, self.ids, self.sensors, self.bad),
+            (n, n * (n - 1) / 2, 45 * n / 10, 0),
+            "{what}"
+        );
+        assert!(
+            self.rss.peak() < 200 << 20,
+            "{what}: RSS grew by {} MiB",
+            self.rss.peak() >> 20
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_million_rows_in_bounded_memory() {
+    const N: i64 = 10_000_000;
+    let dir = temp_dir();
+    let conn = connect_db(&dir, "m.hyper").await;
+    conn.execute_command(
+        "CREATE TABLE m (id INT NOT NULL, sensor INT, value DOUBLE PRECISION, ts BIGINT)",
+        &[],
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let inserted = conn
+        .execute_command(
+            &format!(
+                "INSERT INTO m SELECT i, i % 10, i * CAST(2.5 AS DOUBLE PRECISION), \
+                 1700000000000 + i::bigint * 1000 FROM generate_series(0, {}) g(i)",
+                N - 1
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(inserted, N as u64);
+    eprintln!(
+        "10M rows inserted with INSERT ... SELECT in {:?}",
+        started.elapsed()
+    );
+
+    for arrow_route in [true, false] {
+        let (sql, params) = if arrow_route {
+            ("SELECT * FROM m", vec![])
+        } else {
+            ("SELECT * FROM m WHERE id >= $1", vec![Value::Int(0)])
+        };
+        let started = Instant::now();
+        let mut tally = Tally::new();
+        let mut s = conn.query_arrow(sql, params).await.unwrap();
+        while let Some(b) = s.next().await {
+            tally.add(&b.unwrap());
+            // A slow reader on the Arrow route: the read-ahead must stay
+            // bounded while the server could send much more.
+            if arrow_route {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        eprintln!(
+            "10M rows through query_arrow (Arrow route: {arrow_route}) in {:?}, RSS +{} MiB",
+            started.elapsed(),
+            tally.rss.peak() >> 20
+        );
+        tally.check(N, &format!("Arrow route: {arrow_route}"));
+    }
+}
