@@ -1,0 +1,176 @@
+// An inserter that is not executed commits nothing; a table definition
+// that does not match the server's is refused; calls made while an
+// inserter is open wait for it.
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { setupHyper, rejectsHyper, assertHyperError, sleep } from './helpers.mjs'
+import { freshTable, count, assertUsable, assertRefused } from './inserter-helpers.mjs'
+import { Inserter, DEFAULT_BATCH_ROWS } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+
+// ---------------------------------------------------------------------------
+// Ending without execute
+
+describe('an inserter that is not executed commits nothing', () => {
+  test('cancel() after 100k rows: no row stored, later calls refused (22023)', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    const ins = await conn.inserter(table)
+    for (let k = 0; k < 100_000; k++) ins.addRow([k, `row ${k}`])
+    assert.equal(ins.rowCount, 100_000)
+    await ins.cancel()
+    assert.equal(await count(conn, table), 0)
+    assertRefused(() => ins.addRow([1, 'x']), { code: '22023', row: undefined, column: undefined })
+    await rejectsHyper(() => ins.execute(), '22023')
+    await ins.cancel() // twice is harmless
+    await assertUsable(conn)
+    // The table and the connection take a new insert.
+    assert.equal(await conn.insertRows(table, [[7, 'seven']]), 1)
+    assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 7, s: 'seven' }])
+  })
+
+  test('[Symbol.asyncDispose]() without execute stores nothing; after execute it keeps the rows', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    {
+      const ins = await conn.inserter(table, { batchRows: 1000 })
+      for (let k = 0; k < 5000; k++) ins.addRow([k, 'x'])
+      await ins[Symbol.asyncDispose]()
+      assertRefused(() => ins.addRow([1, 'x']), { code: '22023', row: undefined, column: undefined })
+    }
+    assert.equal(await count(conn, table), 0)
+    {
+      const ins = await conn.inserter(table)
+      ins.addRow([1, 'kept'])
+      assert.equal(await ins.execute(), 1)
+      await ins[Symbol.asyncDispose]()
+    }
+    assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 1, s: 'kept' }])
+    await assertUsable(conn)
+  })
+})
+
+// ---------------------------------------------------------------------------
+// A definition that is not the server's
+
+describe('new Inserter(conn, definition) checks the definition against the server', () => {
+  /** Adds `rows` and executes; the first error (addRow or execute). */
+  async function firstError(conn, definition, rows, options) {
+    try {
+      const ins = new Inserter(conn, definition, options)
+      try {
+        for (const row of rows) ins.addRow(row)
+        await ins.execute()
+      } catch (e) {
+        await ins.cancel().catch(() => undefined)
+        throw e
+      }
+    } catch (e) {
+      return e
+    }
+    assert.fail('the insert was not refused')
+  }
+
+  const CASES = [
+    {
+      label: 'columns swapped',
+      columns: [
+        { name: 's', type: 'TEXT' },
+        { name: 'id', type: 'INTEGER', nullable: false },
+      ],
+      row: ['x', 1],
+    },
+    {
+      label: 'a type differs',
+      columns: [
+        { name: 'id', type: 'BIGINT', nullable: false },
+        { name: 's', type: 'TEXT' },
+      ],
+      row: [1n, 'x'],
+    },
+    {
+      label: 'the length of a VARCHAR differs',
+      columns: [
+        { name: 'id', type: 'INTEGER', nullable: false },
+        { name: 's', type: 'VARCHAR(10)' },
+      ],
+      row: [1, 'x'],
+    },
+    {
+      label: 'nullability differs',
+      columns: [
+        { name: 'id', type: 'INTEGER' },
+        { name: 's', type: 'TEXT' },
+      ],
+      row: [1, 'x'],
+    },
+    {
+      label: 'a column missing',
+      columns: [{ name: 'id', type: 'INTEGER', nullable: false }],
+      row: [1],
+    },
+  ]
+
+  for (const c of CASES) {
+    for (const batchRows of [undefined, 1]) {
+      test(`${c.label}${batchRows === 1 ? ' (first push at addRow)' : ''}: 42804, nothing stored`, async () => {
+        const conn = await ctx.connect()
+        const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+        const e = await firstError(conn, { name: table, columns: c.columns }, [c.row, c.row, c.row], { batchRows })
+        assertHyperError(e, '42804')
+        assert.match(e.message, new RegExp(table))
+        assert.equal(await count(conn, table), 0)
+        await assertUsable(conn)
+        // The right definition works on the same connection.
+        const ins = new Inserter(conn, {
+          name: table,
+          columns: [
+            { name: 'id', type: 'INTEGER', nullable: false },
+            { name: 's', type: 'TEXT' },
+          ],
+        })
+        ins.addRow([1, 'ok'])
+        assert.equal(await ins.execute(), 1)
+        assert.equal(await count(conn, table), 1)
+      })
+    }
+  }
+})
+
+// ---------------------------------------------------------------------------
+// The connection's queue
+
+describe('calls made while an inserter is open wait for it', () => {
+  test('a query made before execute runs after it and sees every row', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, v DOUBLE PRECISION')
+    const other = await freshTable(conn, 'id INTEGER')
+    const ins = await conn.inserter(table)
+    const first = 2 * DEFAULT_BATCH_ROWS + 17 // two batches already handed over
+    for (let k = 0; k < first; k++) ins.addRow([k, k / 4])
+    let settled = false
+    const p = conn.queryOne(`SELECT count(*) AS n, sum(id) AS s FROM ${table}`)
+    const q = conn.executeCommand(`INSERT INTO ${other} VALUES (1)`)
+    p.finally(() => (settled = true)).catch(() => undefined)
+    for (let k = first; k < first + 1000; k++) ins.addRow([k, k / 4])
+    await sleep(300)
+    assert.equal(settled, false, 'the query waited for the inserter')
+    const total = first + 1000
+    assert.equal(await ins.execute(), total)
+    assert.deepStrictEqual(await p, { n: BigInt(total), s: BigInt((total * (total - 1)) / 2) })
+    assert.equal(await q, 1)
+    assert.equal(await count(conn, other), 1)
+  })
+
+  test('a query made before cancel runs after it and sees no row', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL')
+    const ins = await conn.inserter(table)
+    for (let k = 0; k < 100_000; k++) ins.addRow([k])
+    const p = conn.queryScalar(`SELECT count(*) FROM ${table}`)
+    await sleep(100)
+    await ins.cancel()
+    assert.equal(await p, 0n)
+  })
+})

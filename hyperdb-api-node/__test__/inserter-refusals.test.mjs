@@ -1,0 +1,484 @@
+// Refused insert values: each names its row, column and value, stores
+// nothing, and leaves the inserter (before execute) and the connection
+// usable; a batch refused at hand-over or at execute ends the insert with
+// nothing stored.
+import { describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { setupHyper, rejectsHyper, assertHyperError, withTimeout } from './helpers.mjs'
+import { freshTable, count, assertUsable, assertRefused, rejectsRefusal, utc } from './inserter-helpers.mjs'
+import {
+  HyperError,
+  HyperTimestamp,
+  HyperTime,
+  HyperInterval,
+  numeric,
+  dateOnly,
+  DEFAULT_BATCH_ROWS,
+} from '../dist/index.mjs'
+
+const ctx = setupHyper()
+
+// ---------------------------------------------------------------------------
+// Refused values
+
+const R_SQL =
+  'id INTEGER NOT NULL, i INTEGER, g BIGINT, dt DATE, vc VARCHAR(3), n5 NUMERIC(5,2), tx TEXT, r REAL, o OID'
+const R_NAMES = ['id', 'i', 'g', 'dt', 'vc', 'n5', 'tx', 'r', 'o']
+const goodRow = (k) => [
+  k,
+  k * 10,
+  BigInt(k) * 1_000_000_000_000n,
+  utc('2024-01-01'),
+  '😀😀😀',
+  '1.25',
+  `ok ${k}`,
+  0.5,
+  k,
+]
+const goodBack = (k) => ({
+  id: k,
+  i: k * 10,
+  g: BigInt(k) * 1_000_000_000_000n,
+  dt: utc('2024-01-01'),
+  vc: '😀😀😀',
+  n5: '1.25',
+  tx: `ok ${k}`,
+  r: 0.5,
+  o: k,
+})
+/** goodRow(k) with `changes` (by column name). */
+function rowWith(k, changes) {
+  const row = goodRow(k)
+  for (const [name, v] of Object.entries(changes)) row[R_NAMES.indexOf(name)] = v
+  return row
+}
+const objectOf = (row) => Object.fromEntries(R_NAMES.map((n, j) => [n, row[j]]))
+
+/** Rows refused by addRow itself, as the 4th row of an insert (row 3). */
+const SYNC_REFUSALS = [
+  { label: 'a float into INTEGER', row: rowWith(3, { i: 1.5 }), code: '42804', column: 'i', names: ['1.5'] },
+  { label: '2^40 into INTEGER', row: rowWith(3, { i: 2 ** 40 }), code: '22003', column: 'i', names: ['1099511627776'] },
+  {
+    label: 'a string into DATE',
+    row: rowWith(3, { dt: '2024-01-01' }),
+    code: '42804',
+    column: 'dt',
+    names: ['"2024-01-01"'],
+  },
+  {
+    label: 'a number past 2^53 into BIGINT',
+    row: rowWith(3, { g: 2 ** 53 + 2 }),
+    code: '22003',
+    column: 'g',
+    names: ['9007199254740994'],
+  },
+  {
+    label: '2^63 as bigint into BIGINT',
+    row: rowWith(3, { g: 2n ** 63n }),
+    code: '22003',
+    column: 'g',
+    names: ['9223372036854775808n'],
+  },
+  { label: 'null into NOT NULL', row: rowWith(3, { id: null }), code: '23502', column: 'id', names: ['null'] },
+  {
+    label: 'a missing key in an object row',
+    row: (() => {
+      const o = objectOf(goodRow(3))
+      delete o.i
+      return o
+    })(),
+    code: '42804',
+    column: 'i',
+    names: ['undefined'],
+  },
+  {
+    label: 'undefined in an array row',
+    row: rowWith(3, { tx: undefined }),
+    code: '42804',
+    column: 'tx',
+    names: ['undefined'],
+  },
+  {
+    label: 'too few array values',
+    row: goodRow(3).slice(0, 8),
+    code: '22023',
+    column: undefined,
+    names: ['8 values for 9 columns'],
+  },
+  {
+    label: 'too many array values',
+    row: [...goodRow(3), 'extra'],
+    code: '22023',
+    column: undefined,
+    names: ['10 values for 9 columns'],
+  },
+  {
+    label: 'VARCHAR(3) of 4 characters',
+    row: rowWith(3, { vc: 'abcd' }),
+    code: '22001',
+    column: 'vc',
+    names: ['"abcd"'],
+  },
+  {
+    label: 'VARCHAR(3) of 4 characters, emoji',
+    row: rowWith(3, { vc: '😀😀😀😀' }),
+    code: '22001',
+    column: 'vc',
+    names: ['😀😀😀😀'],
+  },
+  {
+    label: 'a Date not at midnight into DATE',
+    row: rowWith(3, { dt: new Date(Date.UTC(2024, 0, 1, 12)) }),
+    code: '42804',
+    column: 'dt',
+    names: ['2024-01-01T12:00:00.000Z'],
+  },
+  {
+    label: 'a Date 1 ms before midnight, before 1970, into DATE',
+    row: rowWith(3, { dt: new Date(-1) }),
+    code: '42804',
+    column: 'dt',
+    names: ['1969-12-31T23:59:59.999Z'],
+  },
+  {
+    label: 'an impossible dateOnly',
+    row: rowWith(3, { dt: dateOnly('2023-02-29') }),
+    code: '42804',
+    column: 'dt',
+    names: ['2023-02-29'],
+  },
+  { label: 'a number into TEXT', row: rowWith(3, { tx: 42 }), code: '42804', column: 'tx', names: ['42'] },
+  { label: 'a REAL out of range', row: rowWith(3, { r: 1e39 }), code: '22003', column: 'r', names: ['1e+39'] },
+  { label: 'a negative OID', row: rowWith(3, { o: -1 }), code: '22003', column: 'o', names: ['-1'] },
+  { label: 'a Date into NUMERIC', row: rowWith(3, { n5: new Date(0) }), code: '42804', column: 'n5', names: [] },
+  { label: 'a row that is not an array or object', row: 42, code: '42804', column: undefined, names: ['number'] },
+]
+
+describe('refused values', () => {
+  for (const c of SYNC_REFUSALS) {
+    test(`addRow refuses ${c.label}; cancel leaves the table unchanged`, async () => {
+      const conn = await ctx.connect()
+      const table = await freshTable(conn, R_SQL)
+      await conn.executeCommand(
+        `INSERT INTO ${table} VALUES (100, 1, 1, DATE '2000-01-01', 'a', 1, 'before', 1, 1), (101, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+      )
+      const ins = await conn.inserter(table, { batchRows: 2 })
+      for (let k = 0; k < 3; k++) ins.addRow(goodRow(k))
+      const err = assertRefused(
+        () => ins.addRow(c.row),
+        { code: c.code, row: 3, column: c.column, names: c.names },
+        c.label,
+      )
+      assert.ok(err instanceof HyperError)
+      assert.equal(ins.rowCount, 3, 'the refused row is not added')
+      await ins.cancel()
+      assert.equal(await count(conn, table), 2)
+      assert.deepStrictEqual(
+        (await conn.queryAll(`SELECT id FROM ${table} ORDER BY id`)).map((r) => r.id),
+        [100, 101],
+      )
+      await assertUsable(conn)
+    })
+  }
+
+  test('a refused HyperTime, HyperInterval or HyperTimestamp is named in the message', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, tm TIME, iv INTERVAL, ts TIMESTAMP')
+    const ins = await conn.inserter(table)
+    ins.addRow([0, null, null, null])
+    const cases = [
+      ['tm', new HyperTime(-1n), '22008'],
+      ['tm', new HyperTime(86_400_000_001n), '22008'],
+      ['iv', new HyperInterval(2 ** 31, 0, 0n), '22003'],
+      ['ts', new HyperTimestamp(2n ** 63n), '22003'],
+    ]
+    for (const [column, v, code] of cases) {
+      const row = { id: 1, tm: null, iv: null, ts: null, [column]: v }
+      const e = assertRefused(() => ins.addRow(row), { code, row: 1, column }, `${column} ${v}`)
+      assert.ok(
+        e.message.includes(String(v)) || (v.micros !== undefined && e.message.includes(String(v.micros))),
+        `the message names the value ${v}: ${e.message}`,
+      )
+    }
+    await ins.cancel()
+    assert.equal(await count(conn, table), 0)
+  })
+
+  test('after refused rows the inserter goes on and stores exactly the good rows', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 3 })
+    const stored = []
+    let k = 0
+    for (const c of SYNC_REFUSALS) {
+      // A refused row has the row number the next good row then takes.
+      assertRefused(() => ins.addRow(c.row), { code: c.code, row: k, column: c.column }, c.label)
+      ins.addRow(goodRow(k))
+      stored.push(k++)
+    }
+    // A refused row whose earlier columns were NULL (or set) must leave no
+    // trace in the next row: NULLs before a refused TEXT value, then a row
+    // with values; values before a refused value, then a row of NULLs.
+    assertRefused(() => ins.addRow([k, null, null, null, null, null, 42, null, null]), {
+      code: '42804',
+      row: k,
+      column: 'tx',
+    })
+    ins.addRow(goodRow(k))
+    stored.push(k++)
+    assertRefused(() => ins.addRow(rowWith(k, { o: -5 })), { code: '22003', row: k, column: 'o' })
+    ins.addRow([k, null, null, null, null, null, null, null, null])
+    const nullRow = k++
+    assert.equal(ins.rowCount, k)
+    assert.equal(await ins.execute(), k)
+    const back = await conn.queryAll(`SELECT * FROM ${table} ORDER BY id`)
+    assert.deepStrictEqual(back, [
+      ...stored.map(goodBack),
+      { id: nullRow, i: null, g: null, dt: null, vc: null, n5: null, tx: null, r: null, o: null },
+    ])
+  })
+
+  test('NUMERIC(5,2) "1.234" (rounding) is refused at execute; the table is unchanged', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    await conn.executeCommand(`INSERT INTO ${table} (id) VALUES (100)`)
+    for (const [label, value] of [
+      ['string', '1.234'],
+      ['numeric()', numeric('1.234')],
+      ['too many digits', '1000.00'],
+    ]) {
+      const ins = await conn.inserter(table)
+      for (let k = 0; k < 3; k++) ins.addRow(goodRow(k))
+      ins.addRow(rowWith(3, { n5: value })) // accepted here: the native layer checks the scale
+      ins.addRow(goodRow(4))
+      await rejectsRefusal(
+        () => ins.execute(),
+        { code: '22003', row: 3, column: 'n5', names: [String(value)] },
+        `NUMERIC(5,2) ${label}`,
+      )
+      assertRefused(() => ins.addRow(goodRow(5)), { code: '22023', row: undefined, column: undefined })
+      assert.equal(await count(conn, table), 1)
+      await assertUsable(conn)
+      await ins.cancel() // harmless after a failed execute
+    }
+  })
+
+  test('NUMERIC(5,2) "1.234" in a full batch is refused when addRow hands the batch over', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    await conn.executeCommand(`INSERT INTO ${table} (id) VALUES (100)`)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    for (let k = 0; k < 3; k++) ins.addRow(goodRow(k))
+    // Row 3 fills the second batch: the hand-over (a sync push) refuses it.
+    assertRefused(() => ins.addRow(rowWith(3, { n5: '1.234' })), {
+      code: '22003',
+      row: 3,
+      column: 'n5',
+      names: ['1.234'],
+    })
+    assertRefused(() => ins.addRow(goodRow(4)), { code: '22023', row: undefined, column: undefined })
+    await ins.cancel()
+    assert.equal(await count(conn, table), 1)
+    await assertUsable(conn)
+  })
+
+  // A value the native layer refuses while a batch is handed over ends the
+  // insert (addRow and execute then refuse with 22023). Ended, it must not
+  // hold the connection: `execute()` after it rejects, and later calls run.
+  test('a batch refused at hand-over by addRow: execute() rejects and the connection is free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    ins.addRow(goodRow(0))
+    assertRefused(() => ins.addRow(rowWith(1, { n5: '1.234' })), { code: '22003', row: 1, column: 'n5' })
+    await rejectsHyper(() => ins.execute(), '22023')
+    try {
+      await withTimeout(assertUsable(conn), 3000, 'a query after the failed insert (without cancel)')
+      assert.equal(await withTimeout(count(conn, table), 3000, 'count'), 0)
+    } finally {
+      await ins.cancel() // frees the connection for what follows
+    }
+  })
+
+  test('a later batch refused at hand-over by addRowsFrom: execute() rejects and the connection is free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    async function* rows() {
+      for (let k = 0; k < 10; k++) yield k === 3 ? rowWith(3, { n5: '1.234' }) : goodRow(k)
+    }
+    await rejectsRefusal(() => ins.addRowsFrom(rows()), { code: '22003', row: 3, column: 'n5', names: ['1.234'] })
+    await rejectsHyper(() => ins.execute(), '22023')
+    try {
+      await withTimeout(assertUsable(conn), 3000, 'a query after the failed insert (without cancel)')
+      assert.equal(await withTimeout(count(conn, table), 3000, 'count'), 0)
+    } finally {
+      await ins.cancel()
+    }
+  })
+
+  test('the first batch refused at hand-over by addRowsFrom ends the insert too (all or nothing)', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    const ins = await conn.inserter(table, { batchRows: 2 })
+    async function* rows() {
+      for (let k = 0; k < 10; k++) yield k === 1 ? rowWith(1, { n5: '1.234' }) : goodRow(k)
+    }
+    await rejectsRefusal(() => ins.addRowsFrom(rows()), { code: '22003', row: 1, column: 'n5', names: ['1.234'] })
+    // Row 0 (good) went down with the refused batch: the insert cannot go
+    // on as if only the refused row was left out.
+    let added = true
+    try {
+      ins.addRow(goodRow(100))
+    } catch (e) {
+      added = false
+      assertHyperError(e, '22023')
+    }
+    const outcome = await ins.execute().then(
+      (n) => `resolved with ${n}`,
+      (e) => e,
+    )
+    await ins.cancel()
+    const stored = await conn.queryAll(`SELECT id FROM ${table} ORDER BY id`)
+    assert.deepStrictEqual(
+      stored,
+      [],
+      `after the failed addRowsFrom, addRow ${added ? 'was accepted' : 'was refused'} and execute() ` +
+        `${outcome instanceof Error ? `rejected (${outcome.code})` : outcome}: stored ${JSON.stringify(stored)}`,
+    )
+    assert.ok(outcome instanceof HyperError, `execute() after the insert failed: ${outcome}`)
+    assert.equal(added, false, 'addRow after the insert failed is refused (22023)')
+    await assertUsable(conn)
+  })
+
+  test('a lone surrogate in TEXT is refused at execute (42804); the table is unchanged', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, R_SQL)
+    await conn.executeCommand(`INSERT INTO ${table} (id) VALUES (100)`)
+    for (const bad of ['\uD800', 'x\uDC00y', 'end \uD83D']) {
+      const ins = await conn.inserter(table)
+      ins.addRow(goodRow(0))
+      ins.addRow(rowWith(1, { tx: bad }))
+      await rejectsRefusal(
+        () => ins.execute(),
+        { code: '42804', row: 1, column: 'tx', names: ['surrogate'] },
+        JSON.stringify(bad),
+      )
+      assert.equal(await count(conn, table), 1)
+      await assertUsable(conn)
+    }
+  })
+
+  test('insertRows: a bad row after more than one batch was sent stores nothing', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, v INTEGER')
+    const BAD_AT = DEFAULT_BATCH_ROWS + 5000
+    let closed = false
+    async function* rows() {
+      try {
+        for (let k = 0; k < BAD_AT + 1000; k++) yield [k, k === BAD_AT ? 'bad' : k]
+      } finally {
+        closed = true
+      }
+    }
+    await rejectsRefusal(() => conn.insertRows(table, rows()), {
+      code: '42804',
+      row: BAD_AT,
+      column: 'v',
+      names: ['"bad"'],
+    })
+    assert.ok(closed, 'the source was closed')
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+    // The table takes rows afterwards.
+    assert.equal(await conn.insertRows(table, [[1, 1]]), 1)
+    assert.equal(await count(conn, table), 1)
+  })
+
+  test('insertRows: a value refused by the native layer in the first batch stores nothing', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, n NUMERIC(5,2)')
+    function* rows() {
+      for (let k = 0; k < 3 * DEFAULT_BATCH_ROWS; k++) yield [k, k === 100 ? '0.001' : '1.50']
+    }
+    await rejectsRefusal(() => conn.insertRows(table, rows()), {
+      code: '22003',
+      row: 100,
+      column: 'n',
+      names: ['0.001'],
+    })
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+  })
+
+  test('insertRows: a source that throws after more than one batch stores nothing', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, v INTEGER')
+    const boom = new Error('the source failed')
+    async function* rows() {
+      for (let k = 0; k < DEFAULT_BATCH_ROWS + 5000; k++) yield { id: k, v: -k }
+      throw boom
+    }
+    await assert.rejects(
+      () => conn.insertRows(table, rows()),
+      (e) => e === boom,
+    )
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+    assert.equal(await conn.insertRows(table, [{ id: 1, v: 2 }]), 1)
+    assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 1, v: 2 }])
+  })
+
+  test('insertColumns: missing column, extra key, unequal lengths, bad nulls (22023)', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, v DOUBLE PRECISION')
+    await conn.executeCommand(`INSERT INTO ${table} VALUES (100, 1.5)`)
+    const cases = [
+      ['a missing column', { id: [1] }, undefined, '`v`'],
+      ['an extra key', { id: [1], v: [1], w: [1] }, undefined, '`w`'],
+      ['unequal lengths', { id: [1, 2], v: [1] }, undefined, '`v`'],
+      ['unequal TypedArray lengths', { id: Int32Array.of(1, 2), v: Float64Array.of(1, 2, 3) }, undefined, '`v`'],
+      ['nulls of another length', { id: [1, 2], v: [1, 2] }, { v: Uint8Array.of(0) }, '`v`'],
+      ['nulls of an unknown column', { id: [1, 2], v: [1, 2] }, { w: Uint8Array.of(0, 0) }, '`w`'],
+      ['not an array', { id: [1], v: 1 }, undefined, '`v`'],
+    ]
+    for (const [label, columns, nulls, name] of cases) {
+      await rejectsRefusal(
+        () => conn.insertColumns(table, columns, { nulls }),
+        { code: '22023', row: undefined, column: undefined, names: [name] },
+        label,
+      )
+    }
+    assert.equal(await count(conn, table), 1)
+    await assertUsable(conn)
+  })
+
+  test('insertColumns: NULL through nulls into a NOT NULL column (23502, with its row)', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, v DOUBLE PRECISION')
+    await conn.executeCommand(`INSERT INTO ${table} VALUES (100, 1.5)`)
+    const n = DEFAULT_BATCH_ROWS + 10_000
+    const at = DEFAULT_BATCH_ROWS + 4321 // in the second batch
+    const id = Int32Array.from({ length: n }, (_, k) => k)
+    const v = Float64Array.from({ length: n }, (_, k) => k / 2)
+    const nulls = Uint8Array.from({ length: n }, (_, k) => (k === at ? 1 : 0))
+    await rejectsRefusal(() => conn.insertColumns(table, { id, v }, { nulls: { id: nulls } }), {
+      code: '23502',
+      row: at,
+      column: 'id',
+    })
+    // Plain arrays, nulls as booleans; and null among the values.
+    await rejectsRefusal(
+      () => conn.insertColumns(table, { id: [1, 2, 3], v: [1, 2, 3] }, { nulls: { id: [false, false, true] } }),
+      { code: '23502', row: 2, column: 'id' },
+    )
+    await rejectsRefusal(() => conn.insertColumns(table, { id: [1, null], v: [1, 2] }), {
+      code: '23502',
+      row: 1,
+      column: 'id',
+      names: ['null'],
+    })
+    assert.equal(await count(conn, table), 1)
+    await assertUsable(conn)
+  })
+})
