@@ -448,6 +448,36 @@ describe('read styles', () => {
   })
 })
 
+describe('the event loop', () => {
+  test('query gives the loop turns within a batch of rows', async () => {
+    // 10,000 rows (one or two batches) on which the loop body spends ~20 us
+    // each. Rows within a batch resolve in microtasks, so a timer runs
+    // before the batch ends only if the row iterator itself gives the loop
+    // a turn; between batches alone it would tick once or twice.
+    for (const rowMode of ['object', 'array']) {
+      let ticks = 0
+      const timer = setInterval(() => ticks++, 1)
+      try {
+        let n = 0
+        let atFirstRow = 0
+        for await (const _ of conn.query('SELECT i FROM generate_series(1, 10000) g(i)', [], { rowMode })) {
+          if (n++ === 0) atFirstRow = ticks
+          const until = performance.now() + 0.02
+          while (performance.now() < until) {
+            // the consumer's own work
+          }
+        }
+        assert.equal(n, 10_000)
+        const during = ticks - atFirstRow
+        console.log(`# ${rowMode} rows: ${during} ticks of a 1 ms interval while reading them`)
+        assert.ok(during >= 5, `${rowMode}: the loop ticked ${during} times in ~200 ms of row work`)
+      } finally {
+        clearInterval(timer)
+      }
+    }
+  })
+})
+
 describe('CommonJS and ESM share one implementation', () => {
   test('Connection from the ESM entry is the CommonJS class', async () => {
     const { createRequire } = await import('node:module')

@@ -334,31 +334,43 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
   return new Function('cells', 'validity', `${locals}\nreturn (i) => ${row}`) as RowBuilder
 }
 
+/**
+ * Row builders by shape (mode, validity checks, column names), shared by
+ * every result of that shape: a builder generated anew for each query
+ * started each one in the interpreter, its first batch 10K rows of
+ * unoptimized code. Emptied when it holds `MAX_SHAPES`, so that results
+ * of ever new column names cannot grow it without bound.
+ */
+const builderCache = new Map<string, RowBuilder>()
+const MAX_SHAPES = 256
+
+function cachedRowBuilder(names: readonly string[], mode: RowMode, checks: readonly boolean[]): RowBuilder {
+  const key = `${mode}:${checks.map((c) => (c ? '1' : '0')).join('')}:${JSON.stringify(names)}`
+  let b = builderCache.get(key)
+  if (b === undefined) {
+    if (builderCache.size >= MAX_SHAPES) builderCache.clear()
+    b = rowBuilder(names, mode, checks)
+    builderCache.set(key, b)
+  }
+  return b
+}
+
 /** Turns batches of one result into rows. */
 export class RowAssembler {
   private readonly build: RowBuilder
-  private readonly builders = new Map<string, RowBuilder>()
+  private readonly names: readonly string[]
 
   constructor(
     private readonly infos: readonly ColumnInfo[],
     private readonly mode: RowMode,
     private readonly options: ValueOptions,
   ) {
-    this.build = this.builderFor(infos.map(() => true))
-  }
-
-  private builderFor(checks: boolean[]): RowBuilder {
-    const key = checks.map((c) => (c ? '1' : '0')).join('')
-    let b = this.builders.get(key)
-    if (b === undefined) {
-      b = rowBuilder(
-        this.infos.map((c) => c.name),
-        this.mode,
-        checks,
-      )
-      this.builders.set(key, b)
-    }
-    return b
+    this.names = infos.map((c) => c.name)
+    this.build = cachedRowBuilder(
+      this.names,
+      mode,
+      infos.map(() => true),
+    )
   }
 
   /** Makes the batch's rows one at a time (see `rowBuilder`). */
@@ -372,7 +384,13 @@ export class RowAssembler {
       validity.push(c.validity)
     }
     // Columns without NULLs in this batch skip the validity check.
-    const build = validity.every((v) => v !== null) ? this.build : this.builderFor(validity.map((v) => v !== null))
+    const build = validity.every((v) => v !== null)
+      ? this.build
+      : cachedRowBuilder(
+          this.names,
+          this.mode,
+          validity.map((v) => v !== null),
+        )
     return build(cellsOf, validity)
   }
 }

@@ -130,17 +130,27 @@ function tick(): void {
   }
 }
 
-/** Gives the event loop a turn when its timers have waited `LOOP_BUDGET_MS`. */
-async function maybeYield(): Promise<void> {
+/** Whether the event loop's timers have waited `LOOP_BUDGET_MS`. */
+export function loopBudgetSpent(): boolean {
   checked = performance.now()
   if (clock === undefined) {
     // Stopped while the loop was idle: its timers just had every chance.
     timersRan = checked
     clock = setInterval(tick, LOOP_BUDGET_MS / 2)
     clock.unref()
-  } else if (checked - timersRan > LOOP_BUDGET_MS) {
-    await new Promise<void>((resolve) => setImmediate(resolve))
+    return false
   }
+  return checked - timersRan > LOOP_BUDGET_MS
+}
+
+/** Resolves once the event loop has had a turn. */
+export function loopTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/** Gives the event loop a turn when its timers have waited `LOOP_BUDGET_MS`. */
+async function maybeYield(): Promise<void> {
+  if (loopBudgetSpent()) await loopTurn()
 }
 
 /**
