@@ -344,8 +344,14 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
 const builderCache = new Map<string, RowBuilder>()
 const MAX_SHAPES = 256
 
-function cachedRowBuilder(names: readonly string[], mode: RowMode, checks: readonly boolean[]): RowBuilder {
-  const key = `${mode}:${checks.map((c) => (c ? '1' : '0')).join('')}:${JSON.stringify(names)}`
+/** `shape` is `shapeKey(names, mode)`, made once per result. */
+function cachedRowBuilder(
+  shape: string,
+  names: readonly string[],
+  mode: RowMode,
+  checks: readonly boolean[],
+): RowBuilder {
+  const key = `${checks.map((c) => (c ? '1' : '0')).join('')}:${shape}`
   let b = builderCache.get(key)
   if (b === undefined) {
     if (builderCache.size >= MAX_SHAPES) builderCache.clear()
@@ -355,10 +361,15 @@ function cachedRowBuilder(names: readonly string[], mode: RowMode, checks: reado
   return b
 }
 
+function shapeKey(names: readonly string[], mode: RowMode): string {
+  return `${mode}:${JSON.stringify(names)}`
+}
+
 /** Turns batches of one result into rows. */
 export class RowAssembler {
   private readonly build: RowBuilder
   private readonly names: readonly string[]
+  private readonly shape: string
 
   constructor(
     private readonly infos: readonly ColumnInfo[],
@@ -366,7 +377,9 @@ export class RowAssembler {
     private readonly options: ValueOptions,
   ) {
     this.names = infos.map((c) => c.name)
+    this.shape = shapeKey(this.names, mode)
     this.build = cachedRowBuilder(
+      this.shape,
       this.names,
       mode,
       infos.map(() => true),
@@ -387,6 +400,7 @@ export class RowAssembler {
     const build = validity.every((v) => v !== null)
       ? this.build
       : cachedRowBuilder(
+          this.shape,
           this.names,
           this.mode,
           validity.map((v) => v !== null),

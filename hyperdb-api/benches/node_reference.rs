@@ -25,6 +25,7 @@ use std::time::Instant;
 use hyperdb_api::arrow_array::cast::AsArray;
 use hyperdb_api::arrow_array::types::{Int32Type, Int64Type};
 use hyperdb_api::arrow_array::{Array, RecordBatch};
+use hyperdb_api::types::SqlType;
 use hyperdb_api::{AsyncConnection, ConnectOptions, CreateMode, Endpoint};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -62,11 +63,15 @@ async fn read(conn: &mut AsyncConnection, path: &str, sql: &str) -> Result<Tally
         }
         "execute_query" => {
             let mut rows = conn.execute_query(sql).await?;
+            // Decided once: a failed `try_get` a row would build an error a row.
+            let int =
+                rows.schema().columns().first().and_then(|c| c.sql_type()) == Some(&SqlType::Int);
             while let Some(row) = rows.next().await {
                 let row = row?;
-                let first = match row.try_get::<Option<i32>>(0) {
-                    Ok(v) => v.map(i64::from),
-                    Err(_) => row.try_get::<Option<i64>>(0)?,
+                let first = if int {
+                    row.try_get::<Option<i32>>(0)?.map(i64::from)
+                } else {
+                    row.try_get::<Option<i64>>(0)?
                 };
                 tally.rows += 1;
                 tally.sum += i128::from(first.unwrap_or(0));
