@@ -21,7 +21,7 @@ use crate::{chunks, Input};
 const MAX_ROWS: usize = 4096;
 
 /// Lets panics raised inside the arrow crates unwind to the reader, which
-/// turns them into errors (`decode_caught` in `arrow/reader.rs`):
+/// turns them into errors (`decode_caught` in `arrow/decoder.rs`):
 /// libFuzzer's panic hook aborts at any panic, caught or not. A panic
 /// nobody catches still ends the run (libfuzzer-sys aborts when one
 /// reaches it), and every other panic goes to the hook as before.
@@ -40,11 +40,13 @@ fn let_arrow_panics_unwind() {
     });
 }
 
-/// What arrow-ipc 60.1's `StreamDecoder` reserves for a message body
-/// declared longer than what has arrived (its `MAX_PREALLOC_BYTES`): a
-/// server can make it reserve this much with a few bytes (found by this
-/// target; kept in `regressions/arrow/`). Bounded upstream and not touched
-/// until written, so allowed here; what more it reserves is a finding.
+/// What the decoder reserves for a message cut across payloads, declared
+/// longer than what has arrived (`MAX_RESERVE` in `arrow/ipc_messages.rs`,
+/// as arrow-ipc's `StreamDecoder` did before): a server can make it
+/// reserve this much with a few bytes (found by this target; kept in
+/// `regressions/arrow/`). Bounded and not touched until written, so
+/// allowed here; what more it reserves is a finding (reserving it twice
+/// was: `regressions/arrow/cut-header-reserved-twice`).
 const ARROW_IPC_PREALLOC: usize = 64 << 20;
 
 pub fn check(data: &[u8]) {

@@ -66,12 +66,14 @@
 //! the first of several IPC streams in one COPY and still reports success,
 //! so the inserter always sends exactly one.
 
+mod decoder;
 mod encoder;
 mod from_buffers;
 mod from_parts;
 #[cfg(feature = "async")]
 pub(crate) mod from_rows;
 mod inserter;
+mod ipc_messages;
 mod layout;
 mod parallel;
 mod raw;
@@ -79,12 +81,16 @@ mod reader;
 mod row_batch;
 pub(crate) mod row_columns;
 mod schema;
+mod validate;
 
 /// The IPC end-of-stream marker: continuation, then a zero length. hyperd
 /// ends its streams without one; the reader supplies it, forwarded raw
 /// bytes get it, and the inserter sends it.
 pub(crate) const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
+/// The IPC stream decoder, shared with the gRPC results and shared streams.
+#[cfg(any(feature = "async", feature = "fuzzing"))]
+pub(crate) use decoder::ArrowDecoder;
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
 pub use from_buffers::{batch_from_buffers, ColumnBuffer, ColumnInput};
 pub use from_parts::{batch_from_arrow_parts, ArrowParts};
@@ -98,9 +104,6 @@ pub use raw::{decode_schema, encode_schema};
 pub(crate) use reader::arrow_cannot_express;
 #[cfg(feature = "grpc")]
 pub(crate) use reader::record_batch_step;
-/// The IPC stream decoder, shared with the gRPC results and shared streams.
-#[cfg(any(feature = "async", feature = "fuzzing"))]
-pub(crate) use reader::ArrowDecoder;
 pub use reader::{ArrowBatches, ArrowIpcChunks};
 #[cfg(feature = "async")]
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};

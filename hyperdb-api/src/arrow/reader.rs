@@ -2,7 +2,7 @@
 //! ARROWSTREAM)` read through a streaming IPC decoder.
 //!
 //! Each CopyData payload is a slice of the receive buffer; it goes to
-//! `StreamDecoder` as an `arrow_buffer::Buffer` over the same memory, so
+//! [`ArrowDecoder`] as an `arrow_buffer::Buffer` over the same memory, so
 //! decoded batches point into what was received instead of a copy. The
 //! session receives large payloads 16-byte aligned (`Session::prepare_read`),
 //! since arrow copies any column buffer not aligned for its type.
@@ -12,17 +12,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_buffer::Buffer;
-use arrow_ipc::reader::StreamDecoder;
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
 use bytes::Bytes;
 use hyperdb_api_core::client::Client;
 use hyperdb_api_core::protocol::backend::TransactionStatus;
 use hyperdb_api_core::protocol::ops::CopyOutEvent;
 use hyperdb_api_core::protocol::Session;
 
-use super::schema::UTC;
+use super::decoder::ArrowDecoder;
 use super::EOS;
 use crate::error::{Error, Result};
 use crate::files::sql::{copy_query, QUERY_OFFSET};
@@ -70,182 +68,6 @@ macro_rules! start_copy {
             Err(e) => Err(from_server(e)),
         }
     }};
-}
-
-/// Decodes CopyData payloads into record batches, without I/O.
-#[derive(Debug, Default)]
-pub(crate) struct ArrowDecoder {
-    decoder: StreamDecoder,
-    input: Buffer,
-    schema: Option<SchemaRef>,
-    /// Columns whose time zone is rewritten (hyperd's `"Utc"` -> [`UTC`]).
-    retyped: Vec<(usize, DataType)>,
-    /// A batch decoded while looking for the schema or at the end.
-    ready: Option<RecordBatch>,
-    /// The server ended the stream; `end_input` ran.
-    ended: bool,
-    /// Nothing more comes out: the stream ended or failed.
-    done: bool,
-}
-
-impl ArrowDecoder {
-    pub(crate) fn schema(&self) -> Option<&SchemaRef> {
-        self.schema.as_ref()
-    }
-
-    /// Hands over the next payload; call after `next_batch` returned `None`.
-    pub(crate) fn push(&mut self, data: Bytes) {
-        self.input = Buffer::from(data);
-    }
-
-    /// The next complete batch, or `None` when more input is needed.
-    pub(crate) fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        if let Some(batch) = self.ready.take() {
-            return Ok(Some(batch));
-        }
-        while !self.input.is_empty() {
-            let batch = decode_caught(&mut self.decoder, &mut self.input)?;
-            self.on_schema_once();
-            if let Some(batch) = batch {
-                return self.retype(batch).map(Some);
-            }
-        }
-        Ok(None)
-    }
-
-    /// Like `next_batch`, but keeps the batch for later: for reading ahead
-    /// to the schema.
-    pub(crate) fn read_ahead(&mut self) -> Result<()> {
-        if self.ready.is_none() {
-            self.ready = self.next_batch()?;
-        }
-        Ok(())
-    }
-
-    /// The input ended. hyperd sends no end-of-stream marker, and the
-    /// decoder completes a message without body (a schema, an empty batch)
-    /// only once it sees input after it, so a schema-only result would
-    /// never yield its schema: feed the marker here. A batch completed by
-    /// it is kept for `next_batch`. Errors if the input stopped inside a
-    /// message (the marker's bytes must not complete a truncated one).
-    pub(crate) fn end_input(&mut self) -> Result<()> {
-        self.ended = true;
-        let mut eos = Buffer::from(&EOS[..]);
-        while !eos.is_empty() {
-            match decode_caught(&mut self.decoder, &mut eos) {
-                // Completed before taking any byte of the marker.
-                Ok(Some(batch)) if eos.len() == EOS.len() => {
-                    self.on_schema_once();
-                    self.ready = Some(self.retype(batch)?);
-                }
-                Ok(Some(_)) => return Err(truncated()),
-                Ok(None) => {}
-                // "Unexpected EOS": the server did end its stream.
-                Err(_) if self.decoder.finish().is_ok() => break,
-                Err(e) => return Err(e),
-            }
-        }
-        self.on_schema_once();
-        self.decoder.finish().map_err(|_| truncated())
-    }
-
-    /// The stream's next item if it needs no more input: a batch, an
-    /// error, or `None` at the end. `None` here means: push the next
-    /// payload, or call `end_input` if there is none. The one read step of
-    /// every batch stream (PostgreSQL protocol, sync and async, and gRPC).
-    pub(crate) fn next_ready(&mut self) -> Option<Option<Result<RecordBatch>>> {
-        if self.done {
-            return Some(None);
-        }
-        match self.next_batch() {
-            Ok(Some(batch)) => Some(Some(Ok(batch))),
-            Ok(None) if self.ended => {
-                self.done = true;
-                Some(None)
-            }
-            Ok(None) => None,
-            Err(e) => Some(Some(Err(self.fail(e)))),
-        }
-    }
-
-    /// Ends the stream with `e` (from the decoder or from its source).
-    pub(crate) fn fail(&mut self, e: Error) -> Error {
-        self.done = true;
-        e
-    }
-
-    /// Takes over the decoder's schema once it has one.
-    fn on_schema_once(&mut self) {
-        if self.schema.is_some() {
-            return;
-        }
-        let Some(schema) = self.decoder.schema() else {
-            return;
-        };
-        let fields: Vec<Field> = schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| match f.data_type() {
-                DataType::Timestamp(unit, Some(tz)) if tz.as_ref() != UTC => {
-                    let dt = DataType::Timestamp(*unit, Some(UTC.into()));
-                    self.retyped.push((i, dt.clone()));
-                    f.as_ref().clone().with_data_type(dt)
-                }
-                _ => f.as_ref().clone(),
-            })
-            .collect();
-        self.schema = Some(if self.retyped.is_empty() {
-            schema
-        } else {
-            Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
-        });
-    }
-
-    fn retype(&self, batch: RecordBatch) -> Result<RecordBatch> {
-        let Some(schema) = self.schema.clone() else {
-            return Err(Error::Arrow(arrow_schema::ArrowError::IpcError(
-                "record batch before the schema".into(),
-            )));
-        };
-        if self.retyped.is_empty() {
-            return Ok(batch);
-        }
-        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-        for (i, dt) in &self.retyped {
-            let data = columns[*i].to_data().into_builder().data_type(dt.clone());
-            columns[*i] = make_array(data.build()?);
-        }
-        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        Ok(RecordBatch::try_new_with_options(
-            schema, columns, &options,
-        )?)
-    }
-}
-
-/// `decoder.decode(input)`, with a panic turned into the stream's error:
-/// arrow-ipc 60.1 panics on some malformed messages (a buffer declared
-/// longer than the message body: "the offset of the new Buffer cannot
-/// exceed the existing length", found by the `arrow` fuzz target), and a
-/// server's bytes must not panic the client. After a panic the decoder's
-/// state is unknown, so the rest of the input is dropped; every caller
-/// ends the stream on the error. (With `panic = "abort"` nothing can be
-/// caught.)
-fn decode_caught(decoder: &mut StreamDecoder, input: &mut Buffer) -> Result<Option<RecordBatch>> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.decode(input))) {
-        Ok(decoded) => Ok(decoded?),
-        Err(panic) => {
-            *input = Buffer::from(&[][..]);
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(Error::Arrow(arrow_schema::ArrowError::IpcError(format!(
-                "malformed Arrow IPC message from the server: {why}"
-            ))))
-        }
-    }
 }
 
 /// The shared surface of [`ArrowBatches`] and [`AsyncArrowBatches`]; each
@@ -376,12 +198,6 @@ pub(crate) fn record_batch_step(
         Some(Err(e)) => trace.fail(e),
         None => trace.finish(total),
     }
-}
-
-fn truncated() -> Error {
-    Error::Arrow(arrow_schema::ArrowError::IpcError(
-        "the Arrow result ends inside a message".into(),
-    ))
 }
 
 fn unexpected(event: &CopyOutEvent, context: &str) -> Error {
