@@ -184,14 +184,19 @@ fn copy_table_keeps_the_definition() {
 fn copy_table_drops_the_copy_when_the_rows_fail() {
     let dir = temp_dir();
     let mut conn = connect(&dir, "copy_fail.hyper");
-    conn.execute_command("CREATE TABLE big (a BIGINT NOT NULL)")
-        .unwrap();
-    conn.execute_command("INSERT INTO big SELECT g FROM generate_series(1, 8000000) g")
-        .unwrap();
-    // Cancelled 300 ms in: while its 8M rows are copied (hyperd inserts at
-    // most ~11M rows/s even on an idle machine), or, on a machine so busy
-    // that reading the definition took that long, before the table was
-    // made. Either way no copy may be left.
+    conn.execute_command(
+        "CREATE TABLE big (a BIGINT NOT NULL, b BIGINT NOT NULL, c BIGINT NOT NULL)",
+    )
+    .unwrap();
+    conn.execute_command(
+        "INSERT INTO big SELECT g, g * 7, g * 13 FROM generate_series(1, 8000000) g",
+    )
+    .unwrap();
+    // Cancelled 300 ms in: while its 8M rows are copied (0.72-0.91 s here;
+    // with one BIGINT column it took 0.31-0.46 s, and once finished before
+    // the cancel), or, on a machine so busy that reading the definition
+    // took that long, before the table was made. Either way no copy may be
+    // left.
     let cancel = conn.cancel_handle();
     let canceller = cancel_soon(move || cancel.cancel().unwrap());
     let e = conn.catalog().copy_table("big", "copy").unwrap_err();
