@@ -42,8 +42,9 @@ impl RawMessage {
     }
 }
 
-/// What the bytes at a message's start say so far.
-enum Layout {
+/// What the bytes at a message's start say so far: one reading of the
+/// framing, for this cutter and for the raw-IPC inserter's (`raw.rs`).
+pub(crate) enum Layout {
     /// At least this many bytes are needed to say more.
     Need(usize),
     /// The end-of-stream marker, this many bytes long.
@@ -56,7 +57,7 @@ enum Layout {
 }
 
 impl Layout {
-    fn of(bytes: &[u8]) -> Result<Layout, ArrowError> {
+    pub(crate) fn of(bytes: &[u8]) -> Result<Layout, ArrowError> {
         let prefix_len = match bytes.get(..4) {
             None => return Ok(Layout::Need(4)),
             Some(m) if m == CONTINUATION_MARKER => 8,

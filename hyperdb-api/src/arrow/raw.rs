@@ -15,21 +15,14 @@ use arrow_ipc::writer::{write_message, DictionaryTracker, IpcDataGenerator, IpcW
 use arrow_ipc::{root_as_message, MessageHeader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
+use super::ipc_messages::Layout;
 use crate::error::{Error, Result};
 use crate::table_definition::TableDefinition;
 
-/// Starts every message of the current IPC format.
-const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
-
-/// Largest IPC message header accepted: a sanity bound, far above any schema.
-const MAX_METADATA: usize = 64 << 20;
-
 #[derive(Debug)]
 enum State {
-    /// Collecting the 4- or 8-byte length prefix in `head`.
-    Prefix,
-    /// Collecting `len` bytes of flatbuffer metadata after the prefix in `head`.
-    Metadata { prefix: usize, len: usize },
+    /// Collecting a message's length prefix and flatbuffer header in `head`.
+    Header,
     /// Passing body bytes through (`drop`: the message is not forwarded).
     Body { remaining: u64, drop: bool },
 }
@@ -50,7 +43,7 @@ pub(crate) struct IpcFramer {
 impl IpcFramer {
     pub(crate) fn new() -> IpcFramer {
         IpcFramer {
-            state: State::Prefix,
+            state: State::Header,
             head: Vec::with_capacity(1024),
             first_schema: None,
             sent_schema: None,
@@ -77,60 +70,46 @@ impl IpcFramer {
         mut input: &[u8],
         emit: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
-        while !input.is_empty() {
+        loop {
             match self.state {
-                State::Body { remaining, drop } => {
+                State::Body { remaining, drop } if !input.is_empty() => {
                     let n = usize::try_from(remaining).map_or(input.len(), |r| r.min(input.len()));
                     if !drop {
                         emit(&input[..n]);
                     }
                     input = &input[n..];
                     self.state = match remaining - n as u64 {
-                        0 => State::Prefix,
+                        0 => State::Header,
                         remaining => State::Body { remaining, drop },
                     };
                 }
-                State::Prefix => {
-                    let want = if self.head.len() >= 4 && self.head[..4] == CONTINUATION_MARKER {
-                        8
-                    } else {
-                        4
-                    };
-                    let n = (want - self.head.len()).min(input.len());
-                    self.head.extend_from_slice(&input[..n]);
-                    input = &input[n..];
-                    if self.head.len() == 4 && self.head[..] == CONTINUATION_MARKER {
-                        continue;
+                State::Body { .. } => return Ok(()),
+                // The framing is read as the decoder reads it (`Layout`).
+                State::Header => match Layout::of(&self.head).map_err(invalid)? {
+                    Layout::Need(_) if input.is_empty() => return Ok(()),
+                    Layout::Need(want) => {
+                        let n = (want - self.head.len()).min(input.len());
+                        self.head.extend_from_slice(&input[..n]);
+                        input = &input[n..];
                     }
-                    if self.head.len() == want {
-                        let len = le_u32(&self.head[want - 4..]) as usize;
-                        if len == 0 {
-                            self.after_eos = true;
-                            self.head.clear();
-                        } else if len > MAX_METADATA {
-                            return Err(corrupt(format!("a message header of {len} bytes")));
-                        } else {
-                            self.state = State::Metadata { prefix: want, len };
-                        }
+                    Layout::End(_) => {
+                        self.after_eos = true;
+                        self.head.clear();
                     }
-                }
-                State::Metadata { prefix, len } => {
-                    let n = (prefix + len - self.head.len()).min(input.len());
-                    self.head.extend_from_slice(&input[..n]);
-                    input = &input[n..];
-                    if self.head.len() == prefix + len {
-                        self.on_message(table, prefix, emit)?;
-                    }
-                }
+                    Layout::Message {
+                        prefix_len,
+                        body_len,
+                        ..
+                    } => self.on_message(table, prefix_len, body_len as u64, emit)?,
+                },
             }
         }
-        Ok(())
     }
 
     /// Errors unless the input ended between messages.
     pub(crate) fn finish(&self) -> Result<()> {
         match self.state {
-            State::Prefix if self.head.is_empty() => Ok(()),
+            State::Header if self.head.is_empty() => Ok(()),
             _ => Err(corrupt("the stream ends inside a message".into())),
         }
     }
@@ -140,14 +119,13 @@ impl IpcFramer {
         &mut self,
         table: &TableDefinition,
         prefix: usize,
+        body: u64,
         emit: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
         let head = std::mem::take(&mut self.head);
         let meta = &head[prefix..];
         let message = root_as_message(meta)
             .map_err(|e| corrupt(format!("unreadable message header: {e}")))?;
-        let body = u64::try_from(message.bodyLength())
-            .map_err(|_| corrupt("a negative body length".into()))?;
         let mut drop = false;
         match message.header_type() {
             MessageHeader::Schema => {
@@ -195,7 +173,7 @@ impl IpcFramer {
         self.head = head;
         self.head.clear();
         self.state = match body {
-            0 => State::Prefix,
+            0 => State::Header,
             remaining => State::Body { remaining, drop },
         };
         Ok(())
@@ -226,8 +204,12 @@ pub fn encode_schema(schema: &Schema) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn le_u32(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+/// `Layout::of`'s error, worded as this module's.
+fn invalid(e: ArrowError) -> Error {
+    match e {
+        ArrowError::IpcError(message) => corrupt(message),
+        other => Error::Arrow(other),
+    }
 }
 
 fn corrupt(message: String) -> Error {
