@@ -289,4 +289,23 @@ describe('connecting', () => {
     await ok.close()
     await rejectsHyper(() => Connection.connect({ endpoint: ctx.hyper.endpoint, requireAuth: ['scram'] }), '22023')
   })
+
+  test("sessions start with Tableau's defaults; settings of one's own win; an unknown one rejects", async () => {
+    await ctx.ready()
+    const floatText = 'SELECT (0.1::DOUBLE PRECISION + 0.2::DOUBLE PRECISION)::TEXT'
+    const yearText = "SELECT '01/02/50'::DATE::TEXT"
+    assert.equal(await conn.queryScalar(floatText), '0.30000000000000004')
+    assert.equal(await conn.queryScalar(yearText), '1950-01-02')
+    // hyperd started by HyperProcess parses dates strictly.
+    await rejectsHyper(() => conn.queryScalar("SELECT '-1-01-01'::DATE"), '22P02')
+    await stillWorks()
+    const own = await Connection.connect({
+      endpoint: ctx.hyper.endpoint,
+      settings: { two_digit_year_threshold: '70', extra_float_digits: '0' },
+    })
+    assert.equal(await own.queryScalar(floatText), '0.3')
+    assert.equal(await own.queryScalar(yearText), '2050-01-02')
+    await own.close()
+    await rejectsHyper(() => Connection.connect({ endpoint: ctx.hyper.endpoint, settings: { no_such_setting: '1' } }))
+  })
 })

@@ -40,7 +40,12 @@ export interface ConnectOptions {
   connectTimeoutMs?: number
   /** Each statement is cancelled after this long (error code `HYT00`). */
   queryTimeoutMs?: number
-  /** Session settings (`SET name = value`), validated by hyperd. */
+  /**
+   * Session settings (`SET name = value`), validated by hyperd. Sessions
+   * start with `extra_float_digits: '2'` and `two_digit_year_threshold:
+   * '40'` unless given here, as Tableau's Hyper API connects (see the
+   * README's defaults section).
+   */
   settings?: Record<string, string>
 }
 

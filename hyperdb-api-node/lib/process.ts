@@ -34,7 +34,11 @@ export interface HyperProcessOptions {
   hyperdPath?: string
   /** Where hyperd writes its log (default: a temporary directory). */
   logDir?: string
-  /** hyperd parameters, e.g. `{ log_config: '' }`. */
+  /**
+   * hyperd parameters, e.g. `{ log_config: '' }`. hyperd starts with
+   * `date_style: 'MDY'` and `date_style_lenient: 'false'` unless given here,
+   * as Tableau's Hyper API starts it (see the README's defaults section).
+   */
   parameters?: Record<string, string>
   /** The `.hyper` file version new databases get (default 4). */
   defaultDatabaseVersion?: number

@@ -239,8 +239,10 @@ pub use insert::{AsyncChunkSender, AsyncInserter};
 pub use insert::{ChunkSender, ColumnMapping, InsertChunk, InsertFormat, Inserter, MappedInserter};
 pub use names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 pub use notices::NoticeSender;
-pub use options::{ConnectOptions, CreateMode};
-pub use process::{HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
+pub use options::{ConnectOptions, CreateMode, SESSION_DEFAULTS};
+pub use process::{
+    HyperProcess, HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION, DEFAULT_HYPERD_PARAMS,
+};
 #[cfg(feature = "arrow")]
 #[doc(hidden)]
 pub use route::ReadRoute;

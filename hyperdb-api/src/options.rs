@@ -130,7 +130,8 @@ impl ConnectOptions {
         self
     }
 
-    /// A session setting sent at startup (e.g. `lc_time`).
+    /// A session setting sent at startup (e.g. `lc_time`); it wins over
+    /// the [`SESSION_DEFAULTS`] of the same name.
     pub fn with_param(
         mut self,
         name: impl Into<String>,
@@ -263,9 +264,10 @@ impl ConnectOptions {
 
     /// The wire config and the statements to run right after startup.
     pub(crate) fn plan(&self) -> Result<ConnectPlan> {
+        let config = with_session_defaults(self.config.clone());
         let Some(db) = &self.database else {
             return Ok(ConnectPlan {
-                config: self.config.clone(),
+                config,
                 setup: Vec::new(),
                 alias: None,
                 notices: self.notices.clone().map(|n| n.0),
@@ -281,7 +283,7 @@ impl ConnectOptions {
         // `close` detaches it by.
         if self.create_mode == CreateMode::DoNotCreate {
             return Ok(ConnectPlan {
-                config: self.config.clone().with_database(db.clone()),
+                config: config.with_database(db.clone()),
                 setup: Vec::new(),
                 alias: Some(db.clone()),
                 notices: self.notices.clone().map(|n| n.0),
@@ -325,12 +327,37 @@ impl ConnectOptions {
         }
         setup.push(vec![attach]);
         Ok(ConnectPlan {
-            config: self.config.clone(),
+            config,
             setup,
             alias: Some(alias),
             notices: self.notices.clone().map(|n| n.0),
         })
     }
+}
+
+/// The session settings every connection starts with, unless the caller
+/// sets them: the values Tableau's own Hyper API connects with, so that the
+/// same SQL gives the same values through either client.
+/// - `extra_float_digits = 2`: a REAL or DOUBLE PRECISION cast to text
+///   (`::text`, `COPY ... TO` CSV) carries every digit it needs to read
+///   back exactly (`0.30000000000000004`); hyperd's default, 0, rounds to
+///   15 significant digits (`0.3`), losing data on export.
+/// - `two_digit_year_threshold = 40`: a two-digit year in text parsed as a
+///   date reads `00`-`39` as 2000-2039 and `40`-`99` as 1940-1999; hyperd's
+///   default (70) would read `01/02/50` as 2050 where Tableau reads 1950.
+pub const SESSION_DEFAULTS: [(&str, &str); 2] = [
+    ("extra_float_digits", "2"),
+    ("two_digit_year_threshold", "40"),
+];
+
+/// `config` with every [`SESSION_DEFAULTS`] setting it does not set itself.
+fn with_session_defaults(mut config: Config) -> Config {
+    for (name, value) in SESSION_DEFAULTS {
+        if config.param(name).is_none() {
+            config = config.with_param(name, value);
+        }
+    }
+    config
 }
 
 /// How long connect waits for a database file that another, just-ended
@@ -453,6 +480,29 @@ mod tests {
                 vec!["ATTACH DATABASE \"/d/x.hyper\" AS \"x\"".to_string()],
             ]
         );
+    }
+
+    #[test]
+    fn session_defaults_yield_to_the_callers_settings() {
+        let p = opts().plan().unwrap();
+        assert_eq!(p.config.param("extra_float_digits"), Some("2"));
+        assert_eq!(p.config.param("two_digit_year_threshold"), Some("40"));
+        let p = opts()
+            .with_param("two_digit_year_threshold", "70")
+            .with_database("/d/x.hyper", CreateMode::DoNotCreate)
+            .plan()
+            .unwrap();
+        assert_eq!(p.config.param("two_digit_year_threshold"), Some("70"));
+        assert_eq!(p.config.param("extra_float_digits"), Some("2"));
+        // A config built elsewhere (HyperProcess::config) gets them too.
+        let p = ConnectOptions::from(
+            Config::new(Endpoint::tcp("h", 1)).with_param("extra_float_digits", "0"),
+        )
+        .with_database("/d/x.hyper", CreateMode::Create)
+        .plan()
+        .unwrap();
+        assert_eq!(p.config.param("extra_float_digits"), Some("0"));
+        assert_eq!(p.config.param("two_digit_year_threshold"), Some("40"));
     }
 
     #[test]

@@ -428,6 +428,16 @@ impl Config {
         self.database.as_deref()
     }
 
+    /// The value sent for session setting `name`, if any: the last one
+    /// given, which is the one hyperd keeps.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     pub fn connect_timeout(&self) -> Option<Duration> {
         self.connect_timeout
     }
@@ -672,6 +682,9 @@ mod tests {
         assert_eq!(c.startup_options(), None);
         let c = c.with_param("a", "x").with_param("b.c", "y,z");
         assert_eq!(c.startup_options().unwrap(), "-c a=x -c b.c=y,z");
+        assert_eq!(c.param("a"), Some("x"));
+        assert_eq!(c.clone().with_param("a", "w").param("a"), Some("w"));
+        assert_eq!(c.param("d"), None);
         for bad in ["x y", "a\\b", "t\tab"] {
             let c = Config::new(Endpoint::tcp("h", 1)).with_param("a", bad);
             assert!(

@@ -29,10 +29,16 @@ pub struct GrpcConnectOptions {
 }
 
 impl GrpcConnectOptions {
+    /// Options with the [`crate::SESSION_DEFAULTS`] settings, as a
+    /// PostgreSQL-protocol connection starts with.
     pub fn new(config: GrpcConfig) -> GrpcConnectOptions {
+        let mut query = GrpcQuery::default();
+        for (name, value) in crate::SESSION_DEFAULTS {
+            query.settings.insert(name.to_owned(), value.to_owned());
+        }
         GrpcConnectOptions {
             config,
-            query: GrpcQuery::default(),
+            query,
             slow_statement: None,
         }
     }
@@ -67,7 +73,8 @@ impl GrpcConnectOptions {
         Ok(self)
     }
 
-    /// A query setting sent with every query (hyperd rejects unknown names).
+    /// A query setting sent with every query (hyperd rejects unknown
+    /// names); it replaces a [`crate::SESSION_DEFAULTS`] one of that name.
     pub fn with_setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.query.settings.insert(name.into(), value.into());
         self

@@ -23,7 +23,7 @@ use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION};
+pub use options::{HyperProcessOptions, Listen, DEFAULT_DATABASE_VERSION, DEFAULT_HYPERD_PARAMS};
 
 use crate::error::{Error, Result};
 use crate::{Config, ConnectOptions, Endpoint, SslMode};

@@ -83,6 +83,16 @@ pub enum Listen {
 /// and no REAL), or `(3)` for 2022.4.1+ (Server 2023.1+).
 pub const DEFAULT_DATABASE_VERSION: u32 = 4;
 
+/// The hyperd settings a [`HyperProcessOptions::default`] starts with,
+/// besides `default_database_version` ([`DEFAULT_DATABASE_VERSION`]):
+/// `date_style = MDY` and `date_style_lenient = false`, as Tableau's own
+/// Hyper API starts hyperd, so text parsed as a date or timestamp must
+/// match a known layout exactly. hyperd's lenient default reads `-1-01-01`
+/// as 2001-01-01 and accepts `2020/1/2` and `2020-01-02 BC`; the strict
+/// style refuses them (SQLSTATE 22P02), as Tableau's API does.
+pub const DEFAULT_HYPERD_PARAMS: [(&str, &str); 2] =
+    [("date_style", "MDY"), ("date_style_lenient", "false")];
+
 /// Options for [`HyperProcess::new`](super::HyperProcess::new), as a
 /// consuming builder.
 ///
@@ -124,10 +134,14 @@ impl Default for HyperProcessOptions {
             password: None,
             listen: Listen::default(),
             grpc: false,
-            params: BTreeMap::from([(
-                "default_database_version".to_owned(),
-                DEFAULT_DATABASE_VERSION.to_string(),
-            )]),
+            params: DEFAULT_HYPERD_PARAMS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .chain([(
+                    "default_database_version".to_owned(),
+                    DEFAULT_DATABASE_VERSION.to_string(),
+                )])
+                .collect(),
             log_dir: None,
             start_timeout: Duration::from_secs(30),
             tls: None,
@@ -392,7 +406,28 @@ mod tests {
             .with_default_database_version(1)
             .param_args()
             .expect("valid");
-        assert_eq!(args, ["--default-database-version=1", "--log-config="]);
+        assert_eq!(
+            args,
+            [
+                "--date-style=MDY",
+                "--date-style-lenient=false",
+                "--default-database-version=1",
+                "--log-config="
+            ]
+        );
+        // The date style defaults yield to the caller's.
+        let args = HyperProcessOptions::default()
+            .with_param("date_style_lenient", "true")
+            .param_args()
+            .expect("valid");
+        assert!(
+            args.contains(&"--date-style-lenient=true".to_owned()),
+            "{args:?}"
+        );
+        assert!(
+            !args.contains(&"--date-style-lenient=false".to_owned()),
+            "{args:?}"
+        );
     }
 
     #[test]

@@ -561,6 +561,21 @@ fn parameters_settings_and_row_limits() {
     c.set_setting("no_such_setting", "1");
     assert!(c.query_scalar::<i32>("SELECT 1").is_err());
 
+    // The session defaults travel too, and give what the PostgreSQL
+    // protocol gives (tests/live/interop.rs compares that with Tableau's).
+    let c = connect(TransferMode::Adaptive);
+    for sql in [
+        "SELECT (0.1::DOUBLE PRECISION + 0.2::DOUBLE PRECISION)::TEXT",
+        "SELECT '01/02/50'::DATE::TEXT",
+    ] {
+        let ours = c.query_scalar::<String>(sql).unwrap();
+        assert_eq!(ours, pg.query_scalar::<String>(sql).unwrap(), "{sql}");
+        assert!(
+            ["0.30000000000000004", "1950-01-02"].contains(&ours.as_str()),
+            "{sql}: {ours}"
+        );
+    }
+
     let mut c = connect(TransferMode::Sync);
     c.set_row_limit(Some(3));
     let rows = c

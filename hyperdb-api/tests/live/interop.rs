@@ -93,3 +93,102 @@ fn tableau_reads_a_version_2_file() {
         r#"{"columns": ["id", "name"], "rows": [["1", "one"], ["2", null]]}"#
     );
 }
+
+/// SQL whose answer depends on session and server defaults: text rendering
+/// of floats, two-digit years, the strictness of date parsing. Each returns
+/// one text value (or fails).
+const DEFAULT_SENSITIVE: &[&str] = &[
+    "SELECT (0.1::DOUBLE PRECISION + 0.2::DOUBLE PRECISION)::TEXT",
+    "SELECT (1e300::DOUBLE PRECISION / 7)::TEXT",
+    "SELECT (1::REAL / 3)::TEXT",
+    "SELECT 16777217::REAL::TEXT",
+    "SELECT 123456789.123456789::DOUBLE PRECISION::TEXT",
+    "SELECT 5e-324::DOUBLE PRECISION::TEXT",
+    "SELECT (-0.0)::DOUBLE PRECISION::TEXT",
+    "SELECT 'NaN'::DOUBLE PRECISION::TEXT",
+    "SELECT '01/02/50'::DATE::TEXT",
+    "SELECT '01/02/40'::DATE::TEXT",
+    "SELECT '01/02/39'::DATE::TEXT",
+    "SELECT '01/02/69 10:00 PM'::TIMESTAMP::TEXT",
+    "SELECT '-1-01-01'::DATE::TEXT",
+    "SELECT '2020/1/2'::DATE::TEXT",
+    "SELECT '2020-01-02 BC'::DATE::TEXT",
+    "SELECT '13/02/2020'::DATE::TEXT",
+    "SELECT 'Jan 2, 2020'::DATE::TEXT",
+    "SELECT '2020-01-02T03:04:05.123456'::TIMESTAMP::TEXT",
+    "SELECT '2020-01-02 03:04:05+02'::TIMESTAMPTZ::TEXT",
+    "SELECT INTERVAL '1 year 2 months 3 days 04:05:06.7'::TEXT",
+    "SELECT 12345678901234567890.123::NUMERIC(38,3)::TEXT",
+];
+
+#[test]
+fn the_same_sql_gives_what_tableau_gives() {
+    let root = repo_root();
+    let logs = temp_dir();
+    let mut child = Command::new("python3")
+        .arg(root.join("scripts/query_hyper.py"))
+        .arg(logs.path())
+        .env("PYTHONPATH", root.join(".hyperd/pylib"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running python3");
+    let input = serde_json::to_vec(DEFAULT_SENSITIVE).unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "query_hyper.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<(String, Option<String>)> = serde_json::from_slice(&out.stdout).unwrap();
+
+    // A server and connection with every default, as a user gets them.
+    let hyper = hyperdb_api::HyperProcess::start().unwrap();
+    let mut c = Connection::connect(
+        hyper.endpoint(),
+        temp_dir().path().join("d.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
+    for (sql, (kind, value)) in DEFAULT_SENSITIVE.iter().zip(&theirs) {
+        let ours = c.query_scalar::<String>(sql);
+        match (kind.as_str(), &ours) {
+            ("ok", Ok(v)) => assert_eq!(Some(v), value.as_ref(), "{sql}"),
+            ("error", Err(e)) => assert_eq!(crate::common::code(e), "22P02", "{sql}: {e}"),
+            _ => panic!("{sql}: Tableau's API gave {kind} {value:?}, ours {ours:?}"),
+        }
+    }
+    // Not vacuous: Tableau's answers include the ones hyperd's own defaults
+    // would change.
+    assert!(theirs.contains(&("ok".into(), Some("0.30000000000000004".into()))));
+    assert!(theirs.contains(&("ok".into(), Some("1950-01-02".into()))));
+    let strict = DEFAULT_SENSITIVE
+        .iter()
+        .position(|s| s.contains("'-1-01-01'"));
+    assert_eq!(theirs[strict.unwrap()].0, "error");
+}
+
+#[test]
+fn the_callers_settings_win_over_the_defaults() {
+    let hyper = hyperdb_api::HyperProcess::new(
+        hyperdb_api::HyperProcessOptions::default().with_param("date_style_lenient", "true"),
+    )
+    .unwrap();
+    let options = hyper
+        .connect_options()
+        .with_param("two_digit_year_threshold", "70")
+        .with_param("extra_float_digits", "0");
+    let mut c = Connection::connect_with(&options).unwrap();
+    let text = |c: &mut Connection, sql: &str| c.query_scalar::<String>(sql).unwrap();
+    assert_eq!(text(&mut c, "SELECT '01/02/50'::DATE::TEXT"), "2050-01-02");
+    assert_eq!(
+        text(
+            &mut c,
+            "SELECT (0.1::DOUBLE PRECISION + 0.2::DOUBLE PRECISION)::TEXT"
+        ),
+        "0.3"
+    );
+    assert_eq!(text(&mut c, "SELECT '2020/1/2'::DATE::TEXT"), "2020-01-02");
+}
