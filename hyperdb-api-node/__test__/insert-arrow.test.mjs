@@ -117,6 +117,35 @@ describe('insertArrow', () => {
     assert.equal(await conn.queryScalar('SELECT 7'), 7)
   })
 
+  test('CHAR(n) and VARCHAR(n) values are checked however they come: batches or IPC bytes', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TABLE bounded (id INTEGER NOT NULL, c CHAR(3), v VARCHAR(3))')
+    const rows = (id, c, v) =>
+      new arrow.Table({
+        id: arrow.vectorFromArray([id], new arrow.Int32()),
+        c: arrow.vectorFromArray([c], new arrow.Utf8()),
+        v: arrow.vectorFromArray([v], new arrow.Utf8()),
+      })
+    for (const [label, as] of [
+      ['a Table', (t) => t],
+      ['IPC bytes', (t) => arrow.tableToIPC(t, 'stream')],
+    ]) {
+      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'abcd', 'a'))), '22003', label)
+      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'a', 'ab    '))), '22003', label)
+    }
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM bounded'), 0n)
+    // CHAR(n) drops spaces past n, as Tableau's Hyper API stores them.
+    assert.equal(await conn.insertArrow('bounded', rows(1, 'abc   ', 'ab ')), 1)
+    assert.equal(await conn.insertArrow('bounded', arrow.tableToIPC(rows(2, 'pq      ', 'pq '), 'stream')), 1)
+    assert.deepStrictEqual(
+      await conn.queryAll("SELECT id, c || '|' AS c, v || '|' AS v FROM bounded ORDER BY id", [], { rowMode: 'array' }),
+      [
+        [1, 'abc|', 'ab |'],
+        [2, 'pq|', 'pq |'],
+      ],
+    )
+  })
+
   test('a NULL in a NOT NULL column, a missing table and bad input reject; the connection works', async () => {
     const conn = await ctx.connect()
     await freshTable(conn, 'nn')

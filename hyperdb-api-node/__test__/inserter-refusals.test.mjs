@@ -127,6 +127,13 @@ const SYNC_REFUSALS = [
     names: ['😀😀😀😀'],
   },
   {
+    label: 'VARCHAR(3) longer by spaces (only CHAR drops them)',
+    row: rowWith(3, { vc: 'ab    ' }),
+    code: '22001',
+    column: 'vc',
+    names: ['"ab    "'],
+  },
+  {
     label: 'a Date not at midnight into DATE',
     row: rowWith(3, { dt: new Date(Date.UTC(2024, 0, 1, 12)) }),
     code: '42804',

@@ -523,6 +523,30 @@ describe('edge values', () => {
     )
   })
 
+  test('CHAR(n) drops spaces past n (as Tableau stores them); VARCHAR(n) keeps them', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, c CHAR(3), v VARCHAR(3)')
+    const ins = await conn.inserter(table)
+    ins.addRow([0, 'abc   ', 'ab '])
+    ins.addRow([1, '日本語 ', 'a'])
+    assert.equal(await ins.execute(), 2)
+    await conn.insertColumns(table, { id: [2], c: ['a     '], v: ['   '] })
+    await rejectsRefusal(() => conn.insertColumns(table, { id: [3], c: ['abc  x'], v: ['a'] }), {
+      code: '22001',
+      row: 0,
+      column: 'c',
+      names: ['"abc  x"', 'longer than 3 characters'],
+    })
+    const rows = await conn.queryAll(
+      `SELECT id, octet_length(c) AS n, c || '|' AS c, v || '|' AS v FROM ${table} ORDER BY id`,
+    )
+    assert.deepStrictEqual(rows, [
+      { id: 0, n: 3, c: 'abc|', v: 'ab |' },
+      { id: 1, n: 9, c: '日本語|', v: 'a|' },
+      { id: 2, n: 1, c: 'a|', v: '   |' },
+    ])
+  })
+
   test('NUMERIC from a finite number whose String() has an exponent (1e-7, 1e21)', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, n NUMERIC(38,10)')

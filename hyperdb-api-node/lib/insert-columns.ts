@@ -416,22 +416,36 @@ abstract class TextLikeBuilder extends ColumnBuilder {
 class TextBuilder extends TextLikeBuilder {
   /** VARCHAR(n) / CHAR(n): at most n characters (code points). */
   private readonly maxLength: number
+  /** CHAR(n), whose spaces past n are dropped. */
+  private readonly pads: boolean
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c, start, capacity)
-    const m = /^(?:VARCHAR|CHAR)\((\d+)\)$/.exec(c.sqlType)
-    this.maxLength = m === null ? Infinity : Number(m[1])
+    const m = /^(VARCHAR|CHAR)\((\d+)\)$/.exec(c.sqlType)
+    this.maxLength = m === null ? Infinity : Number(m[2])
+    this.pads = m?.[1] === 'CHAR'
   }
 
   set(v: unknown, row: number): void {
     if (typeof v === 'string') {
-      if (v.length > this.maxLength && [...v].length > this.maxLength) {
-        throw this.refuse(ErrorCode.STRING_DATA_RIGHT_TRUNCATION, row, v, `longer than ${this.maxLength} characters`)
-      }
-      this.push(v, row)
+      this.push(v.length > this.maxLength ? this.fit(v, row) : v, row)
     } else {
       this.pushNull(v, row, 'a string')
     }
+  }
+
+  /**
+   * What the column stores for a long `v`, as the Rust crate's
+   * `SqlType::fit_text` decides: `v` when it has at most n characters; for
+   * CHAR(n), its first n when the rest are all spaces; else a refusal.
+   */
+  private fit(v: string, row: number): string {
+    const chars = [...v]
+    if (chars.length <= this.maxLength) return v
+    if (this.pads && chars.slice(this.maxLength).every((c) => c === ' ')) {
+      return chars.slice(0, this.maxLength).join('')
+    }
+    throw this.refuse(ErrorCode.STRING_DATA_RIGHT_TRUNCATION, row, v, `longer than ${this.maxLength} characters`)
   }
 }
 

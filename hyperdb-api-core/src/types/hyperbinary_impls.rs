@@ -321,24 +321,16 @@ fn bytes_column(ty: &SqlType) -> bool {
 }
 
 /// Writes a string into a text column, enforcing VARCHAR(n)/CHAR(n) limits
-/// (in characters, as SQL counts them) so the error names the value.
+/// ([`SqlType::fit_text`]) so the error names the value.
 fn put_str(s: &str, rust: &str, ty: &SqlType, buf: &mut BytesMut) -> Result<()> {
-    match *ty {
-        SqlType::Text | SqlType::Json => {}
-        SqlType::Varchar(n) | SqlType::Char(n) => {
-            // A string of at most n bytes has at most n characters: skip the count.
-            let limit = usize::try_from(n).unwrap_or(usize::MAX);
-            if s.len() > limit && s.chars().count() > limit {
-                return Err(Error::conversion(format!(
-                    "string of {} characters is too long for {ty}",
-                    s.chars().count()
-                )));
-            }
-        }
+    if !text_column(ty) {
         // GEOGRAPHY takes Hyper's binary form, never text: send WKT through
         // `CAST(... AS TABLEAU.TABGEOGRAPHY)` instead.
-        _ => return Err(mismatch(rust, ty)),
+        return Err(mismatch(rust, ty));
     }
+    let s = ty.fit_text(s).map_err(|chars| {
+        Error::conversion(format!("string of {chars} characters is too long for {ty}"))
+    })?;
     put_len_prefixed(s.as_bytes(), ty, buf)
 }
 

@@ -122,6 +122,35 @@ impl SqlType {
         Ok(SqlType::Char(n))
     }
 
+    /// The text a column of this type stores for `s`, or `Err` with the
+    /// count of characters of `s` when it does not fit. VARCHAR(n) and
+    /// CHAR(n) hold at most n characters (as SQL counts them: code points).
+    /// CHAR(n) also takes a longer value whose characters past the n-th are
+    /// all spaces, and stores its first n: a CHAR value is padded with
+    /// spaces anyway, so they carry nothing. That is what hyperd's own
+    /// HyperBinary COPY does, and so what Tableau's Hyper API stores
+    /// (measured: `'abc   '` into CHAR(3) is `'abc'`, into VARCHAR(3) an
+    /// error). Other types take `s` as it is.
+    pub fn fit_text<'s>(&self, s: &'s str) -> std::result::Result<&'s str, usize> {
+        let (limit, pads) = match *self {
+            SqlType::Varchar(n) => (n, false),
+            SqlType::Char(n) => (n, true),
+            _ => return Ok(s),
+        };
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        // A string of at most n bytes has at most n characters: skip the count.
+        if s.len() <= limit {
+            return Ok(s);
+        }
+        match s.char_indices().nth(limit) {
+            None => Ok(s),
+            Some((end, _)) if pads && s.as_bytes()[end..].iter().all(|&b| b == b' ') => {
+                Ok(&s[..end])
+            }
+            Some(_) => Err(s.chars().count()),
+        }
+    }
+
     /// The type OID hyperd uses for this type.
     pub fn oid(&self) -> u32 {
         match self {

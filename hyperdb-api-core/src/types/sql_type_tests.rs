@@ -228,3 +228,27 @@ fn column_type_renders_nullability() {
     assert_eq!(ColumnType::from(SqlType::Text).to_string(), "TEXT");
     assert!(ColumnType::from(SqlType::Text).is_nullable());
 }
+
+#[test]
+fn fit_text_counts_characters_and_drops_only_chars_padding() {
+    let (v3, c3, c1) = (SqlType::Varchar(3), SqlType::Char(3), SqlType::Char(1));
+    // At most n characters, however many bytes.
+    assert_eq!(v3.fit_text("abc"), Ok("abc"));
+    assert_eq!(v3.fit_text("日本語"), Ok("日本語"));
+    assert_eq!(c1.fit_text("é"), Ok("é"));
+    assert_eq!(v3.fit_text(""), Ok(""));
+    // Longer: refused with the character count...
+    assert_eq!(v3.fit_text("abcd"), Err(4));
+    assert_eq!(c1.fit_text("éé"), Err(2));
+    assert_eq!(v3.fit_text("日本語 "), Err(4));
+    // ...except spaces past CHAR(n)'s n-th character, which are dropped.
+    assert_eq!(c3.fit_text("abc   "), Ok("abc"));
+    assert_eq!(c3.fit_text("日本語  "), Ok("日本語"));
+    assert_eq!(c3.fit_text("a     "), Ok("a  "));
+    assert_eq!(c3.fit_text("abc  x"), Err(6));
+    assert_eq!(c3.fit_text("abc\t"), Err(4));
+    assert_eq!(c3.fit_text("abc\u{3000}"), Err(4));
+    assert_eq!(v3.fit_text("ab    "), Err(6));
+    // Other types take the value as it is.
+    assert_eq!(SqlType::Text.fit_text("abcd"), Ok("abcd"));
+}

@@ -10,13 +10,14 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch, RecordBatchOptions};
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_buffer::Buffer;
 use arrow_ipc::writer::StreamEncoder;
 use arrow_schema::{DataType, Schema, SchemaRef};
 use bytes::BytesMut;
 use hyperdb_api_core::protocol::frontend;
 
+use super::decoder::ArrowDecoder;
 use super::raw::{encode_schema, IpcFramer};
 use super::schema::{arrow_schema, ingest_field, mismatch};
 use super::EOS;
@@ -115,6 +116,11 @@ pub(crate) struct ArrowEncoder {
     /// Set once raw bytes were half-forwarded when an error struck: only an
     /// abort is possible then.
     poisoned: bool,
+    /// Raw IPC bytes for a table with VARCHAR(n)/CHAR(n) columns, decoded
+    /// so that their values are checked (and CHAR padding cut) like
+    /// batches': passed through, an over-long value would be stored as it
+    /// is. Set by the first such bytes.
+    decoding: Option<Box<ArrowDecoder>>,
 }
 
 impl ArrowEncoder {
@@ -129,6 +135,7 @@ impl ArrowEncoder {
             rows: 0,
             flush_threshold: DEFAULT_ARROW_FLUSH_THRESHOLD,
             poisoned: false,
+            decoding: None,
         })
     }
 
@@ -149,6 +156,9 @@ impl ArrowEncoder {
 
     /// Checks `batch` and queues its encoding. A rejected batch queues nothing.
     pub(crate) fn push_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.decoding.is_some() {
+            return Err(mixed());
+        }
         self.push(batch, true)
     }
 
@@ -181,9 +191,13 @@ impl ArrowEncoder {
             mode.input = batch.schema();
             mode.columns = columns;
         }
-        if check {
-            check_values(&self.table, &mode.columns, batch, self.rows)?;
-        }
+        let fitted;
+        let batch = if check {
+            fitted = check_values(&self.table, &mode.columns, batch, self.rows)?;
+            fitted.as_ref().unwrap_or(batch)
+        } else {
+            batch
+        };
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -203,6 +217,10 @@ impl ArrowEncoder {
     /// messages). Bytes may be split anywhere across calls.
     pub(crate) fn push_ipc(&mut self, bytes: &[u8], buf: &mut BytesMut) -> Result<()> {
         self.check_usable()?;
+        if self.decoding.is_some() || (matches!(self.mode, Mode::Idle) && bounded_text(&self.table))
+        {
+            return self.push_ipc_decoded(bytes);
+        }
         match self.mode {
             Mode::Idle => self.mode = Mode::Raw(IpcFramer::new()),
             Mode::Raw(_) => {}
@@ -224,6 +242,35 @@ impl ArrowEncoder {
                 self.mode = Mode::Idle;
             }
         }
+        res
+    }
+
+    /// [`Self::push_ipc`] through the decoder: each batch is checked as
+    /// [`Self::push_batch`] checks it and queued re-encoded. An error
+    /// before any row was accepted lets the caller start over; after, the
+    /// stream is broken for good, as on the pass-through path.
+    fn push_ipc_decoded(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut decoder = self.decoding.take().unwrap_or_default();
+        decoder.push(bytes::Bytes::copy_from_slice(bytes));
+        let res = loop {
+            match decoder.next_batch() {
+                Ok(Some(batch)) => {
+                    if let Err(e) = self.push(&batch, true) {
+                        break Err(e);
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        if res.is_err() {
+            if self.rows == 0 {
+                self.mode = Mode::Idle;
+                return res;
+            }
+            self.poisoned = true;
+        }
+        self.decoding = Some(decoder);
         res
     }
 
@@ -270,6 +317,14 @@ impl ArrowEncoder {
     /// `write_pending`.
     pub(crate) fn finish(&mut self) -> Result<()> {
         self.check_usable()?;
+        if let Some(decoder) = &mut self.decoding {
+            decoder.end_input()?;
+            let schema = decoder.schema().cloned().ok_or_else(|| {
+                Error::invalid_argument("Arrow IPC stream", "the stream has no schema message")
+            })?;
+            // A stream of no batches is still checked against the table.
+            ingest_schema(&self.table, &schema)?;
+        }
         match std::mem::replace(&mut self.mode, Mode::Idle) {
             Mode::Idle => {
                 let schema = arrow_schema(&self.table)?;
@@ -319,6 +374,15 @@ fn close_frame(buf: &mut BytesMut, start: usize) -> Result<()> {
     Ok(frontend::end_copy_data(buf, start)?)
 }
 
+/// Whether `table` has VARCHAR(n) or CHAR(n) columns, whose values hyperd
+/// does not check (see [`check_values`]).
+fn bounded_text(table: &TableDefinition) -> bool {
+    table
+        .columns()
+        .iter()
+        .any(|c| matches!(c.sql_type(), SqlType::Varchar(_) | SqlType::Char(_)))
+}
+
 fn mixed() -> Error {
     Error::invalid_argument(
         "ArrowInserter",
@@ -360,13 +424,17 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
 /// What hyperd does not check itself (measured): NULLs in NOT NULL columns
 /// fail the whole COPY late, and over-long VARCHAR/CHAR values are stored
 /// as they are (CHAR(1) truncated). Rejecting them here keeps the batch out.
+/// CHAR(n) values that are longer only by trailing spaces are cut to n
+/// characters ([`SqlType::fit_text`]): then the batch to send instead is
+/// returned.
 fn check_values(
     table: &TableDefinition,
     columns: &[usize],
     batch: &RecordBatch,
     rows_before: u64,
-) -> Result<()> {
-    for (array, &index) in batch.columns().iter().zip(columns) {
+) -> Result<Option<RecordBatch>> {
+    let mut fitted: Option<Vec<ArrayRef>> = None;
+    for (at, (array, &index)) in batch.columns().iter().zip(columns).enumerate() {
         let column = &table.columns()[index];
         let error = |row: usize, kind, message: String| Error::InvalidRow {
             row: rows_before + row as u64,
@@ -378,7 +446,8 @@ fn check_values(
             let row = (0..array.len()).find(|i| array.is_null(*i)).unwrap_or(0);
             return Err(error(row, RowErrorKind::NullInNotNull, "NULL".into()));
         }
-        let limit = match column.sql_type() {
+        let ty = column.sql_type();
+        let limit = match ty {
             SqlType::Varchar(n) | SqlType::Char(n) => *n as usize,
             _ => continue,
         };
@@ -391,20 +460,35 @@ fn check_values(
         if ((last - first) as usize) <= limit {
             continue;
         }
+        let mut cut = false;
         for (row, w) in offsets.windows(2).enumerate() {
             if (w[1] - w[0]) as usize > limit && !strings.is_null(row) {
-                let chars = strings.value(row).chars().count();
-                if chars > limit {
-                    return Err(error(
-                        row,
-                        RowErrorKind::OutOfRange,
-                        format!("{chars} characters for {}", column.sql_type()),
-                    ));
+                let value = strings.value(row);
+                match ty.fit_text(value) {
+                    Ok(fit) => cut |= fit.len() < value.len(),
+                    Err(chars) => {
+                        return Err(error(
+                            row,
+                            RowErrorKind::OutOfRange,
+                            format!("{chars} characters for {ty}"),
+                        ))
+                    }
                 }
             }
         }
+        if cut {
+            // Every value fits (checked above): keep what each stores.
+            let cut: StringArray = strings
+                .iter()
+                .map(|v| v.map(|v| ty.fit_text(v).unwrap_or(v)))
+                .collect();
+            fitted.get_or_insert_with(|| batch.columns().to_vec())[at] = Arc::new(cut);
+        }
     }
-    Ok(())
+    match fitted {
+        None => Ok(None),
+        Some(columns) => Ok(Some(RecordBatch::try_new(batch.schema(), columns)?)),
+    }
 }
 
 #[cfg(test)]

@@ -135,6 +135,70 @@ fn rejected_batches_leave_nothing_queued() {
 }
 
 #[test]
+fn char_values_longer_only_by_spaces_are_cut_to_n() {
+    let table = TableDefinition::new("t")
+        .with_column("c", SqlType::Char(3))
+        .with_column("v", SqlType::Varchar(3));
+    let strings = |c: Vec<Option<&str>>, v: Vec<Option<&str>>| {
+        let schema = Schema::new(vec![
+            Field::new("c", DataType::Utf8, true),
+            Field::new("v", DataType::Utf8, true),
+        ]);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(c)),
+            Arc::new(StringArray::from(v)),
+        ];
+        RecordBatch::try_new(Arc::new(schema), columns).unwrap()
+    };
+    let mut enc = ArrowEncoder::new(&table).unwrap();
+    let (mut buf, mut wire) = (BytesMut::new(), Vec::new());
+    enc.push_batch(&strings(
+        vec![Some("abc   "), None, Some("日本語 "), Some("a")],
+        vec![Some("abc"), Some("ab "), None, Some("")],
+    ))
+    .unwrap();
+    // VARCHAR keeps its spaces: past n they are refused, and so is a CHAR
+    // value with anything but spaces past n. Neither batch is queued.
+    for (c, v) in [("a", "ab    "), ("abc  x", "a")] {
+        let e = enc
+            .push_batch(&strings(vec![Some(c)], vec![Some(v)]))
+            .unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::InvalidRow {
+                    kind: RowErrorKind::OutOfRange,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    enc.finish().unwrap();
+    drain(&mut enc, &mut buf, &mut wire);
+    wire.extend_from_slice(&buf);
+    let (batches, ended) = decode_all(unframe(&wire));
+    assert!(ended);
+    assert_eq!(batches.len(), 1);
+    let sent = |i: usize| -> Vec<Option<String>> {
+        batches[0]
+            .column(i)
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_owned))
+            .collect()
+    };
+    let owned = |v: &[Option<&str>]| -> Vec<Option<String>> {
+        v.iter().map(|v| v.map(str::to_owned)).collect()
+    };
+    assert_eq!(
+        sent(0),
+        owned(&[Some("abc"), None, Some("日本語"), Some("a")])
+    );
+    assert_eq!(sent(1), owned(&[Some("abc"), Some("ab "), None, Some("")]));
+}
+
+#[test]
 fn no_batches_is_an_empty_stream() {
     let mut enc = ArrowEncoder::new(&table()).unwrap();
     let (mut buf, mut wire) = (BytesMut::new(), Vec::new());
@@ -157,4 +221,101 @@ fn copy_statement_quotes_names() {
         copy_sql(&t).unwrap(),
         "COPY \"s\"\"x\".\"my t\" (\"a b\") FROM STDIN WITH (FORMAT ARROWSTREAM)"
     );
+}
+
+/// `batches` as one IPC stream, as a caller would forward it.
+fn ipc_stream(batches: &[RecordBatch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &batches[0].schema()).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    out
+}
+
+#[test]
+fn raw_ipc_into_bounded_text_is_checked_like_batches() {
+    // `table()` has a VARCHAR(3) column: raw bytes are decoded and checked.
+    let mut enc = ArrowEncoder::new(&table()).unwrap();
+    let mut buf = BytesMut::new();
+    let bad = ipc_stream(&[batch(
+        vec![Some(1), Some(2)],
+        vec![Some("ok"), Some("abcd")],
+        false,
+    )]);
+    let e = enc.push_ipc(&bad, &mut buf).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidRow {
+                row: 1,
+                kind: RowErrorKind::OutOfRange,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(buf.is_empty());
+    assert!(!enc.write_pending(&mut buf).unwrap());
+    // Nothing was accepted: the caller may start over, in pieces of any size.
+    let good = ipc_stream(&[
+        batch(vec![Some(1)], vec![Some("äöü")], false),
+        batch(vec![Some(2), Some(3)], vec![None, Some("abc")], false),
+    ]);
+    for piece in good.chunks(7) {
+        enc.push_ipc(piece, &mut buf).unwrap();
+    }
+    assert!(
+        enc.push_batch(&batch(vec![Some(4)], vec![None], false))
+            .is_err(),
+        "no mixing"
+    );
+    enc.finish().unwrap();
+    assert_eq!(enc.rows(), 3);
+    let mut wire = Vec::new();
+    drain(&mut enc, &mut buf, &mut wire);
+    wire.extend_from_slice(&buf);
+    let (batches, ended) = decode_all(unframe(&wire));
+    assert!(ended);
+    let ids: Vec<i32> = batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_primitive::<arrow_array::types::Int32Type>()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+
+    // A bad batch after a good one breaks the stream for good.
+    let mut enc = ArrowEncoder::new(&table()).unwrap();
+    let mixed = ipc_stream(&[
+        batch(vec![Some(1)], vec![Some("a")], false),
+        batch(vec![Some(2)], vec![Some("abcd")], false),
+    ]);
+    assert!(enc.push_ipc(&mixed, &mut BytesMut::new()).is_err());
+    assert!(enc.push_ipc(&good, &mut BytesMut::new()).is_err());
+    assert!(enc.finish().is_err());
+
+    // A cut stream is an error at the end.
+    let mut enc = ArrowEncoder::new(&table()).unwrap();
+    enc.push_ipc(&good[..good.len() - 20], &mut BytesMut::new())
+        .unwrap();
+    assert!(enc.finish().is_err());
+}
+
+#[test]
+fn raw_ipc_into_other_tables_passes_through() {
+    let table = TableDefinition::new("t").with_not_null_column("id", SqlType::Int);
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, false)]));
+    let b = RecordBatch::try_new(schema, vec![Arc::new(Int32Array::from(vec![1, 2]))]).unwrap();
+    let stream = ipc_stream(&[b]);
+    let mut enc = ArrowEncoder::new(&table).unwrap();
+    let mut buf = BytesMut::new();
+    enc.push_ipc(&stream, &mut buf).unwrap();
+    // Forwarded as it came (framed, without its end-of-stream marker).
+    assert_eq!(unframe(&buf), stream[..stream.len() - 8]);
 }

@@ -35,17 +35,14 @@ macro_rules! arrow_inserter_methods {
 
         /// Inserts raw Arrow IPC stream bytes (e.g. forwarded from elsewhere),
         /// split anywhere across calls. The schema is checked before any of
-        /// it is sent; the data is passed through undecoded. Cannot be mixed
+        /// it is sent; the data is passed through undecoded, except into a
+        /// table with VARCHAR(n) or CHAR(n) columns: there it is decoded and
+        /// checked as [`Self::insert_batch`] checks batches. Cannot be mixed
         /// with [`Self::insert_batch`] in one insert.
         pub $($async_kw)? fn insert_ipc(&mut self, bytes: &[u8]) -> Result<()> {
-            let step = self.encoder.flush_threshold();
-            for piece in bytes.chunks(step) {
+            for piece in bytes.chunks(self.encoder.flush_threshold()) {
                 self.encoder.push_ipc(piece, self.client.copy_buf())?;
-                if self.client.copy_buf().len() >= step {
-                    if let Err(e) = self.client.flush() $($aw)* {
-                        return Err(self.copy.failed(e));
-                    }
-                }
+                self.drain() $($aw)*?;
             }
             Ok(())
         }

@@ -60,7 +60,9 @@
 //! (see [`crate::insert`]). Before a batch is queued: fields are matched to columns by name (each
 //! column exactly once, no extra fields), types as in the table, no NULL in
 //! a NOT NULL column, no VARCHAR(n)/CHAR(n) value longer than n characters
-//! (hyperd would store it as is, or truncate CHAR(1)). A rejected batch is
+//! (hyperd would store it as is, or truncate CHAR(1)), except that a CHAR(n)
+//! value longer only by trailing spaces is sent cut to n characters
+//! ([`crate::types::SqlType::fit_text`]). A rejected batch is
 //! not sent. After `finish()`, the row count the server reports must equal
 //! the rows sent ([`crate::Error::RowCountMismatch`]): hyperd stores only
 //! the first of several IPC streams in one COPY and still reports success,
