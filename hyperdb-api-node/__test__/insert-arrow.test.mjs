@@ -130,8 +130,8 @@ describe('insertArrow', () => {
       ['a Table', (t) => t],
       ['IPC bytes', (t) => arrow.tableToIPC(t, 'stream')],
     ]) {
-      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'abcd', 'a'))), '22003', label)
-      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'a', 'ab    '))), '22003', label)
+      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'abcd', 'a'))), '22001', label)
+      await rejectsHyper(() => conn.insertArrow('bounded', as(rows(9, 'a', 'ab    '))), '22001', label)
     }
     assert.equal(await conn.queryScalar('SELECT count(*) FROM bounded'), 0n)
     // CHAR(n) drops spaces past n, as Tableau's Hyper API stores them.

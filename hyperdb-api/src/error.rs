@@ -162,8 +162,10 @@ pub enum RowErrorKind {
     WrongType,
     /// NULL for a NOT NULL column.
     NullInNotNull,
-    /// The value does not fit the column (out of range, too long).
+    /// The value does not fit the column (out of range).
     OutOfRange,
+    /// A string longer than its VARCHAR(n) or CHAR(n) column.
+    TooLong,
     /// The row is larger than one COPY message may carry (hyperd takes
     /// at most 150 MiB): a HyperBinary row is never split, so it cannot be
     /// sent. The column named holds the row's largest value.
@@ -177,6 +179,7 @@ impl std::fmt::Display for RowErrorKind {
             RowErrorKind::WrongType => "wrong type",
             RowErrorKind::NullInNotNull => "NULL in a NOT NULL column",
             RowErrorKind::OutOfRange => "value does not fit",
+            RowErrorKind::TooLong => "string too long",
             RowErrorKind::TooLarge => "row too large",
         })
     }
@@ -315,6 +318,7 @@ impl Error {
                 RowErrorKind::WrongType => "42804",
                 RowErrorKind::ColumnCount => "22023",
                 RowErrorKind::OutOfRange => "22003",
+                RowErrorKind::TooLong => "22001",
                 RowErrorKind::TooLarge => "54000",
             },
             Error::RowCountMismatch { .. } => "XX000",

@@ -42,9 +42,25 @@ pub(crate) struct ArrowDecoder {
     ended: bool,
     /// Nothing more comes out: the stream ended or failed.
     done: bool,
+    /// Streams may follow each other (see [`ArrowDecoder::repeating`]).
+    repeats: bool,
+    /// The schema message's schema, as sent.
+    first: Option<SchemaRef>,
 }
 
 impl ArrowDecoder {
+    /// A decoder for a caller's IPC bytes into an insert, which may hold
+    /// several streams of one schema in a row (as the raw pass-through
+    /// takes them): a repeated schema message continues the stream, with
+    /// or without an end-of-stream marker before it. Server results are
+    /// one stream: there a second schema is an error.
+    pub(crate) fn repeating() -> ArrowDecoder {
+        ArrowDecoder {
+            repeats: true,
+            ..ArrowDecoder::default()
+        }
+    }
+
     pub(crate) fn schema(&self) -> Option<&SchemaRef> {
         self.schema.as_ref()
     }
@@ -61,7 +77,10 @@ impl ArrowDecoder {
         }
         while let Some(frame) = self.messages.next(&mut self.input)? {
             let message = match frame {
-                Frame::Message(m) if !self.eos => m,
+                Frame::Message(m) if !self.eos || self.repeats => {
+                    self.eos = false;
+                    m
+                }
                 Frame::Message(_) => {
                     return Err(ipc_error("a message after the end-of-stream marker"))
                 }
@@ -172,7 +191,19 @@ impl ArrowDecoder {
                 };
                 self.decoder = Some(decoder);
                 self.on_schema(&schema);
+                self.first = Some(schema);
                 Ok(None)
+            }
+            (MessageHeader::Schema, Some(_)) if self.repeats => {
+                let fb = message
+                    .header_as_schema()
+                    .ok_or_else(|| ipc_error("a schema message without a schema"))?;
+                let schema = arrow_ipc::convert::try_fb_to_schema(fb)?;
+                if self.first.as_deref() == Some(&schema) {
+                    Ok(None)
+                } else {
+                    Err(ipc_error("a stream with another schema than the first"))
+                }
             }
             (MessageHeader::Schema, Some(_)) => Err(ipc_error("a second schema message")),
             (MessageHeader::DictionaryBatch, Some(decoder)) => {

@@ -250,7 +250,10 @@ impl ArrowEncoder {
     /// before any row was accepted lets the caller start over; after, the
     /// stream is broken for good, as on the pass-through path.
     fn push_ipc_decoded(&mut self, bytes: &[u8]) -> Result<()> {
-        let mut decoder = self.decoding.take().unwrap_or_default();
+        let mut decoder = self
+            .decoding
+            .take()
+            .unwrap_or_else(|| Box::new(ArrowDecoder::repeating()));
         decoder.push(bytes::Bytes::copy_from_slice(bytes));
         let res = loop {
             match decoder.next_batch() {
@@ -259,7 +262,14 @@ impl ArrowEncoder {
                         break Err(e);
                     }
                 }
-                Ok(None) => break Ok(()),
+                // The schema is checked as soon as it is read, as the
+                // pass-through checks it: before any data is sent.
+                Ok(None) => match (&self.mode, decoder.schema()) {
+                    (Mode::Idle, Some(schema)) => {
+                        break ingest_schema(&self.table, schema).map(drop)
+                    }
+                    _ => break Ok(()),
+                },
                 Err(e) => break Err(e),
             }
         };
@@ -469,7 +479,7 @@ fn check_values(
                     Err(chars) => {
                         return Err(error(
                             row,
-                            RowErrorKind::OutOfRange,
+                            RowErrorKind::TooLong,
                             format!("{chars} characters for {ty}"),
                         ))
                     }

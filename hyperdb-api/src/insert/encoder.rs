@@ -4,7 +4,7 @@
 use bytes::BytesMut;
 use hyperdb_api_core::error::ErrorKind;
 use hyperdb_api_core::protocol::frontend;
-use hyperdb_api_core::types::{encode_column, put_copy_header, ColumnType, ToHyperBinary};
+use hyperdb_api_core::types::{encode_column, put_copy_header, ColumnType, SqlType, ToHyperBinary};
 
 use crate::error::{Error, Result, RowErrorKind};
 use crate::table_definition::TableDefinition;
@@ -373,7 +373,7 @@ impl<S: RowSink> RowEncoder<S> {
         value: &dyn ToHyperBinary,
         e: &hyperdb_api_core::Error,
     ) -> Error {
-        value_error(&self.names, self.rows, i, value, e)
+        value_error(&self.names, &self.types[i], self.rows, i, value, e)
     }
 
     fn row_error(&self, column: Option<usize>, kind: RowErrorKind, message: String) -> Error {
@@ -385,6 +385,7 @@ impl<S: RowSink> RowEncoder<S> {
 #[cold]
 pub(super) fn value_error(
     names: &[String],
+    column: &ColumnType,
     rows: u64,
     i: usize,
     value: &dyn ToHyperBinary,
@@ -393,6 +394,10 @@ pub(super) fn value_error(
     let kind = match e.kind() {
         ErrorKind::TypeMismatch => RowErrorKind::WrongType,
         _ if value.is_null() => RowErrorKind::NullInNotNull,
+        // A text value the codec refuses for a bounded column: too long.
+        _ if matches!(column.sql_type, SqlType::Varchar(_) | SqlType::Char(_)) => {
+            RowErrorKind::TooLong
+        }
         _ => RowErrorKind::OutOfRange,
     };
     row_error(names, rows, Some(i), kind, e.message().to_owned())

@@ -36,7 +36,7 @@ impl<S: RowSink> RowWriter for EncoderRow<'_, S> {
                 self.next = i + 1;
                 Ok(())
             }
-            Err(e) => Err(value_error(self.names, self.rows, i, value, &e)),
+            Err(e) => Err(value_error(self.names, column, self.rows, i, value, &e)),
         }
     }
 }

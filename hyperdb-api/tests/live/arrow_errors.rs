@@ -90,7 +90,7 @@ fn mismatched_schemas_are_refused_before_sending() {
         matches!(
             e,
             Error::InvalidRow {
-                kind: RowErrorKind::OutOfRange,
+                kind: RowErrorKind::TooLong,
                 ..
             }
         ),

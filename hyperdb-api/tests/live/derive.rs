@@ -668,7 +668,8 @@ fn inserting_structs_checks_definition_and_values() {
             .unwrap_err();
         match &err {
             Error::InvalidRow { kind, column, .. } => {
-                assert_eq!(*kind, RowErrorKind::OutOfRange, "{err}");
+                assert_eq!(*kind, RowErrorKind::TooLong, "{err}");
+                assert_eq!(err.sqlstate(), "22001");
                 assert_eq!(column.as_deref(), Some("code"));
             }
             other => panic!("{other}"),

@@ -221,7 +221,7 @@ fn char_values_are_cut_to_n_as_tableau_cuts_them() {
             id += 1;
         }
         let e = ins.add_row(&[&id, &"a", &"ab    "]).unwrap_err();
-        assert_eq!(e.sqlstate(), "22003", "{e}");
+        assert_eq!(e.sqlstate(), "22001", "{e}");
         let e = ins.add_row(&[&id, &"abc  x", &"a"]).unwrap_err();
         assert!(e.to_string().contains("6 characters"), "{e}");
         assert_eq!(ins.execute().unwrap(), 3);
@@ -254,7 +254,7 @@ fn char_values_are_cut_to_n_as_tableau_cuts_them() {
     };
     let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
     let e = ins.insert_ipc(&ipc("abcd", "x")).unwrap_err();
-    assert_eq!(e.sqlstate(), "22003", "{e}");
+    assert_eq!(e.sqlstate(), "22001", "{e}");
     ins.insert_ipc(&ipc("pq     ", "pq ")).unwrap();
     assert_eq!(ins.finish().unwrap(), 1);
     c.close().unwrap();
