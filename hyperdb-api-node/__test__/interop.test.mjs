@@ -1,0 +1,81 @@
+// Files written by this package, read back by Tableau's own Hyper API (the
+// `tableauhyperapi` Python package `make test` installs into
+// .hyperd/pylib): every value must be what Tableau itself sees. The Rust
+// crate's interop test writes the same rows and expects the same file,
+// scripts/interop_all_types.json.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setupHyper } from './helpers.mjs'
+import { Connection, HyperInterval, HyperTime, HyperTimestamp, numeric, dateOnly } from '../dist/index.mjs'
+
+const ctx = setupHyper()
+const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+/** `scripts/read_hyper.py` on `file`: the table as Tableau's API reads it, as JSON text. */
+function readWithTableau(file, table) {
+  const pylib = path.join(repo, '.hyperd', 'pylib')
+  assert.ok(existsSync(path.join(pylib, '.installed')), "Tableau's Hyper API is missing: run `make test`")
+  const out = execFileSync('python3', [path.join(repo, 'scripts', 'read_hyper.py'), file, table, ctx.dir], {
+    env: { ...process.env, PYTHONPATH: pylib },
+  })
+  return out.toString().trimEnd()
+}
+
+const COLUMNS =
+  'id INTEGER NOT NULL, b BOOLEAN, s SMALLINT, i INTEGER, bi BIGINT, r REAL, d DOUBLE PRECISION, o OID, ' +
+  'n18 NUMERIC(18,3), n38 NUMERIC(38,10), t TEXT, vc VARCHAR(10), c5 CHAR(5), c1 CHAR(1), j JSON, by BYTEA, ' +
+  'date DATE, time TIME, ts TIMESTAMP, tstz TIMESTAMPTZ, iv INTERVAL'
+
+const NAMES = COLUMNS.split(', ').map((c) => c.split(' ')[0])
+
+/** Microseconds since 1970 of a UTC wall time, plus `micros`. */
+const at = (y, mo, d, h, mi, s, micros) => BigInt(Date.UTC(y, mo - 1, d, h, mi, s)) * 1000n + BigInt(micros)
+
+// prettier-ignore
+const ROWS = [
+  [
+    1, false, -32768, -2147483648, -9223372036854775808n, -Infinity, NaN, 0,
+    numeric('-999999999999999.999'), numeric('-9999999999999999999999999999.9999999999'),
+    '', '日本語', 'abcde', 'x', '{"a":[1,2]}', Buffer.alloc(0),
+    dateOnly('1066-10-14'), new HyperTime(0n), new HyperTimestamp(at(1850, 3, 4, 5, 6, 7, 123456)),
+    new HyperTimestamp(at(1899, 12, 31, 23, 59, 59, 999999), true), new HyperInterval(-14, 3, -123_456_789n),
+  ],
+  [
+    2, true, 32767, 2147483647, 9223372036854775807n, NaN, Infinity, 4294967295,
+    numeric('-0.5'), numeric('-0.0000000001'),
+    'héllo wörld ✓ 🎉 "quoted" \'single\' \\ back', '0123456789', 'ü✓€ab', 'é', '[]',
+    Buffer.from([0x00, 0xff, 0x01, 0x02, 0x5c]),
+    dateOnly('9999-12-31'), new HyperTime(86_399_999_999n), new HyperTimestamp(at(2200, 1, 1, 0, 0, 0, 1)),
+    new HyperTimestamp(at(2101, 1, 1, 12, 0, 0, 0), true), new HyperInterval(1200, -30, 86_399_999_999n),
+  ],
+  [
+    3, null, null, null, null, -0.5, -0.25, null,
+    numeric('999999999999999.999'), numeric('9999999999999999999999999999.9999999999'),
+    null, null, null, null, null, null, null, null, null, null, null,
+  ],
+  [4, ...new Array(20).fill(null)],
+]
+
+const EXPECTED = readFileSync(path.join(repo, 'scripts', 'interop_all_types.json'), 'utf8').trimEnd()
+
+for (const [label, insert] of [
+  ['insertRows', (conn) => conn.insertRows('all_types', ROWS)],
+  [
+    'insertColumns (arrays)',
+    (conn) => conn.insertColumns('all_types', Object.fromEntries(NAMES.map((n, j) => [n, ROWS.map((r) => r[j])]))),
+  ],
+]) {
+  test(`Tableau reads every type exactly: ${label}`, async () => {
+    await ctx.ready()
+    const file = ctx.dbPath(`interop-${label.replace(/\W+/g, '-')}.hyper`)
+    const conn = await Connection.connect({ endpoint: ctx.hyper.endpoint, database: file, createMode: 'create' })
+    await conn.executeCommand(`CREATE TABLE all_types (${COLUMNS})`)
+    assert.equal(await insert(conn), ROWS.length)
+    await conn.close()
+    assert.equal(readWithTableau(file, 'all_types'), EXPECTED)
+  })
+}
