@@ -174,10 +174,7 @@ impl ArrowDecoder {
         let block = Block::new(0, raw.header_len as i32, message.bodyLength());
         match (message.header_type(), &mut self.decoder) {
             (MessageHeader::Schema, None) => {
-                let fb = message
-                    .header_as_schema()
-                    .ok_or_else(|| ipc_error("a schema message without a schema"))?;
-                let schema = Arc::new(arrow_ipc::convert::try_fb_to_schema(fb)?);
+                let schema = Arc::new(schema_of(&message)?);
                 // SAFETY: the flag lets arrow-ipc build arrays without
                 // checking them. Until checked they are only constructed,
                 // which slices buffers with bounds assertions (a panic,
@@ -195,11 +192,7 @@ impl ArrowDecoder {
                 Ok(None)
             }
             (MessageHeader::Schema, Some(_)) if self.repeats => {
-                let fb = message
-                    .header_as_schema()
-                    .ok_or_else(|| ipc_error("a schema message without a schema"))?;
-                let schema = arrow_ipc::convert::try_fb_to_schema(fb)?;
-                if self.first.as_deref() == Some(&schema) {
+                if self.first.as_deref() == Some(&schema_of(&message)?) {
                     Ok(None)
                 } else {
                     Err(ipc_error("a stream with another schema than the first"))
@@ -268,6 +261,14 @@ impl ArrowDecoder {
 
 fn ipc_error(what: &str) -> Error {
     Error::Arrow(ArrowError::IpcError(what.into()))
+}
+
+/// The schema a schema message carries.
+fn schema_of(message: &arrow_ipc::Message<'_>) -> Result<Schema> {
+    let fb = message
+        .header_as_schema()
+        .ok_or_else(|| ipc_error("a schema message without a schema"))?;
+    Ok(arrow_ipc::convert::try_fb_to_schema(fb)?)
 }
 
 pub(crate) fn truncated() -> Error {

@@ -1,5 +1,6 @@
 //! Caller-supplied Arrow IPC stream bytes, checked and passed through
-//! without decoding the data.
+//! without decoding the data. (Into a table with VARCHAR(n)/CHAR(n)
+//! columns `ArrowEncoder` decodes them instead, to check the values.)
 //!
 //! Only the message headers are parsed: enough to check the schema against
 //! the table before anything is sent, to count rows for the row-count
