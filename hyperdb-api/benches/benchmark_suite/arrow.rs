@@ -227,11 +227,7 @@ pub(crate) fn add_batch(answer: &mut Answer, batch: &RecordBatch) -> Result<()> 
                 check.merge(&part);
                 return Ok(());
             }
-            let (ids, sensors, values, ts) =
-                (ids.values(), sensors.values(), values.values(), ts.values());
-            for i in 0..ids.len() {
-                check.add(ids[i], Some(sensors[i]), Some(values[i]), Some(ts[i]));
-            }
+            check.add_columns(ids.values(), sensors.values(), values.values(), ts.values());
         }
         Answer::Groups(groups) => {
             let sensors = col(0)?

@@ -23,6 +23,8 @@
 mod arrow;
 mod ceiling;
 mod data;
+#[cfg(test)]
+mod data_tests;
 mod env;
 #[cfg(feature = "grpc")]
 mod grpc;
