@@ -198,9 +198,10 @@ pub fn tenths(value: f64) -> i64 {
 }
 
 /// The sum of [`tenths`] over `values`, computed per 1024 values as
-/// `tenths` of their sum: the values are id x 0.1 (at most 1e6), so a
-/// chunk's sum is at most ~1e9 and its rounding error (~1e-4 after x 10)
-/// cannot move it to another integer. Summed in four lanes, which the
+/// `tenths` of their sum: the values are id x 0.1 (at most 1e7, at the
+/// sweep's 1e8 rows), so a chunk's sum is at most ~1e10, each addition
+/// rounds by at most ~1e-6, and after 1024 of them and x 10 the error
+/// (~2e-2 at worst) cannot move the sum to another integer. Summed in four lanes, which the
 /// compiler vectorizes: `tenths` per value was ~16 ms per 10M rows of the
 /// check's ~45, this is ~2.
 pub fn sum_tenths(values: &[f64]) -> i64 {
@@ -371,8 +372,8 @@ pub fn verify(what: &str, got: &Answer, want: &Answer) -> Result<()> {
 
 /// Checks what the server stored in `table` against `span` (untimed).
 pub fn verify_table(conn: &mut hyperdb_api::Connection, table: &str, span: Span) -> Result<()> {
-    // The client's sums, and the formula on every row (stronger than the
-    // sample, which must then count the same rows).
+    // The client check's sums and sample count, but the formula on every
+    // row (stricter than the client's sample).
     let sql = format!(
         "SELECT count(*), sum(id::BIGINT), sum(coalesce(sensor_id, -1)::BIGINT), \
          sum(coalesce(floor(value * 10 + 0.5)::BIGINT, -1)), \
