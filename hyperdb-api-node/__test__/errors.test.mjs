@@ -307,5 +307,11 @@ describe('connecting', () => {
     assert.equal(await own.queryScalar(yearText), '2050-01-02')
     await own.close()
     await rejectsHyper(() => Connection.connect({ endpoint: ctx.hyper.endpoint, settings: { no_such_setting: '1' } }))
+    // The client's own setting (it reads every result as HyperBinary).
+    await rejectsHyper(
+      () => Connection.connect({ endpoint: ctx.hyper.endpoint, settings: { result_format_code: 'text' } }),
+      '22023',
+      /result_format_code/,
+    )
   })
 })

@@ -44,7 +44,8 @@ export interface ConnectOptions {
    * Session settings (`SET name = value`), validated by hyperd. Sessions
    * start with `extra_float_digits: '2'` and `two_digit_year_threshold:
    * '40'` unless given here, as Tableau's Hyper API connects (see the
-   * README's defaults section).
+   * README's defaults section). `result_format_code` is the client's own
+   * (it reads every result as HyperBinary): setting it is an error.
    */
   settings?: Record<string, string>
 }

@@ -134,8 +134,7 @@ impl AsyncConnection {
         use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        let cached = self.client.statements().cache().capacity() > 0;
-        if self.routes.choose(key, cached) == ReadRoute::Arrow {
+        if self.routes.choose(key) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
                 Ok(started) => {
@@ -153,7 +152,7 @@ impl AsyncConnection {
                 Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let fields = match self.client.query_cached(&QueryRequest::new(sql)).await {
+        let fields = match self.client.query_simple(sql).await {
             Ok(fields) => fields,
             Err(e) => {
                 self.routes.forget(key);

@@ -120,8 +120,7 @@ impl Connection {
         use crate::arrow::{arrow_cannot_express, ArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        let cached = self.client.statements().cache().capacity() > 0;
-        if self.routes.choose(key, cached) == ReadRoute::Arrow {
+        if self.routes.choose(key) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match ArrowBatches::start(&mut self.client, sql, &mut trace) {
                 Ok(started) => {
@@ -135,7 +134,7 @@ impl Connection {
                 Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let fields = match self.client.query_cached(&QueryRequest::new(sql)) {
+        let fields = match self.client.query_simple(sql) {
             Ok(fields) => fields,
             Err(e) => {
                 // What the entry says may be why (see `Learn::failed`).
@@ -162,11 +161,7 @@ impl Connection {
                 }
             }
             crate::ReadRoute::DataRows => {
-                let fields = trace.check(
-                    self.client
-                        .query_cached(&QueryRequest::new(sql))
-                        .map_err(Into::into),
-                )?;
+                let fields = trace.check(self.client.query_simple(sql).map_err(Into::into))?;
                 Ok(Rows::new(
                     &mut self.client,
                     Schema::from_fields(fields),

@@ -6,17 +6,18 @@
 //! example; DEVELOPMENT.md, "Choosing the read route"). hyperd produces
 //! Arrow 3-5x cheaper per value, so results of many values go faster as
 //! Arrow. But wrapping a statement in COPY costs hyperd ~10-15 % more
-//! execution time on aggregations and joins, and a few hundred
-//! microseconds of parsing and compiling per run that a cached prepared
-//! statement skips: results of few values go faster as `DataRow`s. The
-//! statement's shape does not tell which case it is; its result does.
+//! execution time on aggregations and joins, and 0.3-1.5 ms of planning
+//! per run that a simple `Query` takes from hyperd's plan cache: results of
+//! few values go faster as `DataRow`s. The statement's text does not tell
+//! which case it is; its result does.
 //!
-//! So a statement's first run is Arrow (its worst case, a small result of a
-//! costly query, loses ~15 %, where `DataRow`s' worst case, a large result,
+//! So a statement's first run is Arrow (its worst case, a small result,
+//! loses ~1.5 ms or ~15 %, where `DataRow`s' worst case, a large result,
 //! loses 3-5x). That run tells how long hyperd took to the first data and
-//! how many values came back; later runs take `DataRow`s (through the
-//! statement cache) when the values' extra cost as rows is below what the
-//! COPY costs, and Arrow otherwise. Every complete result updates the
+//! how many values came back; later runs (of the same text, or of the
+//! same lookup with another value: [`key`]) take `DataRow`s of a simple
+//! `Query` when the values' extra cost as rows is below what the COPY
+//! costs, and Arrow otherwise. Every complete result updates the
 //! count, and a statement routed to `DataRow`s by its timing goes through
 //! Arrow again after [`REPROBE_EVERY`] runs to refresh it, then after twice
 //! as many each time the refresh confirms the route (up to
@@ -28,7 +29,7 @@
 //! included), so a change of route is invisible but for its speed.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 
 use arrow_schema::SchemaRef;
 
@@ -36,16 +37,13 @@ use arrow_schema::SchemaRef;
 /// with the client's reading of it (10M-row scans: 12-16 ns on the server,
 /// a few more in the client; 20 leans towards Arrow when unsure).
 const VALUE_SECS: f64 = 20e-9;
-/// The `DataRow` route's fixed cost over the COPY's for a statement of the
-/// statement cache: Bind, Execute and Sync are three messages to hyperd
-/// where the COPY is one Query, and the COPY has setup costs of its own.
-/// Measured on `SELECT 1`: -60 to +30 us; a point lookup, whose planning a
-/// prepared statement skips, -150 to -200 us. 30 us leans towards Arrow.
-const ROWS_FIXED_SECS: f64 = 30e-6;
-/// The same with the statement cache off: Parse, Bind, Describe, Execute
-/// and Sync, the statement parsed and planned every run (`SELECT 1` and a
-/// point lookup: 0.25-0.5 ms more than the COPY).
-const UNCACHED_ROWS_FIXED_SECS: f64 = 400e-6;
+/// What a COPY costs more than a simple `Query` whatever the result: the
+/// `DataRow` route runs a plain statement as a simple `Query`, which hyperd
+/// plans from its plan cache (keyed by the statement's shape, literals
+/// aside), where each COPY is planned afresh. Measured on `SELECT 1`: 0.3
+/// ms more for the same text each run, 1-1.5 ms with a new literal each
+/// run; 250 us leans towards Arrow.
+const COPY_FIXED_SECS: f64 = 250e-6;
 /// The share of a run's time to the first data that the COPY adds
 /// (hyperd's CPU: aggregations and joins with few groups 12-15 % more,
 /// 10k groups ~3 %, a top-N none).
@@ -106,17 +104,92 @@ pub(crate) struct RouteBook {
     tick: u64,
 }
 
-/// The key of `sql`.
+/// The key of `sql`: a hash of its text with the literal of each equality
+/// (`= 42`, `= 'x'`) left out, so that runs of one lookup with different
+/// values share what they showed. Why: hyperd plans simple `Query`s by that
+/// shape too, so a lookup whose value changes each run is cheap as rows
+/// from its second run on, where by its text each run would be a first run
+/// (an Arrow COPY, planned afresh: 1-1.5 ms more). Other literals (ranges,
+/// `LIMIT`, function arguments) stay in the key: they tend to change the
+/// result's size, which decides the route.
 pub(crate) fn key(sql: &str) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    sql.hash(&mut h);
-    h.finish()
+    let mut shape = std::hash::DefaultHasher::new();
+    let b = sql.as_bytes();
+    let (mut i, mut from) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"') => i = quoted_end(b, i, q),
+            b'=' if !matches!(
+                i.checked_sub(1).map(|p| b[p]),
+                Some(b'<' | b'>' | b'!' | b':')
+            ) =>
+            {
+                i += 1;
+                if let Some(end) = literal_end(b, i) {
+                    shape.write(&b[from..i]);
+                    shape.write_u8(0);
+                    (i, from) = (end, end);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    shape.write(&b[from..]);
+    shape.finish()
+}
+
+/// Where the quoted text that starts at `b[start]` (`q`) ends: past its
+/// closing quote (a doubled quote is part of the text), or at the end.
+fn quoted_end(b: &[u8], start: usize, q: u8) -> usize {
+    let mut i = start + 1;
+    while i < b.len() {
+        if b[i] == q {
+            if b.get(i + 1) != Some(&q) {
+                return i + 1;
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// Where the literal that follows `=` at `b[at..]` ends (spaces first, a
+/// minus sign, then a number or a string), if one does; a name or an
+/// expression is no literal.
+fn literal_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at;
+    while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    match b.get(i)? {
+        b'\'' => Some(quoted_end(b, i, b'\'')),
+        b'-' | b'0'..=b'9' | b'.' => {
+            let start = i + usize::from(b[i] == b'-');
+            let mut end = start;
+            while b.get(end).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
+                end += 1;
+            }
+            if matches!(b.get(end), Some(b'e' | b'E')) {
+                end += 1;
+                end += usize::from(matches!(b.get(end), Some(b'+' | b'-')));
+                while b.get(end).is_some_and(u8::is_ascii_digit) {
+                    end += 1;
+                }
+            }
+            let ends_word = !b
+                .get(end)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            (end > start && b[start..end].iter().any(u8::is_ascii_digit) && ends_word)
+                .then_some(end)
+        }
+        _ => None,
+    }
 }
 
 impl RouteBook {
-    /// The route for the statement `key` now; `cached`: whether the
-    /// `DataRow` route would run it as a cached prepared statement.
-    pub(crate) fn choose(&mut self, key: u64, cached: bool) -> ReadRoute {
+    /// The route for the statement `key` now.
+    pub(crate) fn choose(&mut self, key: u64) -> ReadRoute {
         self.tick += 1;
         let Some(seen) = self.seen.get_mut(&key) else {
             return ReadRoute::Arrow;
@@ -128,7 +201,7 @@ impl RouteBook {
         let Some(rows) = seen.rows else {
             return ReadRoute::Arrow;
         };
-        if !prefers_rows(rows.saturating_mul(seen.columns), seen.arrow_secs, cached) {
+        if !prefers_rows(rows.saturating_mul(seen.columns), seen.arrow_secs) {
             seen.reprobe_every = REPROBE_EVERY;
             return ReadRoute::Arrow;
         }
@@ -143,6 +216,11 @@ impl RouteBook {
     /// The schema the statement's last Arrow run had (the shared streams
     /// give a DataRow run that schema's nullability).
     #[cfg(any(feature = "async", test))]
+    /// A run of another text of the same shape gives it too: hyperd's
+    /// nullability does not follow a literal's value (`CASE WHEN 1 = 2
+    /// THEN NULL ELSE 5 END` and `COALESCE(a, 1)` are nullable alike), and
+    /// `RowBatcher::adopt` takes it only with the same names and types. A
+    /// NULL under a lent NOT NULL would fail the run and forget the entry.
     pub(crate) fn arrow_schema(&self, key: u64) -> Option<SchemaRef> {
         self.seen.get(&key).and_then(|s| s.schema.clone())
     }
@@ -201,16 +279,10 @@ impl RouteBook {
     }
 }
 
-/// Whether `values` are cheaper as `DataRow`s (of a cached statement when
-/// `cached`) than through a COPY whose run took `arrow_secs` to its first
-/// data.
-fn prefers_rows(values: u64, arrow_secs: f64, cached: bool) -> bool {
-    let fixed = if cached {
-        ROWS_FIXED_SECS
-    } else {
-        UNCACHED_ROWS_FIXED_SECS
-    };
-    values as f64 * VALUE_SECS + fixed < COPY_SHARE * arrow_secs
+/// Whether `values` are cheaper as `DataRow`s of a simple `Query` than
+/// through a COPY whose run took `arrow_secs` to its first data.
+fn prefers_rows(values: u64, arrow_secs: f64) -> bool {
+    values as f64 * VALUE_SECS < COPY_SHARE * arrow_secs + COPY_FIXED_SECS
 }
 
 /// Reports how a result ended to its statement's entry; held by the row
@@ -283,13 +355,9 @@ mod tests {
     #[test]
     fn unknown_results_go_as_arrow() {
         let mut book = RouteBook::default();
-        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(1), ReadRoute::Arrow);
         book.arrow_started(1, 0.050, &schema(3));
-        assert_eq!(
-            book.choose(1, true),
-            ReadRoute::Arrow,
-            "no complete result yet"
-        );
+        assert_eq!(book.choose(1), ReadRoute::Arrow, "no complete result yet");
     }
 
     #[test]
@@ -298,24 +366,29 @@ mod tests {
         book.arrow_started(1, 0.040, &schema(3));
         book.finished(1, 3, 10);
         for _ in 1..REPROBE_EVERY {
-            assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+            assert_eq!(book.choose(1), ReadRoute::DataRows);
         }
         // After REPROBE_EVERY runs, Arrow again to refresh the timing.
-        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(1), ReadRoute::Arrow);
         book.arrow_started(1, 0.040, &schema(3));
-        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+        assert_eq!(book.choose(1), ReadRoute::DataRows);
     }
+
+    /// Rows of the results in the refresh tests: 300k values, ~6 ms more
+    /// as rows, so the route follows the run's time (100 ms: rows; 10 ms:
+    /// Arrow).
+    const ROWS: u64 = 100_000;
 
     /// The run number of each Arrow run among the next `runs` of statement
     /// 1, each Arrow run taking `arrow_secs` to its schema.
     fn arrow_runs(book: &mut RouteBook, runs: u32, arrow_secs: f64) -> Vec<u32> {
         let mut at = Vec::new();
         for run in 1..=runs {
-            if book.choose(1, true) == ReadRoute::Arrow {
+            if book.choose(1) == ReadRoute::Arrow {
                 at.push(run);
                 book.arrow_started(1, arrow_secs, &schema(3));
             }
-            book.finished(1, 3, 10);
+            book.finished(1, 3, ROWS);
         }
         at
     }
@@ -325,9 +398,9 @@ mod tests {
     #[test]
     fn confirmed_refreshes_come_less_and_less_often() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.040, &schema(3));
-        book.finished(1, 3, 10);
-        let at = arrow_runs(&mut book, 1200, 0.040);
+        book.arrow_started(1, 0.100, &schema(3));
+        book.finished(1, 3, ROWS);
+        let at = arrow_runs(&mut book, 1200, 0.100);
         let gaps: Vec<u32> = at.windows(2).map(|w| w[1] - w[0]).collect();
         assert_eq!(at[0], REPROBE_EVERY);
         assert_eq!(&gaps[..4], &[32, 64, 128, 256], "refreshes at {at:?}");
@@ -340,35 +413,35 @@ mod tests {
     #[test]
     fn a_refresh_that_changes_the_route_starts_the_waits_over() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.040, &schema(3));
-        book.finished(1, 3, 10);
-        assert_eq!(arrow_runs(&mut book, 48, 0.040), [16, 48]);
+        book.arrow_started(1, 0.100, &schema(3));
+        book.finished(1, 3, ROWS);
+        assert_eq!(arrow_runs(&mut book, 48, 0.100), [16, 48]);
         // The query got cheap: the next refresh, 64 runs on, finds it so,
         // and it stays on Arrow.
         assert_eq!(
-            arrow_runs(&mut book, 70, 0.0001),
+            arrow_runs(&mut book, 70, 0.010),
             [64, 65, 66, 67, 68, 69, 70]
         );
         // Costly again: one Arrow run shows it, and the next refresh comes
         // REPROBE_EVERY runs later, not 128.
-        assert_eq!(arrow_runs(&mut book, 40, 0.040), [1, 1 + REPROBE_EVERY]);
+        assert_eq!(arrow_runs(&mut book, 40, 0.100), [1, 1 + REPROBE_EVERY]);
     }
 
     #[test]
-    fn large_or_cheap_results_stay_arrow() {
+    fn large_results_of_quick_queries_stay_arrow() {
         let mut book = RouteBook::default();
         // A scan: 2M rows of 4 columns, first batch after 2 ms.
         book.arrow_started(1, 0.002, &schema(4));
         book.finished(1, 4, 2_000_000);
-        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(1), ReadRoute::Arrow);
         // 10k rows of a cheap filter: 1 ms to the first data.
         book.arrow_started(2, 0.001, &schema(4));
         book.finished(2, 4, 10_000);
-        assert_eq!(book.choose(2, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(2), ReadRoute::Arrow);
         // The same 10k rows from a 200 ms aggregation.
         book.arrow_started(3, 0.200, &schema(4));
         book.finished(3, 4, 10_000);
-        assert_eq!(book.choose(3, true), ReadRoute::DataRows);
+        assert_eq!(book.choose(3), ReadRoute::DataRows);
     }
 
     /// A result that grew is noticed at its end and goes back to Arrow.
@@ -377,22 +450,39 @@ mod tests {
         let mut book = RouteBook::default();
         book.arrow_started(1, 0.010, &schema(2));
         book.finished(1, 2, 5);
-        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
+        assert_eq!(book.choose(1), ReadRoute::DataRows);
         book.finished(1, 2, 5_000_000);
-        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(1), ReadRoute::Arrow);
     }
 
-    /// Without the statement cache every `DataRow` run parses and plans
-    /// again: a small result of a cheap query stays Arrow.
+    /// A simple `Query` costs less than a COPY whatever the statement: a
+    /// small result goes as rows however quick its query.
     #[test]
-    fn uncached_rows_need_a_costlier_query() {
+    fn small_results_of_quick_queries_go_as_rows() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.001, &schema(1));
+        book.arrow_started(1, 0.0003, &schema(1));
         book.finished(1, 1, 1);
-        assert_eq!(book.choose(1, true), ReadRoute::DataRows);
-        assert_eq!(book.choose(1, false), ReadRoute::Arrow);
-        book.arrow_started(1, 0.050, &schema(1));
-        assert_eq!(book.choose(1, false), ReadRoute::DataRows);
+        assert_eq!(book.choose(1), ReadRoute::DataRows);
+        // 100 rows of 10 columns: 20 us more as rows, still less.
+        book.finished(1, 10, 100);
+        assert_eq!(book.choose(1), ReadRoute::DataRows);
+    }
+
+    /// Runs of one lookup with other values share an entry, the Arrow
+    /// run's schema included.
+    #[test]
+    fn lookups_with_other_values_share_what_they_showed() {
+        let mut book = RouteBook::default();
+        let (five, six) = (
+            key("SELECT v FROM t WHERE id = 5"),
+            key("SELECT v FROM t WHERE id = 6"),
+        );
+        assert_eq!(book.choose(five), ReadRoute::Arrow);
+        book.arrow_started(five, 0.001, &schema(1));
+        book.finished(five, 1, 1);
+        assert_eq!(book.choose(six), ReadRoute::DataRows);
+        assert!(book.arrow_schema(six).is_some());
+        assert_eq!(book.arrow_schema(six), book.arrow_schema(five));
     }
 
     #[test]
@@ -401,29 +491,25 @@ mod tests {
         book.arrow_started(1, 0.040, &schema(3));
         book.finished(1, 3, 10);
         Learn::new(&mut book, 1).failed();
-        assert_eq!(book.choose(1, true), ReadRoute::Arrow);
+        assert_eq!(book.choose(1), ReadRoute::Arrow);
     }
 
     #[test]
     fn refused_results_go_as_rows_at_once() {
         let mut book = RouteBook::default();
         book.arrow_refused(7);
-        assert_eq!(book.choose(7, true), ReadRoute::DataRows);
+        assert_eq!(book.choose(7), ReadRoute::DataRows);
         assert!(book.arrow_schema(7).is_none());
     }
 
     #[test]
     fn the_least_recently_used_statement_goes_first() {
         let mut book = RouteBook::default();
-        for k in 0..CAPACITY as u64 {
-            book.arrow_started(k, 0.010, &schema(1));
-            book.finished(k, 1, 1);
+        for n in 0..CAPACITY as u64 {
+            book.arrow_started(n, 0.010, &schema(1));
+            book.finished(n, 1, 1);
         }
-        assert_eq!(
-            book.choose(0, true),
-            ReadRoute::DataRows,
-            "0 is now the newest"
-        );
+        assert_eq!(book.choose(0), ReadRoute::DataRows, "0 is now the newest");
         book.arrow_started(10_000, 0.010, &schema(1));
         assert_eq!(book.seen.len(), CAPACITY);
         assert!(book.seen.contains_key(&0));
@@ -434,5 +520,65 @@ mod tests {
     fn keys_follow_the_text() {
         assert_eq!(key("SELECT 1"), key("SELECT 1"));
         assert_ne!(key("SELECT 1"), key("SELECT 2"));
+    }
+
+    /// The literal of an equality is left out of the shape, and nothing
+    /// else is.
+    #[test]
+    fn shapes_leave_out_the_literals_of_equalities() {
+        let same = |a: &str, b: &str| key(a) == key(b);
+        for (a, b) in [
+            (
+                "SELECT v FROM t WHERE id = 5",
+                "SELECT v FROM t WHERE id = 123456",
+            ),
+            ("SELECT v FROM t WHERE id=5", "SELECT v FROM t WHERE id=-7"),
+            (
+                "SELECT v FROM t WHERE x = 1.5",
+                "SELECT v FROM t WHERE x = 2e-3",
+            ),
+            (
+                "SELECT * FROM t WHERE n = 'bob'",
+                "SELECT * FROM t WHERE n = 'it''s = 1'",
+            ),
+            (
+                "SELECT * FROM t WHERE a = 1 AND b = 'x' ORDER BY c",
+                "SELECT * FROM t WHERE a = 22 AND b = 'yy' ORDER BY c",
+            ),
+        ] {
+            assert!(same(a, b), "{a} / {b}");
+        }
+        for (a, b) in [
+            ("SELECT 1", "SELECT 2"),
+            (
+                "SELECT * FROM t WHERE id < 5",
+                "SELECT * FROM t WHERE id < 6",
+            ),
+            (
+                "SELECT * FROM t WHERE id <= 5",
+                "SELECT * FROM t WHERE id <= 6",
+            ),
+            (
+                "SELECT * FROM t WHERE id != 5",
+                "SELECT * FROM t WHERE id != 6",
+            ),
+            ("SELECT * FROM t LIMIT 10", "SELECT * FROM t LIMIT 10000"),
+            (
+                "SELECT * FROM t WHERE a = b1",
+                "SELECT * FROM t WHERE a = b2",
+            ),
+            (
+                "SELECT * FROM t WHERE a = 1x",
+                "SELECT * FROM t WHERE a = 2x",
+            ),
+            ("SELECT 'a = 1'", "SELECT 'a = 2'"),
+            ("SELECT \"a = 1\" FROM t", "SELECT \"a = 2\" FROM t"),
+            (
+                "SELECT * FROM t WHERE id = 5",
+                "SELECT * FROM u WHERE id = 5",
+            ),
+        ] {
+            assert!(!same(a, b), "{a} / {b}");
+        }
     }
 }

@@ -453,6 +453,11 @@ impl Config {
     /// Checks everything that can be checked before touching the network.
     pub(crate) fn validate(&self) -> Result<()> {
         for (name, value) in &self.params {
+            if name.eq_ignore_ascii_case(SIMPLE_QUERY_FORMAT.0) {
+                return Err(Error::config(format!(
+                    "setting `{name}` is the client's own: it reads every result as HyperBinary"
+                )));
+            }
             if value
                 .chars()
                 .any(|c| c.is_whitespace() || c == '\\' || c == '\0')
@@ -483,16 +488,27 @@ impl Config {
     }
 }
 
+/// The session setting that makes hyperd send a simple `Query`'s rows as
+/// HyperBinary, as bound statements' rows are asked for. hyperd takes it
+/// only at startup (`SET result_format_code` is 0A000, "disabled").
+pub(crate) const SIMPLE_QUERY_FORMAT: (&str, &str) = ("result_format_code", "HyperBinary");
+
 impl Config {
     /// The `options` startup parameter carrying the session settings:
     /// `-c name=value` each. `validate` has ruled out values hyperd's option
     /// parser cannot carry (it has no escape for whitespace).
-    pub(crate) fn startup_options(&self) -> Option<String> {
-        if self.params.is_empty() {
-            return None;
-        }
+    ///
+    /// Every session also gets [`SIMPLE_QUERY_FORMAT`]: the client reads a
+    /// simple `Query`'s rows as HyperBinary (`ops::SimpleQueryStart`).
+    pub(crate) fn startup_options(&self) -> String {
         let mut out = String::new();
-        for (name, value) in &self.params {
+        let (name, value) = SIMPLE_QUERY_FORMAT;
+        for (name, value) in self
+            .params
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .chain([(name, value)])
+        {
             if !out.is_empty() {
                 out.push(' ');
             }
@@ -501,7 +517,7 @@ impl Config {
             out.push('=');
             out.push_str(value);
         }
-        Some(out)
+        out
     }
 }
 
@@ -674,14 +690,22 @@ mod tests {
         );
         let c = Config::new(Endpoint::tcp("h", 1)).with_param("lc_time", "C");
         assert!(c.validate().is_ok());
+        // The client's own: rows of a simple Query are read as HyperBinary.
+        let c = Config::new(Endpoint::tcp("h", 1)).with_param("Result_Format_Code", "text");
+        let err = c.validate().unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Config);
+        assert!(err.to_string().contains("Result_Format_Code"), "{err}");
     }
 
     #[test]
     fn settings_travel_escaped_in_options() {
         let c = Config::new(Endpoint::tcp("h", 1));
-        assert_eq!(c.startup_options(), None);
+        assert_eq!(c.startup_options(), "-c result_format_code=HyperBinary");
         let c = c.with_param("a", "x").with_param("b.c", "y,z");
-        assert_eq!(c.startup_options().unwrap(), "-c a=x -c b.c=y,z");
+        assert_eq!(
+            c.startup_options(),
+            "-c a=x -c b.c=y,z -c result_format_code=HyperBinary"
+        );
         assert_eq!(c.param("a"), Some("x"));
         assert_eq!(c.clone().with_param("a", "w").param("a"), Some("w"));
         assert_eq!(c.param("d"), None);

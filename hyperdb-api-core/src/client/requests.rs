@@ -12,7 +12,7 @@ macro_rules! request_methods {
         $($async_kw)? fn startup(&mut self, config: &Config) -> Result<()> {
             self.state.deadline = config.connect_timeout.map(Deadline::connect);
             let options = config.startup_options();
-            let params = options.as_deref().map(|o| ("options", o));
+            let params = [("options", options.as_str())];
             let mut op = ops::Startup::send(
                 &mut self.state.session,
                 &config.user,
@@ -198,6 +198,17 @@ macro_rules! request_methods {
         pub $($async_kw)? fn query(&mut self, req: &QueryRequest<'_>) -> Result<Vec<FieldDescription>> {
             self.begin() $($aw)* ?;
             let mut op = ops::QueryStart::send(&mut self.state.session, req)?;
+            self.run(&mut op) $($aw)*
+        }
+
+        /// Starts `sql`, which takes no parameters, as a simple `Query` and
+        /// returns its columns (empty for statements without rows); read
+        /// rows, HyperBinary like every other result's, with `next_row`.
+        /// The cheapest way to run a statement that is not prepared (see
+        /// `ops::SimpleQueryStart`).
+        pub $($async_kw)? fn query_simple(&mut self, sql: &str) -> Result<Vec<FieldDescription>> {
+            self.begin() $($aw)* ?;
+            let mut op = ops::SimpleQueryStart::send(&mut self.state.session, sql)?;
             self.run(&mut op) $($aw)*
         }
 

@@ -217,14 +217,27 @@ pub(crate) fn table_definition(table: &TableName) -> Result<CatalogQuery<TableDe
 /// its COPY fills. A name with a database goes by [`table_definition`]
 /// (`regclass` cannot name one); a name that resolves to nothing is
 /// reported by [`unresolved`].
+///
+/// Collations are left out: the check does not compare them, and hyperd
+/// runs this query (`pg_attribute` alone: the `regclass` cast fails for a
+/// missing table) in ~0.6 ms where the joins of [`table_definition`] take
+/// 3-9 ms, once per insert.
 pub(crate) fn resolved_table_definition(
     table: &TableName,
 ) -> Result<CatalogQuery<TableDefinition>> {
     if table.database().is_some() {
         return table_definition(table);
     }
-    let filter = format!("c.oid = {}::regclass", quote_literal(&table.to_sql()?)?);
-    columns_of(table, &catalog(None)?, &filter)
+    let sql = format!(
+        "SELECT attname, atttypid, atttypmod, attnotnull, NULL::TEXT \
+         FROM pg_catalog.pg_attribute \
+         WHERE attrelid = {}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+        quote_literal(&table.to_sql()?)?
+    );
+    let table = table.clone();
+    Ok(CatalogQuery::new(sql, move |rows| {
+        definition_from_rows(table, &rows)
+    }))
 }
 
 /// The error of a [`resolved_table_definition`] lookup: a name that does
@@ -253,14 +266,20 @@ fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<T
         if rows.is_empty() {
             return Err(missing_table(&table));
         }
-        let mut def = TableDefinition::new(table);
-        for row in &rows {
-            if let Some(column) = column_from_row(row, def.name())? {
-                def.add_column(column);
-            }
-        }
-        Ok(def)
+        definition_from_rows(table, &rows)
     }))
+}
+
+/// The definition of `table` whose columns `rows` list in order (a row
+/// whose name is NULL is none: a table without columns).
+fn definition_from_rows(table: TableName, rows: &[Row]) -> Result<TableDefinition> {
+    let mut def = TableDefinition::new(table);
+    for row in rows {
+        if let Some(column) = column_from_row(row, def.name())? {
+            def.add_column(column);
+        }
+    }
+    Ok(def)
 }
 
 fn column_from_row(row: &Row, table: &TableName) -> Result<Option<ColumnDefinition>> {
@@ -372,7 +391,8 @@ mod tests {
         );
         let q = resolved_table_definition(&TableName::from(("s", "it's"))).unwrap();
         assert!(
-            q.sql.contains("WHERE c.oid = '\"s\".\"it''s\"'::regclass"),
+            q.sql
+                .contains("WHERE attrelid = '\"s\".\"it''s\"'::regclass"),
             "{}",
             q.sql
         );

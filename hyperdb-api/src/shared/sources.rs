@@ -3,8 +3,7 @@
 //! Two routes, one schema: a plain query without parameters goes the way
 //! its earlier runs on the connection showed to be faster (`crate::route`:
 //! hyperd's Arrow stream, `COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`,
-//! for results of many values; `DataRow`s of a cached prepared statement
-//! for few); anything else (bound parameters, which COPY does not take;
+//! for results of many values; `DataRow`s of a simple `Query` for few); anything else (bound parameters, which COPY does not take;
 //! other statements; values Arrow cannot express) is read as `DataRow`s.
 //! `DataRow`s are gathered into batches by [`RowBatcher`], with the schema
 //! the statement's Arrow run had when there was one.
@@ -34,12 +33,6 @@ fn plain(q: &Query) -> bool {
     q.params.is_empty() && arrow_eligible(&q.sql)
 }
 
-/// The route the book chooses for a plain query on `client`.
-fn choose(client: &mut AsyncClient, book: &mut RouteBook, key: u64) -> ReadRoute {
-    let cached = client.statements().cache().capacity() > 0;
-    book.choose(key, cached)
-}
-
 pub(super) fn start_batches(
     conn: &mut AsyncConnection,
     q: Query,
@@ -52,7 +45,7 @@ pub(super) fn start_batches(
             return Ok(batches.started());
         }
         let key = key(&q.sql);
-        if choose(client, book, key) == ReadRoute::Arrow {
+        if book.choose(key) == ReadRoute::Arrow {
             let start = Instant::now();
             match AsyncArrowBatches::start(client, &q.sql, &mut trace).await {
                 Ok(started) => {
@@ -82,7 +75,7 @@ pub(super) fn start_ipc(
         let (client, book) = conn.route_parts();
         let key = key(&q.sql);
         let routed = plain(&q);
-        if routed && choose(client, book, key) == ReadRoute::Arrow {
+        if routed && book.choose(key) == ReadRoute::Arrow {
             // "Cannot be converted to Arrow" comes before the first chunk:
             // read it before choosing the route. The borrow of `client`
             // ends with this block, so the fallback below may use it again.
@@ -253,9 +246,9 @@ impl<'c> Routed<'c> {
 }
 
 impl<'c> RowBatches<'c> {
-    /// Starts `sql`: a routed plain query as a cached prepared statement
-    /// whose rows report to its book entry; otherwise with `params`
-    /// through the statement cache, or without as an unnamed statement.
+    /// Starts `sql`: a routed plain query as a simple `Query` whose rows
+    /// report to its book entry; otherwise with `params` through the
+    /// statement cache, or without as an unnamed statement.
     async fn start(
         client: &'c mut AsyncClient,
         routed: Option<Routed<'c>>,
@@ -268,10 +261,10 @@ impl<'c> RowBatches<'c> {
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);
-        let fields = if slices.is_empty() && routed.is_none() {
-            client.query(&request).await
-        } else {
-            client.query_cached(&request).await
+        let fields = match (&routed, slices.is_empty()) {
+            (Some(_), _) => client.query_simple(sql).await,
+            (None, true) => client.query(&request).await,
+            (None, false) => client.query_cached(&request).await,
         };
         let fields = match fields {
             Ok(fields) => fields,

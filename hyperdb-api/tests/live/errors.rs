@@ -162,6 +162,12 @@ fn unknown_startup_parameter_is_a_typed_error() {
     let opts = ConnectOptions::new(server().endpoint().clone()).with_param("bad name", "1");
     let e = Connection::connect_with(&opts).unwrap_err();
     assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
+    // The client's own setting: it reads simple queries' rows as HyperBinary.
+    let opts =
+        ConnectOptions::new(server().endpoint().clone()).with_param("result_format_code", "text");
+    let e = Connection::connect_with(&opts).unwrap_err();
+    assert_eq!(e.kind(), Some(hyperdb_api::ErrorKind::Config), "{e:?}");
+    assert!(e.to_string().contains("result_format_code"), "{e}");
 }
 
 #[test]

@@ -6,9 +6,10 @@
 //! whichever route a run took.
 //!
 //! Nothing here is timed. The choices asserted are those that the results'
-//! sizes decide on any machine: a 10-row aggregation over 2M rows takes
-//! hyperd far longer than the 0.3 ms that would keep it on Arrow, and a 2M-row
-//! scan's first batch far less than the 0.8 s that would send it as rows.
+//! sizes decide on any machine: a result of a few values goes as rows
+//! however quick its query (a simple `Query` costs hyperd less than a
+//! COPY), and a 2M-row scan's first batch comes far sooner than the 0.8 s
+//! that would send it as rows.
 
 use arrow_array::RecordBatch;
 use hyperdb_api::{AsyncConnection, Connection, ReadRoute, Rows, SharedConnection};
@@ -339,4 +340,91 @@ fn errors_read_the_same_on_both_routes() {
     let rows = c.execute_query_params(bad, &[]).unwrap_err();
     assert_eq!(arrow.to_string(), rows.to_string());
     assert_eq!(arrow.sqlstate(), rows.sqlstate());
+}
+
+/// Runs of one lookup with a new value each time share what they showed:
+/// the first goes as Arrow, the next ones as rows (hyperd plans them from
+/// its plan cache by their shape), with the values of each.
+#[test]
+fn lookups_with_new_values_go_as_rows_from_the_second_run() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "lookups.hyper");
+    make_tables(&mut c);
+    for (run, id) in [17, 123_456, 1_999_999, -1].into_iter().enumerate() {
+        let sql = format!("SELECT id, g, v FROM big WHERE id = {id}");
+        let mut rows = c.execute_query(&sql).unwrap();
+        let route = rows.read_route();
+        let got: Vec<(i32, i32)> = rows
+            .by_ref()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.try_get(0).unwrap(), r.try_get(1).unwrap())
+            })
+            .collect();
+        let want = if id < 0 { vec![] } else { vec![(id, id % 10)] };
+        assert_eq!(got, want, "{sql}");
+        let expected = if run == 0 {
+            ReadRoute::Arrow
+        } else {
+            ReadRoute::DataRows
+        };
+        assert_eq!(route, expected, "run {run}: {sql}");
+    }
+    // A text literal too; a range is another statement.
+    let label = |c: &mut Connection, sql: &str| {
+        let rows = c.execute_query(sql).unwrap();
+        (rows.read_route(), types_and_raw(rows))
+    };
+    let (r1, _) = label(&mut c, "SELECT k FROM dim WHERE label = 'item 3'");
+    let (r2, v2) = label(&mut c, "SELECT k FROM dim WHERE label = 'item 42'");
+    assert_eq!((r1, r2), (ReadRoute::Arrow, ReadRoute::DataRows));
+    let (_, want) = label(&mut c, "SELECT 42::INT AS k");
+    assert_eq!(v2.1, want.1);
+    assert_eq!(
+        c.execute_query("SELECT k FROM dim WHERE k < 3")
+            .unwrap()
+            .read_route(),
+        ReadRoute::Arrow
+    );
+}
+
+/// Batch readers of one lookup with new values keep the Arrow run's
+/// schema, NOT NULL included, on the rows route (hyperd's nullability does
+/// not follow a literal's value).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookups_with_new_values_keep_the_arrow_schema() {
+    let dir = temp_dir();
+    let path = dir.path().join("nullability.hyper");
+    let options = hyperdb_api::ConnectOptions::new(server().endpoint().clone())
+        .with_database(&path, hyperdb_api::CreateMode::Create);
+    let s = SharedConnection::connect_with(&options).await.unwrap();
+    s.execute_command("CREATE TABLE t (a INT, b INT NOT NULL)", &[])
+        .await
+        .unwrap();
+    s.execute_command("INSERT INTO t VALUES (NULL, 1), (2, 2)", &[])
+        .await
+        .unwrap();
+    let mut runs = Vec::new();
+    for b in [1, 2] {
+        let sql = format!("SELECT a, b FROM t WHERE b = {b}");
+        let mut stream = s.query_arrow(&sql, vec![]).await.unwrap();
+        let (route, schema) = (stream.read_route(), stream.schema().clone());
+        let batch = stream.next().await.unwrap().unwrap();
+        assert!(stream.next().await.is_none());
+        let nullable: Vec<bool> = schema.fields().iter().map(|f| f.is_nullable()).collect();
+        runs.push((
+            route,
+            nullable,
+            batch.column(0).null_count(),
+            batch.num_rows(),
+        ));
+    }
+    assert_eq!(
+        runs,
+        [
+            (Some(ReadRoute::Arrow), vec![true, false], 1, 1),
+            (Some(ReadRoute::DataRows), vec![true, false], 0, 1)
+        ]
+    );
+    s.close().await.unwrap();
 }

@@ -18,7 +18,8 @@ pub use copy_in::{CopyInFinish, CopyInStart};
 pub use copy_out::{CopyOut, CopyOutEvent};
 pub use prepare::{BoundStart, Ping, Prepare};
 pub use query::{
-    NextRow, QueryRequest, QueryStart, RowEvent, FORMAT_BINARY, FORMAT_HYPER_BINARY, FORMAT_TEXT,
+    NextRow, QueryRequest, QueryStart, RowEvent, SimpleQueryStart, FORMAT_BINARY,
+    FORMAT_HYPER_BINARY, FORMAT_TEXT,
 };
 pub use startup::Startup;
 

@@ -84,6 +84,53 @@ impl QueryStart {
     }
 }
 
+/// Waits for the columns of a simple `Query`'s result, whose rows come as
+/// HyperBinary `DataRow`s: every session asks hyperd for that at startup
+/// (`result_format_code`, which hyperd refuses to change later), although
+/// its `RowDescription` still says text.
+///
+/// Why a second way to read rows: hyperd plans a simple `Query` through a
+/// plan cache keyed by the statement's shape, literals aside, while each
+/// `Parse` of new text (and each COPY) is planned afresh. A statement
+/// without parameters that was not prepared before costs 0.3-0.7 ms this
+/// way against 2-2.8 ms through Parse/Bind/Execute and 1.5-2 ms as an
+/// Arrow COPY (`SELECT <n>` with a new literal each run, DEVELOPMENT.md,
+/// "Choosing the read route").
+#[derive(Debug, Default)]
+pub struct SimpleQueryStart;
+
+impl SimpleQueryStart {
+    /// Queues `sql` as a simple `Query`. One statement only: hyperd refuses
+    /// several in one `Query` (0A000) before running any.
+    pub fn send(session: &mut Session, sql: &str) -> Result<SimpleQueryStart> {
+        session.write_queued_closes()?;
+        frontend::query(session.write_buf(), sql)?;
+        session.expect_ready();
+        session.expect_stream(false);
+        Ok(SimpleQueryStart)
+    }
+}
+
+impl Operation for SimpleQueryStart {
+    /// The columns; empty for a statement that returns no rows (its
+    /// affected-row count is not kept: only queries come this way).
+    type Output = Vec<FieldDescription>;
+
+    fn on_message(&mut self, session: &mut Session, msg: Message) -> Result<Option<Self::Output>> {
+        match msg {
+            Message::RowDescription(fields) => {
+                session.expect_row_fields(Some(fields.len()));
+                Ok(Some(fields))
+            }
+            Message::CommandComplete(_) | Message::EmptyQueryResponse => {
+                session.expect_row_fields(None);
+                Ok(Some(Vec::new()))
+            }
+            other => Err(unexpected("simple query", &other)),
+        }
+    }
+}
+
 /// Appends a `Bind` of `statement` to the unnamed portal: parameters in
 /// PostgreSQL binary, results in `result_format`.
 pub(crate) fn bind(
@@ -306,6 +353,36 @@ mod tests {
         push(&mut s, b'E', b"SERROR\0C57014\0Mcanceled\0\0");
         assert!(s.next_message().expect("held").is_none());
         assert!(!s.stream_cancellable(), "its statement has failed");
+    }
+
+    /// A simple `Query`: its columns, then its rows like a bound
+    /// statement's; a statement without rows ends it with no columns.
+    #[test]
+    fn a_simple_query_reads_its_description_then_rows() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = SimpleQueryStart::send(&mut s, "SELECT 7").expect("queued");
+        assert_eq!(&s.write_buf()[..], b"Q\0\0\0\x0dSELECT 7\0");
+        push(&mut s, b'T', &description(1));
+        assert_eq!(run(&mut s, &mut op).expect("described").len(), 1);
+        push(&mut s, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
+        match run(&mut s, &mut NextRow::default()).expect("rows") {
+            RowEvent::Rows(block) => assert_eq!((block.len(), block.columns()), (1, 1)),
+            other => panic!("{other:?}"),
+        }
+        push(&mut s, b'C', b"SELECT 1\0");
+        push(&mut s, b'Z', b"I");
+        assert!(matches!(
+            run(&mut s, &mut NextRow::default()).expect("done"),
+            RowEvent::Done { affected: 1 }
+        ));
+
+        let mut op = SimpleQueryStart::send(&mut s, "CREATE TABLE t (a INT)").expect("queued");
+        push(&mut s, b'C', b"CREATE TABLE\0");
+        assert!(run(&mut s, &mut op).expect("no rows").is_empty());
+        push(&mut s, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
+        let err = run(&mut s, &mut NextRow::default()).expect_err("no rows were described");
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{err}");
     }
 
     /// Rows that match the description pass, block by block.
