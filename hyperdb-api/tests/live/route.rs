@@ -428,3 +428,34 @@ async fn lookups_with_new_values_keep_the_arrow_schema() {
     );
     s.close().await.unwrap();
 }
+
+/// Every type reads the same from a simple `Query`'s rows (the `DataRow`
+/// route of plain statements, HyperBinary by the session's
+/// `result_format_code`) as from a bound statement's: NULLs, extremes,
+/// NaN and infinities, 38-digit NUMERIC, multi-byte text, BYTEA,
+/// GEOGRAPHY, every date and time type.
+#[test]
+fn every_type_reads_the_same_from_a_simple_query() {
+    use crate::insert::{all_types_table, rows, values};
+    let dir = temp_dir();
+    let mut c = connect(&dir, "types.hyper");
+    let table = all_types_table();
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    let mut ins = hyperdb_api::Inserter::new(&mut c, &table).unwrap();
+    for r in &rows() {
+        ins.add_row(&values(r)).unwrap();
+    }
+    ins.execute().unwrap();
+    for sql in [
+        "SELECT * FROM all_types ORDER BY id",
+        "SELECT 'POINT(1 2)'::GEOGRAPHY AS g, NULL::GEOGRAPHY AS n, \
+         CAST(-0.0 AS DOUBLE PRECISION) AS z, 'a'::\"char\" AS ch",
+    ] {
+        let (_, want) = read(c.execute_query_params(sql, &[]).unwrap());
+        assert!(!want.1.is_empty(), "{sql}");
+        let (route, got) = read(c.execute_query_by(sql, ReadRoute::DataRows).unwrap());
+        assert_eq!(route, ReadRoute::DataRows);
+        assert_eq!(got, want, "{sql}");
+    }
+}
