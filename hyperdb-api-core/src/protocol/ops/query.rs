@@ -258,6 +258,28 @@ mod tests {
         d
     }
 
+    /// Feeds the session `rows` (`DataRow` bodies of `columns` fields each)
+    /// and their end; checks that they come as one block and that the
+    /// stream ends with their count.
+    fn rows_then_done(s: &mut Session, rows: &[&[u8]], columns: usize) {
+        for row in rows {
+            push(s, b'D', row);
+        }
+        match run(s, &mut NextRow::default()).expect("rows") {
+            RowEvent::Rows(block) => {
+                assert_eq!((block.len(), block.columns()), (rows.len(), columns))
+            }
+            other => panic!("{other:?}"),
+        }
+        push(s, b'C', format!("SELECT {}\0", rows.len()).as_bytes());
+        push(s, b'Z', b"I");
+        let done = run(s, &mut NextRow::default()).expect("done");
+        assert!(
+            matches!(done, RowEvent::Done { affected } if affected == rows.len() as u64),
+            "{done:?}"
+        );
+    }
+
     /// Feeds `op` the session's messages until it finishes.
     fn run<O: Operation>(s: &mut Session, op: &mut O) -> Result<O::Output> {
         loop {
@@ -365,17 +387,7 @@ mod tests {
         assert_eq!(&s.write_buf()[..], b"Q\0\0\0\x0dSELECT 7\0");
         push(&mut s, b'T', &description(1));
         assert_eq!(run(&mut s, &mut op).expect("described").len(), 1);
-        push(&mut s, b'D', &[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]);
-        match run(&mut s, &mut NextRow::default()).expect("rows") {
-            RowEvent::Rows(block) => assert_eq!((block.len(), block.columns()), (1, 1)),
-            other => panic!("{other:?}"),
-        }
-        push(&mut s, b'C', b"SELECT 1\0");
-        push(&mut s, b'Z', b"I");
-        assert!(matches!(
-            run(&mut s, &mut NextRow::default()).expect("done"),
-            RowEvent::Done { affected: 1 }
-        ));
+        rows_then_done(&mut s, &[&[0, 1, 0, 0, 0, 4, 7, 0, 0, 0]], 1);
 
         let mut op = SimpleQueryStart::send(&mut s, "CREATE TABLE t (a INT)").expect("queued");
         push(&mut s, b'C', b"CREATE TABLE\0");
@@ -395,17 +407,10 @@ mod tests {
         push(&mut s, b'2', b"");
         push(&mut s, b'T', &description(2));
         run(&mut s, &mut op).expect("described");
-        push(&mut s, b'D', &[0, 2, 0, 0, 0, 1, 7, 255, 255, 255, 255]);
-        push(&mut s, b'D', &[0, 2, 255, 255, 255, 255, 0, 0, 0, 1, 8]);
-        match run(&mut s, &mut NextRow::default()).expect("rows") {
-            RowEvent::Rows(block) => assert_eq!((block.len(), block.columns()), (2, 2)),
-            other => panic!("{other:?}"),
-        }
-        push(&mut s, b'C', b"SELECT 2\0");
-        push(&mut s, b'Z', b"I");
-        assert!(matches!(
-            run(&mut s, &mut NextRow::default()).expect("done"),
-            RowEvent::Done { affected: 2 }
-        ));
+        let rows: [&[u8]; 2] = [
+            &[0, 2, 0, 0, 0, 1, 7, 255, 255, 255, 255],
+            &[0, 2, 255, 255, 255, 255, 0, 0, 0, 1, 8],
+        ];
+        rows_then_done(&mut s, &rows, 2);
     }
 }
