@@ -4,6 +4,7 @@ import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import * as arrow from 'apache-arrow'
 import { tableFromIPC } from 'apache-arrow'
+import { createRequire } from 'node:module'
 import { setupHyper, rejectsHyper, drain, withTimeout } from './helpers.mjs'
 import { Connection } from '../dist/index.mjs'
 
@@ -491,5 +492,54 @@ describe('CommonJS and ESM share one implementation', () => {
     const cjs = require('../dist/index.js')
     assert.equal(cjs.Connection, Connection)
     assert.ok(conn instanceof cjs.Connection)
+  })
+})
+
+describe('calls across the boundary', () => {
+  /** Counts the native `next` calls of result streams while `f` runs. */
+  async function nativeNexts(f) {
+    const addon = createRequire(import.meta.url)('../native/hyperdb-api.linux-x64-gnu.node')
+    const proto = addon.NativeBatchStream.prototype
+    const saved = { next: proto.next, nextArrow: proto.nextArrow }
+    let calls = 0
+    proto.next = function (...args) {
+      calls++
+      return saved.next.apply(this, args)
+    }
+    proto.nextArrow = function (...args) {
+      calls++
+      return saved.nextArrow.apply(this, args)
+    }
+    try {
+      return { value: await f(), calls }
+    } finally {
+      Object.assign(proto, saved)
+    }
+  }
+
+  test('a small result needs no call after its open; a large one streams on', async () => {
+    const one = await nativeNexts(() => conn.queryAll('SELECT id, name FROM items WHERE id <= 3 ORDER BY id'))
+    assert.deepEqual(
+      one.value.map((r) => r.id),
+      [1, 2, 3],
+    )
+    assert.equal(one.calls, 0, 'the open read the whole result')
+    assert.deepEqual(await nativeNexts(() => conn.queryScalar('SELECT 7::INTEGER')), { value: 7, calls: 0 })
+    const table = await nativeNexts(() => conn.queryArrowTable('SELECT 1::INTEGER AS a'))
+    assert.deepEqual([table.value.numRows, table.calls], [1, 0])
+    const none = await nativeNexts(() => conn.queryAll('SELECT id FROM items WHERE id < 0'))
+    assert.deepEqual(none, { value: [], calls: 0 })
+    // 2M rows: more batches than the open waits for, every row once.
+    const big = await nativeNexts(async () => {
+      let sum = 0n
+      let n = 0
+      for await (const chunk of conn.queryColumns('SELECT g::BIGINT AS g FROM generate_series(1, 2000000) s(g)')) {
+        for (const v of chunk.column('g').values) sum += v
+        n += chunk.numRows
+      }
+      return [n, sum]
+    })
+    assert.deepEqual(big.value, [2_000_000, gauss(2_000_000)])
+    assert.ok(big.calls > 0, `${big.calls} calls`)
   })
 })

@@ -22,7 +22,15 @@ import {
   type ValueOptions,
 } from './columns'
 import { BatchMaker } from './arrow-output'
-import { eachItem, loopBudgetSpent, loopTurn, NativeReader, throwIfAborted, type NativeStream } from './streams'
+import {
+  eachItem,
+  loopBudgetSpent,
+  loopTurn,
+  NativeReader,
+  nextAfterOpen,
+  throwIfAborted,
+  type NativeStream,
+} from './streams'
 
 export interface QueryOptions extends ValueOptions {
   /** Cancels the statement on the server; the iteration rejects with code 57014. */
@@ -109,7 +117,12 @@ export abstract class Queries {
     const stream = await this.opened((token) => this.openBatches(sql, args, token), signal)
     const infos = stream.columns
     const batches: NativeStream<ColumnBatch> = {
-      next: async () => columnBatches(infos, await stream.next()),
+      next: nextAfterOpen(
+        stream,
+        () => stream.takeFirst(),
+        () => stream.next(),
+        (h) => columnBatches(infos, h),
+      ),
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }
@@ -272,7 +285,12 @@ export abstract class Queries {
     const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
     const maker = new BatchMaker(arrow, BatchMaker.schemaOf(arrow, stream.arrowSchema()))
     const batches: NativeStream<RecordBatch> = {
-      next: async () => maker.batches(await stream.nextArrow()),
+      next: nextAfterOpen(
+        stream,
+        () => stream.takeFirstArrow(),
+        () => stream.nextArrow(),
+        (h) => maker.batches(h),
+      ),
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }

@@ -13,6 +13,28 @@ export interface NativeStream<T> {
 }
 
 /**
+ * A native stream's `next`, given what its open already read (`takeFirst`,
+ * once; `null` when it read nothing) and whether it has ended since: a
+ * small result makes no call across the boundary after its open.
+ */
+export function nextAfterOpen<H, T>(
+  stream: { readonly ended: boolean },
+  takeFirst: () => H | null,
+  next: () => Promise<H>,
+  convert: (handover: H) => T[],
+): () => Promise<T[]> {
+  let opened = false
+  return async () => {
+    if (!opened) {
+      opened = true
+      const first = takeFirst()
+      if (first !== null) return convert(first)
+    }
+    return stream.ended ? [] : convert(await next())
+  }
+}
+
+/**
  * Drives one native stream. `close()` abandons the rest of the result at
  * once (the connection is free for the next call); an aborted `signal`
  * cancels the statement on the server and rejects the pending `next()`.

@@ -6,6 +6,18 @@ export declare class NativeBatchStream {
   /** The result's columns. */
   get columns(): Array<ColumnInfo>
   /**
+   * The batches read while the stream opened, as `next()` gives them;
+   * `null` once taken. Synchronous: no round trip.
+   */
+  takeFirst(): ColumnBatches | null
+  /** [`NativeBatchStream::take_first`] in Arrow's own layout. */
+  takeFirstArrow(): ArrowBatches | null
+  /**
+   * Whether the result has ended (or failed): `next()` would give
+   * nothing more.
+   */
+  get ended(): boolean
+  /**
    * The batches that have arrived (waiting for at least one) as
    * columns; none at the end of the result.
    */

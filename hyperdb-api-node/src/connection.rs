@@ -88,7 +88,7 @@ impl NativeConnection {
         let token = token.map(|t| t.token.clone());
         AsyncBlockBuilder::new(async move {
             let stream = place.query_arrow(&sql, params, token.as_ref()).await;
-            NativeBatchStream::new(js(stream)?)
+            NativeBatchStream::open(js(stream)?).await
         })
         .build(env)
     }

@@ -67,7 +67,7 @@ impl NativeGrpcConnection {
         params: Vec<Param>,
     ) -> Result<NativeBatchStream> {
         let params = values(params)?;
-        NativeBatchStream::new(js(self.conn.query_arrow_stream(&sql, params).await)?)
+        NativeBatchStream::open(js(self.conn.query_arrow_stream(&sql, params).await)?).await
     }
 
     /// Runs a query; its result as one Arrow IPC stream.

@@ -73,6 +73,12 @@ impl<T: Send + 'static> Slot<T> {
         js(self.canceller.cancel().await)
     }
 
+    /// Whether the result was read to its end (or failed): `next()` would
+    /// answer nothing more, so JavaScript need not ask.
+    fn ended(&self) -> bool {
+        self.stream.try_lock().is_ok_and(|guard| guard.is_none())
+    }
+
     /// Drops the stream now if no `next()` holds it, else as that call ends.
     fn close(&self) {
         match self.stream.try_lock() {
@@ -93,15 +99,40 @@ pub struct NativeBatchStream {
     slot: Slot<RecordBatch>,
     columns: Vec<ColumnInfo>,
     schema: SchemaRef,
+    /// The first `next()`'s batches, read before the stream was handed
+    /// over (`take_first`).
+    first: std::sync::Mutex<Option<hyperdb_api::Result<Vec<RecordBatch>>>>,
 }
 
 impl NativeBatchStream {
-    pub(crate) fn new(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
-        Ok(NativeBatchStream {
+    /// The stream of `stream`, its first batches already read. Why: each
+    /// call across the boundary is a round trip between a tokio worker and
+    /// the JS thread (~60-100 us on a 2-core box); a small result then
+    /// takes one, its open, where it took three (open, batches, end).
+    pub(crate) async fn open(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
+        let native = NativeBatchStream {
             columns: column_infos(stream.schema())?,
             schema: stream.schema().clone(),
             slot: Slot::new(stream),
-        })
+            first: std::sync::Mutex::new(None),
+        };
+        let first = native.slot.next().await;
+        *native.first_slot() = Some(first);
+        Ok(native)
+    }
+
+    fn first_slot(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<hyperdb_api::Result<Vec<RecordBatch>>>> {
+        // A panic while it was held left nothing half-written: an Option.
+        self.first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The batches read at the open, once (`None` after that).
+    fn take_first_batches(&self) -> Result<Option<Vec<RecordBatch>>> {
+        self.first_slot().take().map(js).transpose()
     }
 }
 
@@ -111,6 +142,30 @@ impl NativeBatchStream {
     #[napi(getter)]
     pub fn columns(&self) -> Vec<ColumnInfo> {
         self.columns.clone()
+    }
+
+    /// The batches read while the stream opened, as `next()` gives them;
+    /// `null` once taken. Synchronous: no round trip.
+    #[napi]
+    pub fn take_first(&self) -> Result<Option<ColumnBatches>> {
+        self.take_first_batches()?
+            .map(|b| column_batches(&b))
+            .transpose()
+    }
+
+    /// [`NativeBatchStream::take_first`] in Arrow's own layout.
+    #[napi]
+    pub fn take_first_arrow(&self) -> Result<Option<ArrowBatches>> {
+        self.take_first_batches()?
+            .map(|b| arrow_batches(&b))
+            .transpose()
+    }
+
+    /// Whether the result has ended (or failed): `next()` would give
+    /// nothing more.
+    #[napi(getter)]
+    pub fn ended(&self) -> bool {
+        self.slot.ended()
     }
 
     /// The batches that have arrived (waiting for at least one) as
