@@ -110,29 +110,25 @@ impl NativeBatchStream {
     /// the JS thread (~60-100 us on a 2-core box); a small result then
     /// takes one, its open, where it took three (open, batches, end).
     pub(crate) async fn open(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
-        let native = NativeBatchStream {
-            columns: column_infos(stream.schema())?,
-            schema: stream.schema().clone(),
-            slot: Slot::new(stream),
-            first: std::sync::Mutex::new(None),
-        };
-        let first = native.slot.next().await;
-        *native.first_slot() = Some(first);
-        Ok(native)
-    }
-
-    fn first_slot(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Option<hyperdb_api::Result<Vec<RecordBatch>>>> {
-        // A panic while it was held left nothing half-written: an Option.
-        self.first
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        let (columns, schema) = (column_infos(stream.schema())?, stream.schema().clone());
+        let slot = Slot::new(stream);
+        let first = slot.next().await;
+        Ok(NativeBatchStream {
+            slot,
+            columns,
+            schema,
+            first: std::sync::Mutex::new(Some(first)),
+        })
     }
 
     /// The batches read at the open, once (`None` after that).
     fn take_first_batches(&self) -> Result<Option<Vec<RecordBatch>>> {
-        self.first_slot().take().map(js).transpose()
+        // A panic while it was held left nothing half-written: an Option.
+        let mut first = self
+            .first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        first.take().map(js).transpose()
     }
 }
 

@@ -204,6 +204,7 @@ mod rows;
 mod server_version;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub mod shared;
+mod sql_lex;
 mod statement;
 mod table_definition;
 mod table_row;

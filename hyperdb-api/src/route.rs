@@ -33,6 +33,8 @@ use std::hash::Hasher;
 
 use arrow_schema::SchemaRef;
 
+use crate::sql_lex::{skip_quoted, skip_unlexed};
+
 /// hyperd's extra cost per value sent as a `DataRow` rather than as Arrow,
 /// with the client's reading of it (10M-row scans: 12-16 ns on the server,
 /// a few more in the client; 20 leans towards Arrow when unsure).
@@ -117,8 +119,11 @@ pub(crate) fn key(sql: &str) -> u64 {
     let b = sql.as_bytes();
     let (mut i, mut from) = (0, 0);
     while i < b.len() {
+        if let Some(end) = skip_unlexed(b, i) {
+            i = end;
+            continue;
+        }
         match b[i] {
-            q @ (b'\'' | b'"') => i = quoted_end(b, i, q),
             b'=' if !matches!(
                 i.checked_sub(1).map(|p| b[p]),
                 Some(b'<' | b'>' | b'!' | b':')
@@ -138,22 +143,6 @@ pub(crate) fn key(sql: &str) -> u64 {
     shape.finish()
 }
 
-/// Where the quoted text that starts at `b[start]` (`q`) ends: past its
-/// closing quote (a doubled quote is part of the text), or at the end.
-fn quoted_end(b: &[u8], start: usize, q: u8) -> usize {
-    let mut i = start + 1;
-    while i < b.len() {
-        if b[i] == q {
-            if b.get(i + 1) != Some(&q) {
-                return i + 1;
-            }
-            i += 1;
-        }
-        i += 1;
-    }
-    b.len()
-}
-
 /// Where the literal that follows `=` at `b[at..]` ends (spaces first, a
 /// minus sign, then a number or a string), if one does; a name or an
 /// expression is no literal.
@@ -163,7 +152,7 @@ fn literal_end(b: &[u8], at: usize) -> Option<usize> {
         i += 1;
     }
     match b.get(i)? {
-        b'\'' => Some(quoted_end(b, i, b'\'')),
+        b'\'' => Some(skip_quoted(b, i + 1, b'\'', false)),
         b'-' | b'0'..=b'9' | b'.' => {
             let start = i + usize::from(b[i] == b'-');
             let mut end = start;
@@ -215,12 +204,13 @@ impl RouteBook {
 
     /// The schema the statement's last Arrow run had (the shared streams
     /// give a DataRow run that schema's nullability).
-    #[cfg(any(feature = "async", test))]
+    ///
     /// A run of another text of the same shape gives it too: hyperd's
     /// nullability does not follow a literal's value (`CASE WHEN 1 = 2
     /// THEN NULL ELSE 5 END` and `COALESCE(a, 1)` are nullable alike), and
     /// `RowBatcher::adopt` takes it only with the same names and types. A
     /// NULL under a lent NOT NULL would fail the run and forget the entry.
+    #[cfg(any(feature = "async", test))]
     pub(crate) fn arrow_schema(&self, key: u64) -> Option<SchemaRef> {
         self.seen.get(&key).and_then(|s| s.schema.clone())
     }
@@ -343,6 +333,13 @@ mod tests {
 
     use super::*;
 
+    /// Records a complete run of `key` as Arrow: `arrow_secs` to its
+    /// schema, `rows` rows of `columns` columns.
+    fn ran(book: &mut RouteBook, key: u64, arrow_secs: f64, columns: usize, rows: u64) {
+        book.arrow_started(key, arrow_secs, &schema(columns));
+        book.finished(key, columns, rows);
+    }
+
     fn schema(columns: usize) -> SchemaRef {
         let fields: Vec<Field> = (0..columns)
             .map(|i| Field::new(format!("c{i}"), DataType::Int32, false))
@@ -363,8 +360,7 @@ mod tests {
     #[test]
     fn small_results_of_costly_queries_go_as_rows() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.040, &schema(3));
-        book.finished(1, 3, 10);
+        ran(&mut book, 1, 0.040, 3, 10);
         for _ in 1..REPROBE_EVERY {
             assert_eq!(book.choose(1), ReadRoute::DataRows);
         }
@@ -398,8 +394,7 @@ mod tests {
     #[test]
     fn confirmed_refreshes_come_less_and_less_often() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.100, &schema(3));
-        book.finished(1, 3, ROWS);
+        ran(&mut book, 1, 0.100, 3, ROWS);
         let at = arrow_runs(&mut book, 1200, 0.100);
         let gaps: Vec<u32> = at.windows(2).map(|w| w[1] - w[0]).collect();
         assert_eq!(at[0], REPROBE_EVERY);
@@ -413,8 +408,7 @@ mod tests {
     #[test]
     fn a_refresh_that_changes_the_route_starts_the_waits_over() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.100, &schema(3));
-        book.finished(1, 3, ROWS);
+        ran(&mut book, 1, 0.100, 3, ROWS);
         assert_eq!(arrow_runs(&mut book, 48, 0.100), [16, 48]);
         // The query got cheap: the next refresh, 64 runs on, finds it so,
         // and it stays on Arrow.
@@ -431,16 +425,13 @@ mod tests {
     fn large_results_of_quick_queries_stay_arrow() {
         let mut book = RouteBook::default();
         // A scan: 2M rows of 4 columns, first batch after 2 ms.
-        book.arrow_started(1, 0.002, &schema(4));
-        book.finished(1, 4, 2_000_000);
+        ran(&mut book, 1, 0.002, 4, 2_000_000);
         assert_eq!(book.choose(1), ReadRoute::Arrow);
         // 10k rows of a cheap filter: 1 ms to the first data.
-        book.arrow_started(2, 0.001, &schema(4));
-        book.finished(2, 4, 10_000);
+        ran(&mut book, 2, 0.001, 4, 10_000);
         assert_eq!(book.choose(2), ReadRoute::Arrow);
         // The same 10k rows from a 200 ms aggregation.
-        book.arrow_started(3, 0.200, &schema(4));
-        book.finished(3, 4, 10_000);
+        ran(&mut book, 3, 0.200, 4, 10_000);
         assert_eq!(book.choose(3), ReadRoute::DataRows);
     }
 
@@ -448,8 +439,7 @@ mod tests {
     #[test]
     fn every_complete_result_updates_the_count() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.010, &schema(2));
-        book.finished(1, 2, 5);
+        ran(&mut book, 1, 0.010, 2, 5);
         assert_eq!(book.choose(1), ReadRoute::DataRows);
         book.finished(1, 2, 5_000_000);
         assert_eq!(book.choose(1), ReadRoute::Arrow);
@@ -460,8 +450,7 @@ mod tests {
     #[test]
     fn small_results_of_quick_queries_go_as_rows() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.0003, &schema(1));
-        book.finished(1, 1, 1);
+        ran(&mut book, 1, 0.0003, 1, 1);
         assert_eq!(book.choose(1), ReadRoute::DataRows);
         // 100 rows of 10 columns: 20 us more as rows, still less.
         book.finished(1, 10, 100);
@@ -478,8 +467,7 @@ mod tests {
             key("SELECT v FROM t WHERE id = 6"),
         );
         assert_eq!(book.choose(five), ReadRoute::Arrow);
-        book.arrow_started(five, 0.001, &schema(1));
-        book.finished(five, 1, 1);
+        ran(&mut book, five, 0.001, 1, 1);
         assert_eq!(book.choose(six), ReadRoute::DataRows);
         assert!(book.arrow_schema(six).is_some());
         assert_eq!(book.arrow_schema(six), book.arrow_schema(five));
@@ -488,8 +476,7 @@ mod tests {
     #[test]
     fn a_failed_run_forgets_the_statement() {
         let mut book = RouteBook::default();
-        book.arrow_started(1, 0.040, &schema(3));
-        book.finished(1, 3, 10);
+        ran(&mut book, 1, 0.040, 3, 10);
         Learn::new(&mut book, 1).failed();
         assert_eq!(book.choose(1), ReadRoute::Arrow);
     }
@@ -506,8 +493,7 @@ mod tests {
     fn the_least_recently_used_statement_goes_first() {
         let mut book = RouteBook::default();
         for n in 0..CAPACITY as u64 {
-            book.arrow_started(n, 0.010, &schema(1));
-            book.finished(n, 1, 1);
+            ran(&mut book, n, 0.010, 1, 1);
         }
         assert_eq!(book.choose(0), ReadRoute::DataRows, "0 is now the newest");
         book.arrow_started(10_000, 0.010, &schema(1));
@@ -572,6 +558,8 @@ mod tests {
                 "SELECT * FROM t WHERE a = 2x",
             ),
             ("SELECT 'a = 1'", "SELECT 'a = 2'"),
+            ("SELECT 1 -- id = 1", "SELECT 1 -- id = 2"),
+            ("SELECT E'\\' = 1'", "SELECT E'\\' = 2'"),
             ("SELECT \"a = 1\" FROM t", "SELECT \"a = 2\" FROM t"),
             (
                 "SELECT * FROM t WHERE id = 5",

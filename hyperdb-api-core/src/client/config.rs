@@ -502,13 +502,8 @@ impl Config {
     /// simple `Query`'s rows as HyperBinary (`ops::SimpleQueryStart`).
     pub(crate) fn startup_options(&self) -> String {
         let mut out = String::new();
-        let (name, value) = SIMPLE_QUERY_FORMAT;
-        for (name, value) in self
-            .params
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .chain([(name, value)])
-        {
+        let own = self.params.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        for (name, value) in own.chain([SIMPLE_QUERY_FORMAT]) {
             if !out.is_empty() {
                 out.push(' ');
             }

@@ -201,9 +201,9 @@ pub fn tenths(value: f64) -> i64 {
 /// `tenths` of their sum: the values are id x 0.1 (at most 1e7, at the
 /// sweep's 1e8 rows), so a chunk's sum is at most ~1e10, each addition
 /// rounds by at most ~1e-6, and after 1024 of them and x 10 the error
-/// (~2e-2 at worst) cannot move the sum to another integer. Summed in four lanes, which the
-/// compiler vectorizes: `tenths` per value was ~16 ms per 10M rows of the
-/// check's ~45, this is ~2.
+/// (~2e-2 at worst) cannot move the sum to another integer. Summed in four
+/// lanes, which the compiler vectorizes: `tenths` per value was ~16 ms per
+/// 10M rows of the check's ~45, this is ~2.
 pub fn sum_tenths(values: &[f64]) -> i64 {
     values
         .chunks(1024)

@@ -230,8 +230,9 @@ pub(crate) fn resolved_table_definition(
     }
     let sql = format!(
         "SELECT attname, atttypid, atttypmod, attnotnull, NULL::TEXT \
-         FROM pg_catalog.pg_attribute \
+         FROM {}pg_attribute \
          WHERE attrelid = {}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+        catalog(None)?,
         quote_literal(&table.to_sql()?)?
     );
     let table = table.clone();

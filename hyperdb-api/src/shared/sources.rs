@@ -3,8 +3,9 @@
 //! Two routes, one schema: a plain query without parameters goes the way
 //! its earlier runs on the connection showed to be faster (`crate::route`:
 //! hyperd's Arrow stream, `COPY (...) TO STDOUT WITH (FORMAT ARROWSTREAM)`,
-//! for results of many values; `DataRow`s of a simple `Query` for few); anything else (bound parameters, which COPY does not take;
-//! other statements; values Arrow cannot express) is read as `DataRow`s.
+//! for results of many values; `DataRow`s of a simple `Query` for few);
+//! anything else (bound parameters, which COPY does not take; other
+//! statements; values Arrow cannot express) is read as `DataRow`s.
 //! `DataRow`s are gathered into batches by [`RowBatcher`], with the schema
 //! the statement's Arrow run had when there was one.
 

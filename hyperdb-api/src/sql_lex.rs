@@ -1,0 +1,97 @@
+//! Walking SQL text without parsing it: where the parts that are not SQL
+//! code (string literals, quoted identifiers, comments, dollar-quoted
+//! strings) end. One lexer for the scanners that need it: the placeholder
+//! count of a prepared statement and the route book's statement key.
+
+/// If a part that is not code starts at `b[i]` (a string literal, `E'..'`
+/// with backslash escapes, a quoted identifier, a `--` or `/* */`
+/// comment, a `$tag$` string), where it ends; `None` for code, and for a
+/// `$` followed by a digit (a placeholder) or inside an identifier.
+pub(crate) fn skip_unlexed(b: &[u8], i: usize) -> Option<usize> {
+    match b[i] {
+        b'\'' => {
+            // E'...' strings escape with backslashes as well.
+            let backslash = i > 0 && matches!(b[i - 1], b'e' | b'E') && !ident_before(b, i - 1);
+            Some(skip_quoted(b, i + 1, b'\'', backslash))
+        }
+        b'"' => Some(skip_quoted(b, i + 1, b'"', false)),
+        b'-' if b.get(i + 1) == Some(&b'-') => Some(
+            b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |n| i + n + 1),
+        ),
+        b'/' if b.get(i + 1) == Some(&b'*') => Some(skip_block_comment(b, i + 2)),
+        b'$' if !ident_before(b, i) && !b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+            Some(skip_dollar_quoted(b, i))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the byte before `at` continues an identifier.
+pub(crate) fn ident_before(b: &[u8], at: usize) -> bool {
+    at > 0
+        && (b[at - 1].is_ascii_alphanumeric()
+            || b[at - 1] == b'_'
+            || b[at - 1] == b'$'
+            || b[at - 1] >= 0x80)
+}
+
+/// Past the closing `quote` of a literal starting at `i`; a doubled quote
+/// is one quote, and with `backslash` a backslash escapes the next byte.
+pub(crate) fn skip_quoted(b: &[u8], mut i: usize, quote: u8, backslash: bool) -> usize {
+    while i < b.len() {
+        if backslash && b[i] == b'\\' {
+            i += 2;
+        } else if b[i] == quote {
+            if b.get(i + 1) == Some(&quote) {
+                i += 2;
+            } else {
+                return i + 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// Past the end of a (nested) `/* */` comment whose body starts at `i`.
+fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 1;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// Past a `$tag$ ... $tag$` string starting at `i`; a `$` that does not
+/// open one is stepped over.
+fn skip_dollar_quoted(b: &[u8], i: usize) -> usize {
+    let tag_len = b[i + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let close = i + 1 + tag_len;
+    if b.get(close) != Some(&b'$') {
+        return i + 1;
+    }
+    let tag = &b[i..=close];
+    let body = close + 1;
+    match b[body..].windows(tag.len()).position(|w| w == tag) {
+        Some(at) => body + at + tag.len(),
+        None => b.len(),
+    }
+}
