@@ -163,6 +163,21 @@ impl AsyncConnection {
         Ok(rows.learning(Learn::new(&mut self.routes, key)))
     }
 
+    /// `sql` as a simple `Query` outside the route book (see
+    /// [`crate::Connection`]'s twin).
+    pub(crate) async fn simple_rows(
+        &mut self,
+        sql: &str,
+        mut trace: StatementTrace,
+    ) -> Result<AsyncRows<'_>> {
+        let fields = trace.check(self.client.query_simple(sql).await.map_err(Into::into))?;
+        Ok(AsyncRows::wire(
+            &mut self.client,
+            Schema::from_fields(fields),
+            trace,
+        ))
+    }
+
     /// The first column of the first row as `T` ([`crate::Error::NoRows`]
     /// when there is none); the rest of the result is read and discarded
     /// (see [`crate::Connection::query_scalar`]).

@@ -87,9 +87,10 @@ impl<'c> Catalog<'c> {
 
     fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
         let query = query?;
+        let trace = self.conn.trace("catalog", &query.sql, 0);
         let rows = self
             .conn
-            .execute_query(&query.sql)?
+            .simple_rows(&query.sql, trace)?
             .collect::<Result<Vec<Row>>>()?;
         (query.parse)(rows)
     }
@@ -244,7 +245,8 @@ impl<'c> AsyncCatalog<'c> {
     async fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
         let query = query?;
         let mut rows = Vec::new();
-        let mut stream = self.conn.execute_query(&query.sql).await?;
+        let trace = self.conn.trace("catalog", &query.sql, 0);
+        let mut stream = self.conn.simple_rows(&query.sql, trace).await?;
         while let Some(row) = stream.next().await {
             rows.push(row?);
         }

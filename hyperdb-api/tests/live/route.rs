@@ -459,3 +459,47 @@ fn every_type_reads_the_same_from_a_simple_query() {
         assert_eq!(got, want, "{sql}");
     }
 }
+
+/// The crate's own lookups (the catalog's, an inserter's table check) go
+/// as simple queries outside the route book: never as an Arrow COPY, which
+/// hyperd plans afresh for each, and teaching the book nothing. So the
+/// same text run by the caller is a statement never seen: Arrow first.
+#[test]
+fn catalog_lookups_stay_out_of_the_route_book() {
+    use crate::tracing::Capture;
+    use hyperdb_api::{types::SqlType, Inserter, TableDefinition};
+    let dir = temp_dir();
+    let mut c = connect(&dir, "lookups.hyper");
+    let table = TableDefinition::new("t").with_not_null_column("id", SqlType::Int);
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    let capture = Capture::default();
+    capture.run(|| {
+        for id in 0..3 {
+            assert_eq!(c.catalog().get_table_definition("t").unwrap(), table);
+            let mut ins = Inserter::new(&mut c, &table).unwrap();
+            ins.add_row(&[&id]).unwrap();
+            ins.execute().unwrap();
+        }
+    });
+    let lookups: Vec<_> = capture
+        .statements()
+        .into_iter()
+        .filter(|s| s.field("hyperdb.call") == "catalog")
+        .collect();
+    assert_eq!(lookups.len(), 6, "{:?}", capture.statements());
+    let mut texts: Vec<&str> = lookups.iter().map(|l| l.field("db.statement")).collect();
+    texts.sort_unstable();
+    texts.dedup();
+    assert!(
+        lookups.iter().all(|l| l.field("outcome") == "ok"),
+        "{lookups:?}"
+    );
+    // `get_table_definition`'s, and the inserters' check.
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    for sql in texts {
+        let (route, rows) = count(c.execute_query(sql).unwrap());
+        assert_eq!(route, ReadRoute::Arrow, "{sql}: a statement never seen");
+        assert_eq!(rows, 1, "{sql}");
+    }
+}
