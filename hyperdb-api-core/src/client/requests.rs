@@ -54,6 +54,14 @@ macro_rules! request_methods {
         /// runs under a query timeout of its own.
         $($async_kw)? fn begin(&mut self) -> Result<()> {
             self.state.session.check_usable()?;
+            if self.state.ahead && self.state.session.outstanding() == 1 {
+                // Only the command sent ahead is owed: this request goes
+                // out behind it, and `run` reads its reply first.
+                self.state.deadline = self.state.query_timeout.map(Deadline::query);
+                return Ok(());
+            }
+            // Anything else owed too: the reply is drained with the rest.
+            self.state.ahead = false;
             if self.state.session.outstanding() > 0 {
                 self.state.deadline = self.state.query_timeout.map(Deadline::query);
                 if self.state.session.stream_endable() {
@@ -68,6 +76,8 @@ macro_rules! request_methods {
                     Err(e) => return Err(e),
                 }
             }
+            // A queued COPY's answer, if it was owed, was drained with the rest.
+            self.state.queued_copy = QueuedCopy::Settled;
             self.state.deadline = self.state.query_timeout.map(Deadline::query);
             Ok(())
         }
@@ -133,13 +143,22 @@ macro_rules! request_methods {
         /// idle now rather than at the next request. For writers that abort
         /// and then hand the connection on.
         pub $($async_kw)? fn settle(&mut self) -> Result<()> {
+            self.state.ahead = false;
             let settled = self.begin() $($aw)*;
             self.state.deadline = None;
             settled
         }
 
-        /// Feeds messages to `op` until it finishes, reading as needed.
+        /// Feeds messages to `op` until it finishes, reading as needed;
+        /// the reply of a command sent ahead comes first, and its error is
+        /// this request's (whose reply is then drained by the next one).
+        #[inline]
         $($async_kw)? fn run<O: ops::Operation>(&mut self, op: &mut O) -> Result<O::Output> {
+            self.settle_ahead() $($aw)* ?;
+            self.run_op(op) $($aw)*
+        }
+
+        $($async_kw)? fn run_op<O: ops::Operation>(&mut self, op: &mut O) -> Result<O::Output> {
             loop {
                 match self.state.session.next_message() {
                     Ok(Some(msg)) => match op.on_message(&mut self.state.session, msg) {
@@ -191,6 +210,30 @@ macro_rules! request_methods {
             self.begin() $($aw)* ?;
             let mut op = ops::Command::send(&mut self.state.session, sql)?;
             self.run(&mut op) $($aw)*
+        }
+
+        /// Queues `sql`, a command whose rows are discarded, to go out with
+        /// the next request in one write rather than in a round trip of
+        /// its own. That request reads its reply first and fails with its
+        /// error, if any. For a statement that only sets the stage for the
+        /// next, such as the `BEGIN` of an insert's own transaction: each
+        /// round trip saved is one network latency.
+        pub $($async_kw)? fn execute_ahead(&mut self, sql: &str) -> Result<()> {
+            self.begin() $($aw)* ?;
+            ops::Command::send(&mut self.state.session, sql)?;
+            self.state.ahead = true;
+            Ok(())
+        }
+
+        /// Reads the reply of a command sent ahead, if any, before a COPY
+        /// starts: were the command to fail, the COPY's answer would go
+        /// unread while the server waits for its data.
+        $($async_kw)? fn settle_ahead(&mut self) -> Result<()> {
+            if self.state.ahead {
+                self.state.ahead = false;
+                self.run_op(&mut ops::Command::default()) $($aw)* ?;
+            }
+            Ok(())
         }
 
         /// Starts an extended-protocol query and returns its columns (empty
@@ -358,15 +401,62 @@ macro_rules! request_methods {
         /// Starts `COPY ... FROM STDIN`; append CopyData frames to
         /// `copy_buf`, call `flush` as it grows, then `copy_in_finish`.
         pub $($async_kw)? fn copy_in(&mut self, copy_sql: &str) -> Result<CopyResponse> {
+            self.settle_ahead() $($aw)* ?;
             self.begin() $($aw)* ?;
             let mut op = ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
             self.run(&mut op) $($aw)*
         }
 
+        /// [`copy_in`](Self::copy_in) without waiting for the server's
+        /// answer: the statement is queued, CopyData frames may follow it
+        /// in the same write, and the answer is read by
+        /// [`copy_in_confirm`](Self::copy_in_confirm) (call it after the
+        /// first frames went out) or by `copy_in_finish`. A small COPY is
+        /// then one round trip instead of two. hyperd, like PostgreSQL,
+        /// drops CopyData, CopyDone and CopyFail that reach it outside a
+        /// COPY, so frames behind a statement it refuses cost nothing but
+        /// their sending, and the refusal is the one error reported.
+        pub $($async_kw)? fn copy_in_queued(&mut self, copy_sql: &str) -> Result<()> {
+            self.settle_ahead() $($aw)* ?;
+            self.begin() $($aw)* ?;
+            ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
+            self.state.queued_copy = QueuedCopy::Unread;
+            Ok(())
+        }
+
+        /// Sends what is queued and reads the answer to a
+        /// [`copy_in_queued`](Self::copy_in_queued) statement, if it is
+        /// still unread: the server's refusal is returned here (the
+        /// connection is then idle, the COPY never ran), and again by each
+        /// later step of that COPY. A no-op once the COPY runs.
+        #[inline]
+        pub $($async_kw)? fn copy_in_confirm(&mut self) -> Result<()> {
+            match &self.state.queued_copy {
+                QueuedCopy::Settled => Ok(()),
+                QueuedCopy::Refused(db) => Err(Error::server((**db).clone())),
+                QueuedCopy::Unread => {
+                    self.state.queued_copy = QueuedCopy::Settled;
+                    let answer = self.run(&mut ops::CopyInStart) $($aw)*;
+                    if let Some(db) = answer.as_ref().err().and_then(Error::db_error) {
+                        self.state.queued_copy = QueuedCopy::Refused(Box::new(db.clone()));
+                    }
+                    answer.map(drop)
+                }
+            }
+        }
+
         /// Ends a COPY FROM STDIN with `CopyDone`; returns the rows the
-        /// server stored, or its error (the table is then unchanged).
+        /// server stored, or its error (the table is then unchanged). A
+        /// queued start's answer is read first: a refused COPY returns its
+        /// error, and the `CopyDone` behind it is dropped by the server.
         pub $($async_kw)? fn copy_in_finish(&mut self) -> Result<u64> {
             let mut op = ops::CopyInFinish::done(&mut self.state.session);
+            let confirmed = self.copy_in_confirm() $($aw)*;
+            // Refused: nothing runs, so nothing more is owed.
+            if confirmed.is_err() {
+                self.state.queued_copy = QueuedCopy::Settled;
+            }
+            confirmed?;
             self.run(&mut op) $($aw)*
         }
 
@@ -404,6 +494,9 @@ macro_rules! request_methods {
         /// the next request sends it and settles the server's reply. For
         /// `Drop` impls of writers that must not block.
         pub fn queue_copy_fail(&mut self, reason: &str) {
+            // A queued start's answer is drained with the rest by `begin`;
+            // a refused one's COPY never ran, and the server drops this.
+            self.state.queued_copy = QueuedCopy::Settled;
             // The reply is owed (the COPY's ReadyForQuery) and drained by `begin`.
             if let Err(e) = ops::CopyInFinish::fail(&mut self.state.session, reason) {
                 tracing::warn!("could not queue CopyFail: {e}");

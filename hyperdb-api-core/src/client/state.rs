@@ -19,6 +19,26 @@ pub(crate) struct DriverState {
     /// Bytes written to the socket since connecting (per flush, not per
     /// message): what an insert's trace reports as sent.
     pub(crate) bytes_sent: u64,
+    /// Where a COPY started by `copy_in_queued` stands.
+    pub(crate) queued_copy: QueuedCopy,
+    /// A command was sent ahead (`execute_ahead`): its reply is the only
+    /// one owed, and the next request reads it before its own.
+    pub(crate) ahead: bool,
+}
+
+/// Where a COPY started by `copy_in_queued` (its statement sent without
+/// waiting for the answer) stands.
+#[derive(Debug, Default)]
+pub(crate) enum QueuedCopy {
+    /// None was queued, or its answer was read and it runs.
+    #[default]
+    Settled,
+    /// Its answer (`CopyInResponse`, or an error) is still unread.
+    Unread,
+    /// The server refused it: no COPY runs, and it dropped the frames sent
+    /// behind the statement. Each later step of that COPY fails with this
+    /// error instead of waiting for an answer that will not come.
+    Refused(Box<crate::error::DbError>),
 }
 
 impl DriverState {
@@ -31,6 +51,8 @@ impl DriverState {
             deadline: None,
             cancel: CancelHandle::for_config(config, None),
             bytes_sent: 0,
+            queued_copy: QueuedCopy::Settled,
+            ahead: false,
         }
     }
 

@@ -10,7 +10,7 @@ use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
 use crate::client::deadline::Deadline;
 use crate::client::socket::{Socket, Transport};
-use crate::client::state::DriverState;
+use crate::client::state::{DriverState, QueuedCopy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::backend::{CopyResponse, FieldDescription};
 use crate::protocol::ops::{self, QueryRequest, RowEvent};

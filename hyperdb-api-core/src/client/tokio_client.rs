@@ -10,7 +10,7 @@ use crate::client::cancel::CancelHandle;
 use crate::client::config::Config;
 use crate::client::coop::ByteBudget;
 use crate::client::deadline::Deadline;
-use crate::client::state::DriverState;
+use crate::client::state::{DriverState, QueuedCopy};
 use crate::client::tokio_socket::AsyncSocket;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::backend::{CopyResponse, FieldDescription};

@@ -71,9 +71,7 @@ macro_rules! arrow_inserter_methods {
 
         $($async_kw)? fn drain(&mut self) -> Result<()> {
             while self.encoder.write_pending(self.client.copy_buf())? {
-                if let Err(e) = self.client.flush() $($aw)* {
-                    return Err(self.copy.failed(e));
-                }
+                self.send_frames(&[]) $($aw)* ?;
             }
             Ok(())
         }

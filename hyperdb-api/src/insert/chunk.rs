@@ -128,9 +128,7 @@ macro_rules! chunk_sender_methods {
         pub $($async_kw)? fn send(&mut self, chunk: &mut InsertChunk) -> Result<()> {
             chunk.check_table(&self.types)?;
             chunk.seal()?;
-            if let Err(e) = self.client.send_raw(&chunk.buf) $($aw)* {
-                return Err(self.copy.failed(e));
-            }
+            self.send_frames(&chunk.buf) $($aw)* ?;
             self.rows += chunk.rows();
             chunk.clear();
             Ok(())

@@ -209,11 +209,12 @@ macro_rules! open_fn {
                     return trace.result(Err(e.into()), |_| None);
                 }
                 let own = conn.transaction_status() == TransactionStatus::Idle;
-                // Armed before `BEGIN` is sent: a future dropped while it
-                // waits for the reply leaves the transaction begun.
+                // Armed before `BEGIN` is queued: a future dropped after
+                // that leaves the transaction begun.
                 let mut begun = Begun { conn, own, phase: Phase::Between };
                 if own {
-                    if let Err(e) = begun.conn.client().execute("BEGIN") $($aw)* {
+                    // Sent with the check (or the COPY), in one write.
+                    if let Err(e) = begun.conn.client().execute_ahead("BEGIN") $($aw)* {
                         return trace.result(Err(e.into()), |_| None);
                     }
                 }
@@ -228,10 +229,12 @@ macro_rules! open_fn {
                 }
                 if started.is_ok() {
                     begun.phase = Phase::Copying;
-                    started = begun.conn.client().copy_in(&sql.copy) $($aw)* .map(drop).map_err(Error::from);
+                    // Queued, not awaited: the first frames follow it in
+                    // one write (`send_frames`, `end_segment` read the answer).
+                    started = begun.conn.client().copy_in_queued(&sql.copy) $($aw)* .map_err(Error::from);
                 }
                 if let Err(e) = started {
-                    // No COPY runs: it never started, or the server refused it.
+                    // No COPY runs: the check failed, or the connection did.
                     begun.phase = Phase::Between;
                     if own {
                         rollback!(begun.conn.client(); $($aw)*);
@@ -303,6 +306,24 @@ macro_rules! copy_methods {
             };
             self.copy.end_trace(&result, bytes_sent);
             result
+        }
+
+        /// Sends the frames in the send buffer, then `raw` ones. The first
+        /// time, this reads the server's answer to the COPY statement,
+        /// which `CopyTx::open` queued ahead of the frames. So a COPY the
+        /// server refuses ends the insert after one frame. Until then
+        /// nothing is awaited, and a small insert's COPY is one round
+        /// trip.
+        $($async_kw)? fn send_frames(&mut self, raw: &[u8]) -> Result<()> {
+            let mut sent = if raw.is_empty() {
+                self.client.flush() $($aw)*
+            } else {
+                self.client.send_raw(raw) $($aw)*
+            };
+            if sent.is_ok() {
+                sent = self.client.copy_in_confirm() $($aw)*;
+            }
+            sent.map_err(|e| self.copy.failed(e))
         }
 
         /// Ends the running COPY with CopyDone and counts what it stored.

@@ -160,11 +160,7 @@ macro_rules! inserter_methods {
             if self.encoder.frame_full(self.client.copy_buf()) {
                 self.encoder.close_frame(self.client.copy_buf())?;
                 match self.encoder.take_held() {
-                    None => {
-                        if let Err(e) = self.client.flush() $($aw)* {
-                            return Err(self.copy.failed(e));
-                        }
-                    }
+                    None => self.send_frames(&[]) $($aw)* ?,
                     Some(held) => {
                         self.encoder.end_stream(self.client.copy_buf())?;
                         self.detour(held) $($aw)* ?;

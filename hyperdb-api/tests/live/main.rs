@@ -30,6 +30,7 @@ mod interop;
 #[cfg(all(feature = "derive", feature = "arrow", feature = "async"))]
 mod lent_rows;
 mod params;
+mod pipelined;
 #[cfg(feature = "pool")]
 mod pool;
 mod prepared;
