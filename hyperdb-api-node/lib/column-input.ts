@@ -6,11 +6,11 @@
  * is, with no per-value JS work; any other array goes value by value
  * through the same checks as `Inserter.addRow`.
  */
-import type { ColumnDef, NativeColumn, NativeInserter } from './native'
-import { call, callSync, ErrorCode, HyperError } from './errors'
+import type { ColumnDef, NativeColumn } from './native'
+import { call, ErrorCode, HyperError } from './errors'
 import type { Catalog, TableDefinition, TableName } from './catalog'
 import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
-import { canonical, definitionOf, DEFAULT_BATCH_ROWS, nativeHandle, type HasNative } from './inserter'
+import { DEFAULT_BATCH_ROWS, openInserter, type HasNative } from './inserter'
 
 type TypedArray =
   | Int8Array
@@ -110,15 +110,15 @@ export async function insertColumns(
   columns: Readonly<Record<string, ColumnValues>>,
   options: InsertColumnsOptions = {},
 ): Promise<number> {
-  const def = canonical(await definitionOf(conn, table))
-  const rows = checkShape(def.columns, columns, options.nulls)
-  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
-  const start: BatchStart = { row: 0 }
-  const sources = def.columns.map(
-    (c) => new ColumnSource(c, columns[c.name], options.nulls?.[c.name], start, Math.min(batchRows, Math.max(rows, 1))),
-  )
-  const inserter: NativeInserter = callSync(() => conn[nativeHandle]().inserter(def.table, def))
+  const { native: inserter, def } = await openInserter(conn, table)
   try {
+    const rows = checkShape(def.columns, columns, options.nulls)
+    const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
+    const start: BatchStart = { row: 0 }
+    const sources = def.columns.map(
+      (c) =>
+        new ColumnSource(c, columns[c.name], options.nulls?.[c.name], start, Math.min(batchRows, Math.max(rows, 1))),
+    )
     for (let from = 0; from < rows; from += batchRows) {
       start.row = from
       const n = Math.min(batchRows, rows - from)

@@ -11,7 +11,7 @@
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
 import { call, callSync, ErrorCode, HyperError, toHyperError } from './errors'
-import { toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
+import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
 /** The rows a batch gathers before it crosses to the native layer. */
@@ -56,9 +56,12 @@ export class Inserter {
    * connection wait. To take the definition from the server instead, use
    * `Inserter.open` / `conn.inserter(name)`.
    */
-  constructor(conn: HasNative, table: TableDefinition, options: InserterOptions = {}) {
-    const def = canonical(table)
-    this.native = callSync(() => conn[nativeHandle]().inserter(def.table, def))
+  constructor(conn: HasNative, table: TableDefinition, options?: InserterOptions)
+  /** @internal An inserter opened by name (`Inserter.open`). */
+  constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options?: InserterOptions)
+  constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options: InserterOptions = {}) {
+    const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
+    this.native = native
     this.columns = def.columns
     this.batchRows = batchRows(options.batchRows)
     this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.batchRows))
@@ -72,7 +75,7 @@ export class Inserter {
     table: TableName | TableDefinition,
     options: InserterOptions = {},
   ): Promise<Inserter> {
-    return new Inserter(conn, await definitionOf(conn, table), options)
+    return new Inserter(conn, isDefinition(table) ? table : await openByName(conn, table), options)
   }
 
   /** Rows added so far (including those not yet sent). */
@@ -236,12 +239,45 @@ export class Inserter {
   }
 }
 
-/** `table` when it is a definition, else the server's definition of it. */
-export async function definitionOf(
-  conn: { readonly catalog: Catalog },
-  table: TableName | TableDefinition,
-): Promise<TableDefinition> {
-  return typeof table === 'object' && 'columns' in table ? table : conn.catalog.getTableDefinition(table)
+/** A native inserter, and the table's definition as its builders need it. */
+export class OpenedInserter {
+  constructor(
+    readonly native: NativeInserter,
+    readonly def: TableDef,
+  ) {}
+}
+
+function isDefinition(table: TableName | TableDefinition): table is TableDefinition {
+  return typeof table === 'object' && 'columns' in table
+}
+
+/** An inserter into `table`, checked against the server's definition once the COPY starts. */
+function openChecked(conn: HasNative, table: TableDefinition): OpenedInserter {
+  const def = canonical(table)
+  return new OpenedInserter(
+    callSync(() => conn[nativeHandle]().inserter(def.table, def)),
+    def,
+  )
+}
+
+/**
+ * An inserter into the table `name` as the server defines it: the native
+ * inserter looks the table up in its own transaction, so an insert by
+ * name costs one catalog query rather than a lookup and then the check.
+ */
+export async function openByName(conn: HasNative, name: TableName): Promise<OpenedInserter> {
+  const inserter = callSync(() => conn[nativeHandle]().inserter(tableRef(name)))
+  try {
+    return new OpenedInserter(inserter, await call(inserter.opened()))
+  } catch (e) {
+    await inserter.abort().catch(() => undefined)
+    throw e
+  }
+}
+
+/** A native inserter into `table`, a name or a definition. */
+export async function openInserter(conn: HasNative, table: TableName | TableDefinition): Promise<OpenedInserter> {
+  return isDefinition(table) ? openChecked(conn, table) : openByName(conn, table)
 }
 
 /** `table` with every type spelled as hyperd spells it (what the builders switch on). */

@@ -110,58 +110,20 @@ const CATALOG: [(&str, u32, bool); 4] = [
     ("timestamp", 20, false),
 ];
 
-/// The reply to the catalog query as `DataRow`s (the route without the
-/// `arrow` feature).
-fn catalog_rows() -> Vec<u8> {
-    let mut out = BytesMut::new();
-    message(&mut out, b'1', b"");
-    message(&mut out, b'2', b"");
-    row_description(
-        &mut out,
-        &[
-            ("attname", 25, -1),
-            ("atttypid", 26, 4),
-            ("atttypmod", 23, 4),
-            ("attnotnull", 16, 1),
-            ("collname", 25, -1),
-        ],
-    );
-    for (name, oid, not_null) in CATALOG {
-        let mut row = BytesMut::new();
-        row.put_i16(5);
-        row.put_i32(name.len() as i32);
-        row.put_slice(name.as_bytes());
-        row.put_i32(4);
-        row.put_u32_le(oid);
-        row.put_i32(4);
-        row.put_i32_le(-1);
-        row.put_i32(1);
-        row.put_u8(u8::from(not_null));
-        row.put_i32(-1);
-        message(&mut out, b'D', &row);
-    }
-    complete_and_ready(&mut out, &format!("SELECT {}", CATALOG.len()));
-    out.to_vec()
-}
-
 /// A fake hyperd: trusts everyone, answers a `Sync` with `rows`, a
 /// `COPY ... FROM STDIN` by taking the data (and reporting [`ROWS`] rows), a
 /// `COPY ... TO STDOUT` with `copy`, the catalog query with [`CATALOG`],
 /// and other queries (BEGIN, COMMIT) with an empty result.
 fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
-    let catalog_copy = arrow::catalog_copy_reply();
+    let catalog = fake_catalog::catalog_reply(&CATALOG);
     for stream in listener.incoming() {
         let Ok(s) = stream else { return };
-        let (rows, copy, catalog_copy) = (rows.clone(), copy.clone(), catalog_copy.clone());
+        let (rows, copy, catalog) = (rows.clone(), copy.clone(), catalog.clone());
         std::thread::spawn(move || {
-            let (mut parsed_catalog, mut parsed, mut described) = (false, false, false);
+            let (mut parsed, mut described) = (false, false);
             fake_hyperd::serve_session(s, |tag, body, out| match tag {
-                b'P' => {
-                    parsed_catalog = is_catalog_query(body);
-                    parsed = true;
-                }
+                b'P' => parsed = true,
                 b'D' => described = true,
-                b'S' if parsed_catalog => out.extend_from_slice(&catalog_rows()),
                 b'S' => as_asked(
                     &rows,
                     std::mem::take(&mut parsed),
@@ -172,7 +134,7 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
                     message(out, b'G', &[0, 0, 0]);
                 }
                 b'c' => complete_and_ready(out, &format!("COPY {ROWS}")),
-                b'Q' if is_catalog_query(body) => out.extend_from_slice(&catalog_copy),
+                b'Q' if is_catalog_query(body) => out.extend_from_slice(&catalog),
                 b'Q' if copy.is_empty() || !body.starts_with(b"COPY") => {
                     complete_and_ready(out, "SELECT 0");
                 }
@@ -358,7 +320,7 @@ mod arrow {
     use hyperdb_api::arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
     use hyperdb_api::Connection;
 
-    use super::{complete_and_ready, message, row, table, CATALOG, ROWS};
+    use super::{complete_and_ready, message, row, table, ROWS};
 
     const BATCH: usize = 10_240;
 
@@ -403,11 +365,6 @@ mod arrow {
         out.to_vec()
     }
 
-    /// The reply to the catalog query through hyperd's Arrow stream.
-    pub fn catalog_copy_reply() -> Vec<u8> {
-        super::fake_catalog::catalog_copy_reply(&CATALOG)
-    }
-
     fn sum_ids(batch: &RecordBatch) -> i64 {
         let ids = batch.column(0).as_primitive::<Int32Type>();
         ids.values().iter().map(|&i| i64::from(i)).sum()
@@ -438,10 +395,6 @@ mod arrow {
 #[cfg(not(feature = "arrow"))]
 mod arrow {
     pub fn copy_reply() -> Vec<u8> {
-        Vec::new()
-    }
-
-    pub fn catalog_copy_reply() -> Vec<u8> {
         Vec::new()
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use bytes::{BufMut, BytesMut};
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
 
-use fake_catalog::catalog_copy_reply;
+use fake_catalog::catalog_reply;
 use fake_hyperd::{
     accept_login, complete_and_ready, is_catalog_query, message, read_message, read_startup,
     row_description, BACKEND_KEY,
@@ -88,10 +88,7 @@ fn holding_insert_server(
             }
             match tag {
                 b'Q' if is_catalog_query(&body) => {
-                    out.extend_from_slice(&catalog_copy_reply(&[
-                        ("id", 23, true),
-                        ("v", 20, false),
-                    ]));
+                    out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("v", 20, false)]));
                 }
                 // Overall format 0, two columns of format 0.
                 b'Q' if text.starts_with("COPY") => message(&mut out, b'G', &[0, 0, 2, 0, 0, 0, 0]),

@@ -21,7 +21,7 @@ use hyperdb_api::{
     AsyncConnection, AuthMethod, AuthMethods, ConnectOptions, Connection, Endpoint, ErrorKind,
 };
 
-use fake_catalog::catalog_copy_reply;
+use fake_catalog::catalog_reply;
 use fake_hyperd::{
     accept_login, complete_and_ready, is_catalog_query, message, read_message, read_startup,
     serve_requests,
@@ -212,10 +212,7 @@ fn stops_reading_during_copy(listener: TcpListener) -> (JoinHandle<io::Result<()
             out.clear();
             match read_message(&mut s)? {
                 Some((b'Q', sql)) if is_catalog_query(&sql) => {
-                    out.extend_from_slice(&catalog_copy_reply(&[
-                        ("id", 23, true),
-                        ("s", 25, false),
-                    ]));
+                    out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("s", 25, false)]));
                 }
                 Some((b'Q', sql)) if sql.starts_with(b"COPY") => break,
                 Some((b'Q', _)) => complete_and_ready(&mut out, "SELECT 0"),

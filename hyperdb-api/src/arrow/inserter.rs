@@ -5,7 +5,7 @@ use arrow_array::RecordBatch;
 
 use super::encoder::{copy_sql, ArrowEncoder};
 use crate::error::Result;
-use crate::insert::copy_tx::{CopySql, CopyTx};
+use crate::insert::copy_tx::{CopySql, CopyTx, Target};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
 
@@ -123,7 +123,7 @@ impl<'c> ArrowInserter<'c> {
     /// (checked first, as for [`crate::Inserter::new`]).
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<ArrowInserter<'c>> {
         let encoder = ArrowEncoder::new(table)?;
-        let copy = CopyTx::open(conn, table, arrow_copy(table)?, true)?;
+        let (copy, _) = CopyTx::open(conn, Target::Checked(table), arrow_copy)?;
         Ok(ArrowInserter {
             client: conn.client(),
             encoder,
@@ -164,13 +164,55 @@ impl<'c> AsyncArrowInserter<'c> {
         table: &TableDefinition,
     ) -> Result<AsyncArrowInserter<'c>> {
         let encoder = ArrowEncoder::new(table)?;
-        let copy = CopyTx::open_async(conn, table, arrow_copy(table)?, true).await?;
+        let (copy, _) = CopyTx::open_async(conn, Target::Checked(table), arrow_copy).await?;
         Ok(AsyncArrowInserter {
             client: conn.client(),
             encoder,
             copy,
             finished: false,
         })
+    }
+
+    /// Starts a COPY into the table `name` as the server defines it,
+    /// looked up in the insert's own transaction (one catalog query, where
+    /// a lookup before [`new`](Self::new) makes two); returns that
+    /// definition, which batches must match. For callers that have a name
+    /// only: the Node package's inserters.
+    pub(crate) async fn into_resolved(
+        conn: &'c mut crate::AsyncConnection,
+        name: &crate::TableName,
+    ) -> Result<(AsyncArrowInserter<'c>, TableDefinition)> {
+        // The encoder is made with the statement, before the COPY is queued.
+        let mut encoder = None;
+        let (copy, resolved) = CopyTx::open_async(conn, Target::Resolved(name), |table| {
+            encoder = Some(ArrowEncoder::new(table)?);
+            arrow_copy(table)
+        })
+        .await?;
+        let client = conn.client();
+        match (encoder, resolved) {
+            (Some(encoder), Some(definition)) => {
+                let inserter = AsyncArrowInserter {
+                    client,
+                    encoder,
+                    copy,
+                    finished: false,
+                };
+                Ok((inserter, definition))
+            }
+            // `open_async` made the statement from the definition it
+            // returns: unreachable, and undone like a dropped inserter.
+            _ => {
+                client.queue_copy_fail("internal: no encoder for the table");
+                if copy.own() {
+                    client.enqueue_command("ROLLBACK")?;
+                }
+                Err(crate::Error::invalid_argument(
+                    "insert",
+                    "internal: a resolved table without its definition",
+                ))
+            }
+        }
     }
 
     arrow_inserter_methods!(async; .await);

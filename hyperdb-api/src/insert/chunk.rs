@@ -6,7 +6,7 @@ use hyperdb_api_core::protocol::frontend;
 use hyperdb_api_core::types::{ColumnType, ToHyperBinary, COPY_HEADER};
 
 use crate::error::{Error, Result};
-use crate::insert::copy_tx::{CopySql, CopyTx};
+use crate::insert::copy_tx::{CopySql, CopyTx, Target};
 use crate::insert::encoder::{copy_sql, RowEncoder};
 use crate::table_definition::TableDefinition;
 use crate::Connection;
@@ -178,7 +178,7 @@ impl<'c> ChunkSender<'c> {
     /// (checked first, as for [`crate::Inserter::new`]).
     pub fn new(conn: &'c mut Connection, table: &TableDefinition) -> Result<ChunkSender<'c>> {
         let (sql, types) = start_copy_sql(table)?;
-        let copy = CopyTx::open(conn, table, sql, true)?;
+        let (copy, _) = CopyTx::open(conn, Target::Checked(table), |_| Ok(sql.clone()))?;
         let client = conn.client();
         queue_header(client.copy_buf())?;
         Ok(ChunkSender {
@@ -279,7 +279,8 @@ impl<'c> AsyncChunkSender<'c> {
         table: &TableDefinition,
     ) -> Result<AsyncChunkSender<'c>> {
         let (sql, types) = start_copy_sql(table)?;
-        let copy = CopyTx::open_async(conn, table, sql, true).await?;
+        let (copy, _) =
+            CopyTx::open_async(conn, Target::Checked(table), |_| Ok(sql.clone())).await?;
         let client = conn.client();
         queue_header(client.copy_buf())?;
         Ok(AsyncChunkSender {

@@ -31,10 +31,24 @@ use crate::trace::StatementTrace;
 
 /// An inserter's COPY statement, and the HyperBinary one for rows its
 /// format holds back (`None` when it holds none back).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct CopySql {
     pub(crate) copy: String,
     pub(crate) held: Option<String>,
+}
+
+/// The table an inserter's COPY writes, and how its definition is known.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// The caller's definition, checked against the table the COPY writes.
+    Checked(&'a TableDefinition),
+    /// A table this crate just made from this definition: not looked up.
+    Made(&'a TableDefinition),
+    /// The named table as the server defines it, looked up in the insert's
+    /// transaction: for callers that have a name only (the Node package),
+    /// one catalog query instead of a lookup and then the check.
+    #[cfg(feature = "async")]
+    Resolved(&'a crate::names::TableName),
 }
 
 /// Where an inserter's COPY stands: what dropping the inserter (or a
@@ -167,17 +181,17 @@ macro_rules! commit {
 macro_rules! open_fn {
     ($name:ident, $conn:ty $(, $async_kw:ident)? ; $($aw:tt)*) => {
         impl CopyTx {
-            /// Starts the COPY `sql.copy` into `table`: in a transaction of
-            /// its own when the connection is in none, after checking
-            /// `table` against the table the COPY writes (`check` is false
-            /// only for a table this crate just made from `table`). On
+            /// Starts a COPY into `target`: in a transaction of its own when
+            /// the connection is in none, after looking the table up (unless
+            /// this crate just made it). Its statement is `sql` of the
+            /// definition settled on: the caller's, once it matched the
+            /// table's, or the table's own for a [`Target::Resolved`]. On
             /// error nothing is left open.
             pub(crate) $($async_kw)? fn $name(
                 conn: &mut $conn,
-                table: &TableDefinition,
-                sql: CopySql,
-                check: bool,
-            ) -> Result<CopyTx> {
+                target: Target<'_>,
+                mut sql: impl FnMut(&TableDefinition) -> Result<CopySql>,
+            ) -> Result<(CopyTx, Option<TableDefinition>)> {
                 /// Queues what undoes `open` if it stops midway (its future
                 /// dropped): `CopyFail` once the COPY statement went out,
                 /// `ROLLBACK` after its own `BEGIN`. Else the session's
@@ -202,7 +216,18 @@ macro_rules! open_fn {
                     }
                 }
 
-                let trace = conn.trace("insert", &sql.copy, 0);
+                // The statement is known now unless it is made from the
+                // table's own definition, after the lookup; the insert's
+                // span starts with it (a lookup has a span of its own).
+                let early = match target {
+                    Target::Checked(table) | Target::Made(table) => Some(sql(table)?),
+                    #[cfg(feature = "async")]
+                    Target::Resolved(_) => None,
+                };
+                let mut trace = match &early {
+                    Some(sql) => conn.trace("insert", &sql.copy, 0),
+                    None => StatementTrace::default(),
+                };
                 // A dropped transaction or inserter queued its end: settle
                 // it, so the status below is the server's.
                 if let Err(e) = conn.client().settle() $($aw)* {
@@ -213,40 +238,76 @@ macro_rules! open_fn {
                 // that leaves the transaction begun.
                 let mut begun = Begun { conn, own, phase: Phase::Between };
                 if own {
-                    // Sent with the check (or the COPY), in one write.
+                    // Sent with the lookup (or the COPY), in one write.
                     if let Err(e) = begun.conn.client().execute_ahead("BEGIN") $($aw)* {
                         return trace.result(Err(e.into()), |_| None);
                     }
                 }
-                let mut started = Ok(());
-                if check {
-                    started = begun
+                // The table's own definition, for a `Resolved` target.
+                let looked_up = match target {
+                    Target::Made(_) => Ok(None),
+                    Target::Checked(table) => begun
                         .conn
                         .catalog()
                         .resolved_definition(table.name())
                         $($aw)*
-                        .and_then(|actual| table.check_columns_match(&actual));
-                }
-                if started.is_ok() {
-                    begun.phase = Phase::Copying;
-                    // Queued, not awaited: the first frames follow it in
-                    // one write (`send_frames`, `end_segment` read the answer).
-                    started = begun.conn.client().copy_in_queued(&sql.copy) $($aw)* .map_err(Error::from);
-                }
-                if let Err(e) = started {
-                    // No COPY runs: the check failed, or the connection did.
-                    begun.phase = Phase::Between;
-                    if own {
-                        rollback!(begun.conn.client(); $($aw)*);
+                        .and_then(|actual| table.check_columns_match(&actual))
+                        .map(|()| None),
+                    #[cfg(feature = "async")]
+                    Target::Resolved(name) => begun
+                        .conn
+                        .catalog()
+                        .resolved_definition(name)
+                        $($aw)*
+                        .map(Some),
+                };
+                let (mut planned, resolved) = match looked_up {
+                    Ok(resolved) => (Ok(()), resolved),
+                    Err(e) => (Err(e), None),
+                };
+                let mut copy = early;
+                if let (true, Some(actual)) = (planned.is_ok(), &resolved) {
+                    match sql(actual) {
+                        Ok(made) => {
+                            trace = begun.conn.trace("insert", &made.copy, 0);
+                            copy = Some(made);
+                        }
+                        Err(e) => planned = Err(e),
                     }
-                    begun.phase = Phase::Settled;
-                    return trace.result(Err(e), |_| None);
                 }
+                let started = match (planned, copy) {
+                    (Ok(()), Some(copy)) => {
+                        begun.phase = Phase::Copying;
+                        // Queued, not awaited: the first frames follow it in
+                        // one write (`send_frames`, `end_segment` read the answer).
+                        begun.conn.client().copy_in_queued(&copy.copy) $($aw)*
+                            .map(|()| copy)
+                            .map_err(Error::from)
+                    }
+                    (Err(e), _) => Err(e),
+                    (Ok(()), None) => Err(Error::invalid_argument(
+                        "insert",
+                        "internal: a table looked up without its definition",
+                    )),
+                };
+                let sql = match started {
+                    Ok(sql) => sql,
+                    Err(e) => {
+                        // No COPY runs: the lookup or check failed, or the
+                        // connection did.
+                        begun.phase = Phase::Between;
+                        if own {
+                            rollback!(begun.conn.client(); $($aw)*);
+                        }
+                        begun.phase = Phase::Settled;
+                        return trace.result(Err(e), |_| None);
+                    }
+                };
                 // The inserter's own phases take over.
                 begun.phase = Phase::Settled;
                 begun.own = false;
                 let sent_before = begun.conn.client().bytes_sent();
-                Ok(CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before })
+                Ok((CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before }, resolved))
             }
         }
     };

@@ -3,7 +3,7 @@
 use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::Result;
-use crate::insert::copy_tx::CopyTx;
+use crate::insert::copy_tx::{CopyTx, Target};
 use crate::insert::encoder::RowEncoder;
 use crate::insert::wire::Wire;
 use crate::insert::{inserter_methods, row_encoder, InsertFormat};
@@ -50,7 +50,7 @@ impl<'c> Inserter<'c> {
         format: InsertFormat,
     ) -> Result<Inserter<'c>> {
         let (sql, mut encoder) = row_encoder(table, format)?;
-        let copy = CopyTx::open(conn, table, sql, true)?;
+        let (copy, _) = CopyTx::open(conn, Target::Checked(table), |_| Ok(sql.clone()))?;
         let client = conn.client();
         encoder.start_stream(client.copy_buf());
         Ok(Inserter {
@@ -117,7 +117,8 @@ impl<'c> AsyncInserter<'c> {
         format: InsertFormat,
     ) -> Result<AsyncInserter<'c>> {
         let (sql, mut encoder) = row_encoder(table, format)?;
-        let copy = CopyTx::open_async(conn, table, sql, true).await?;
+        let (copy, _) =
+            CopyTx::open_async(conn, Target::Checked(table), |_| Ok(sql.clone())).await?;
         let client = conn.client();
         encoder.start_stream(client.copy_buf());
         Ok(AsyncInserter {

@@ -9,7 +9,7 @@ use hyperdb_api_core::types::ToHyperBinary;
 
 use crate::error::{Error, Result};
 use crate::escape::{push_identifier, quote_identifier};
-use crate::insert::copy_tx::CopyTx;
+use crate::insert::copy_tx::{CopyTx, Target};
 use crate::insert::encoder::RowEncoder;
 use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
@@ -97,8 +97,8 @@ impl<'c> MappedInserter<'c> {
         conn.client()
             .execute(&stage.create_temporary_table_sql()?)?;
         // The stage was made from `stage` just now: nothing to check.
-        let copy = match CopyTx::open(conn, &stage, sql, false) {
-            Ok(copy) => copy,
+        let copy = match CopyTx::open(conn, Target::Made(&stage), |_| Ok(sql.clone())) {
+            Ok((copy, _)) => copy,
             Err(e) => {
                 conn.client().enqueue_command(&drop_stage)?;
                 return Err(e);

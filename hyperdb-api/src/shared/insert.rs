@@ -64,22 +64,18 @@ impl Place {
         table: TableName,
         expected: Option<&TableDefinition>,
     ) -> Result<InsertSink> {
-        let mut guard = self.lock().await?;
-        let definition = guard.conn().catalog().get_table_definition(table).await?;
-        if let Some(expected) = expected {
-            expected.check_columns_match(&definition)?;
-        }
-        let schema = SchemaRef::new(crate::arrow::arrow_schema(&definition)?);
+        let guard = self.lock().await?;
         let (queue, pieces) = mpsc::channel(QUEUE_DEPTH);
         let (opened_tx, opened) = oneshot::channel();
         let (outcome_tx, outcome) = oneshot::channel();
-        let copy_into = definition.clone();
+        let expected = expected.cloned();
         tokio::spawn(async move {
-            let result = feed(guard, &copy_into, pieces, opened_tx).await;
+            let result = feed(guard, &table, expected.as_ref(), pieces, opened_tx).await;
             // Nobody listens when the sink was dropped: nothing to report.
             let _ = outcome_tx.send(result);
         });
-        opened.await.map_err(|_| task_gone())??;
+        let definition = opened.await.map_err(|_| task_gone())??;
+        let schema = SchemaRef::new(crate::arrow::arrow_schema(&definition)?);
         Ok(InsertSink {
             queue,
             outcome: Some(outcome),
@@ -167,20 +163,30 @@ fn failure(outcome: Option<std::result::Result<Result<u64>, oneshot::error::Recv
 /// anything on any error or when the queue closes without `Finish`.
 async fn feed(
     mut guard: ConnectionGuard,
-    definition: &TableDefinition,
+    table: &TableName,
+    expected: Option<&TableDefinition>,
     mut pieces: mpsc::Receiver<Message>,
-    opened: oneshot::Sender<Result<()>>,
+    opened: oneshot::Sender<Result<TableDefinition>>,
 ) -> Result<u64> {
     let conn = guard.conn();
-    let mut inserter = match AsyncArrowInserter::new(conn, definition).await {
-        Ok(inserter) => inserter,
+    // The table's definition comes from the inserter's own lookup, in its
+    // transaction: one catalog query per insert.
+    let (mut inserter, definition) = match AsyncArrowInserter::into_resolved(conn, table).await {
+        Ok(opened) => opened,
         Err(e) => {
             let _ = opened.send(Err(e));
             return Err(Error::Cancelled);
         }
     };
-    let _ = opened.send(Ok(()));
     let mut failed = Error::Cancelled;
+    let checked = expected.map_or(Ok(()), |expected| expected.check_columns_match(&definition));
+    let _ = match checked {
+        Ok(()) => opened.send(Ok(definition)),
+        Err(e) => {
+            pieces.close();
+            opened.send(Err(e))
+        }
+    };
     while let Some(message) = pieces.recv().await {
         let written = match message {
             Message::Piece(InsertPiece::Batch(batch)) => inserter.insert_batch(&batch).await,

@@ -265,3 +265,44 @@ async fn ipc_bytes_are_checked_against_the_table_and_stored_all_or_nothing() {
     assert_eq!(e.sqlstate(), "42P01", "{e:?}");
     assert_eq!(count(&conn, "t").await, 1000);
 }
+
+/// A sink opened by name takes the definition of the table the name
+/// resolves to, looked up by the insert itself (one catalog query, in its
+/// transaction): a temporary table before `public`'s of the same name, as
+/// for the COPY. The lookup before the COPY used to take `public`'s, which
+/// the inserter's check then refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_by_name_takes_the_table_its_name_resolves_to() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_tmp").await;
+    conn.execute_command(
+        "CREATE TEMPORARY TABLE sink_tmp (x DOUBLE PRECISION NOT NULL)",
+        &[],
+    )
+    .await
+    .unwrap();
+    let mut sink = conn.insert_sink("sink_tmp", None).await.unwrap();
+    let names: Vec<_> = sink
+        .definition()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    assert_eq!(names, ["x"]);
+    let x: ArrayRef = Arc::new(Float64Array::from(vec![0.5, 1.5]));
+    let b = RecordBatch::try_new(sink.schema().clone(), vec![x]).unwrap();
+    sink.send(InsertPiece::Batch(b)).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 2);
+    assert_eq!(count(&conn, "sink_tmp").await, 2);
+    assert_eq!(count(&conn, "public.sink_tmp").await, 0);
+    // The caller's definition is checked against that table too.
+    let public = TableDefinition::new("sink_tmp")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("label", SqlType::Text);
+    let err = conn
+        .insert_sink("sink_tmp", Some(&public))
+        .await
+        .unwrap_err();
+    assert_eq!(err.sqlstate(), "42804", "{err}");
+    assert_eq!(count(&conn, "sink_tmp").await, 2);
+}

@@ -93,7 +93,8 @@ impl Kind {
 
     /// Where `fault` lands: after how many bytes in which direction,
     /// counted from when it is armed (before the request; for the
-    /// inserters once the COPY has started). A stall lands after the first
+    /// inserters once `new` returned, the COPY statement queued to go out
+    /// with the first frame). A stall lands after the first
     /// byte, so that it is in place long before the query timeout however
     /// slow the box; a cut or reset (under a long timeout) lands in the
     /// middle of a long request or reply.
