@@ -123,6 +123,8 @@ export async function insertColumns(
       start.row = from
       const n = Math.min(batchRows, rows - from)
       const batch = sources.map((s) => s.batch(from, n))
+      // The last batch goes with the commit: one crossing, not two.
+      if (from + n >= rows) return await call(() => inserter.finish(n, batch))
       await call(() => inserter.send(n, batch))
     }
     return await call(inserter.finish())

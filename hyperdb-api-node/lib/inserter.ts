@@ -146,8 +146,9 @@ export class Inserter {
     this.check()
     this.ended = true
     try {
-      if (this.n > 0) await this.send()
-      return await call(this.native.finish())
+      // The last batch goes with the commit: one crossing, not two.
+      const rows = this.n
+      return await call(() => (rows > 0 ? this.native.finish(rows, this.columnsOfBatch()) : this.native.finish()))
     } catch (e) {
       await this.native.abort().catch(() => undefined)
       throw e

@@ -120,8 +120,12 @@ export declare class NativeInserter {
    * not to be mixed with `push`/`send`). Copied before this returns.
    */
   sendIpc(bytes: Uint8Array): Promise<void>
-  /** Commits; the rows stored. */
-  finish(): Promise<number>
+  /**
+   * Commits; the rows stored. `rows` rows of `columns`, when given, are
+   * the last batch, queued first: one call for both, where `send` and
+   * then `finish` cross into Rust and back twice.
+   */
+  finish(rows?: number | undefined | null, columns?: Array<NativeColumn> | undefined | null): Promise<number>
   /**
    * Ends the insert storing nothing; resolves when the connection is
    * free again. Aborting twice, or after `finish`, does nothing.

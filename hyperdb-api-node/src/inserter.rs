@@ -197,26 +197,22 @@ impl NativeInserter {
         rows: u32,
         columns: Vec<NativeColumn>,
     ) -> Result<AsyncBlock<()>> {
-        let ready = match self.schema.get().cloned() {
-            Some(schema) => Ready::Batch(self.batch(&schema, rows, &inputs(&columns)?)?),
+        let ready = self.ready(rows, &columns)?;
+        AsyncBlockBuilder::new(queue(self.state.clone(), move |sink| ready.piece(sink))).build(env)
+    }
+
+    /// `rows` rows of `columns`, copied out of JS memory: as a batch once
+    /// the schema is known, else as columns to build it from.
+    fn ready(&mut self, rows: u32, columns: &[NativeColumn]) -> Result<Ready> {
+        Ok(match self.schema.get().cloned() {
+            Some(schema) => Ready::Batch(self.batch(&schema, rows, &inputs(columns)?)?),
             // Not open yet: the batch is built once the schema is known.
             None => {
                 let first = self.rows;
                 self.rows += u64::from(rows);
-                Ready::Columns(OwnedColumns::copy(&columns), rows, first)
+                Ready::Columns(OwnedColumns::copy(columns), rows, first)
             }
-        };
-        let state = self.state.clone();
-        AsyncBlockBuilder::new(queue(state, move |sink| match ready {
-            Ready::Batch(batch) => Ok(InsertPiece::Batch(batch)),
-            Ready::Columns(owned, rows, first) => Ok(InsertPiece::Batch(js(batch_from_buffers(
-                sink.schema(),
-                rows as usize,
-                first,
-                &owned.inputs()?,
-            ))?)),
-        }))
-        .build(env)
+        })
     }
 
     /// Queues rows `first..first + rows` of an Arrow batch whose schema is
@@ -269,13 +265,33 @@ impl NativeInserter {
             .build(env)
     }
 
-    /// Commits; the rows stored.
+    /// Commits; the rows stored. `rows` rows of `columns`, when given, are
+    /// the last batch, queued first: one call for both, where `send` and
+    /// then `finish` cross into Rust and back twice.
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn finish(&self, env: &Env) -> Result<AsyncBlock<f64>> {
+    pub fn finish(
+        &mut self,
+        env: &Env,
+        rows: Option<u32>,
+        columns: Option<Vec<NativeColumn>>,
+    ) -> Result<AsyncBlock<f64>> {
+        let last = match (rows, columns) {
+            (Some(rows), Some(columns)) if rows > 0 => Some(self.ready(rows, &columns)?),
+            _ => None,
+        };
         let state = self.state.clone();
         AsyncBlockBuilder::new(async move {
             let mut state = state.lock().await;
-            let stored = state.open().await?.finish().await;
+            let sink = state.open().await?;
+            let mut sent = Ok(());
+            if let Some(last) = last {
+                let piece = last.piece(sink)?;
+                sent = sink.send(piece).await;
+            }
+            let stored = match sent {
+                Ok(()) => sink.finish().await,
+                Err(e) => Err(e),
+            };
             *state = State::Ended;
             Ok(js(stored)? as f64)
         })
@@ -324,6 +340,21 @@ async fn queue(
 enum Ready {
     Batch(RecordBatch),
     Columns(OwnedColumns, u32, u64),
+}
+
+impl Ready {
+    /// The piece to queue into `sink`, built now if it waited for the schema.
+    fn piece(self, sink: &InsertSink) -> Result<InsertPiece> {
+        Ok(match self {
+            Ready::Batch(batch) => InsertPiece::Batch(batch),
+            Ready::Columns(owned, rows, first) => InsertPiece::Batch(js(batch_from_buffers(
+                sink.schema(),
+                rows as usize,
+                first,
+                &owned.inputs()?,
+            ))?),
+        })
+    }
 }
 
 /// A batch's columns copied out of JS memory.
