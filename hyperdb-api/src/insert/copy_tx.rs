@@ -261,34 +261,34 @@ macro_rules! open_fn {
                         $($aw)*
                         .map(Some),
                 };
-                let (mut planned, resolved) = match looked_up {
-                    Ok(resolved) => (Ok(()), resolved),
-                    Err(e) => (Err(e), None),
-                };
-                let mut copy = early;
-                if let (true, Some(actual)) = (planned.is_ok(), &resolved) {
-                    match sql(actual) {
-                        Ok(made) => {
+                // The statement: the caller's, or made from the table's own
+                // definition (its span starts then).
+                let planned = looked_up.and_then(|resolved| {
+                    let copy = match (early, &resolved) {
+                        (Some(copy), _) => copy,
+                        (None, Some(actual)) => {
+                            let made = sql(actual)?;
                             trace = begun.conn.trace("insert", &made.copy, 0);
-                            copy = Some(made);
+                            made
                         }
-                        Err(e) => planned = Err(e),
-                    }
-                }
-                let started = match (planned, copy) {
-                    (Ok(()), Some(copy)) => {
+                        (None, None) => {
+                            return Err(Error::invalid_argument(
+                                "insert",
+                                "internal: a table looked up without its definition",
+                            ))
+                        }
+                    };
+                    Ok((copy, resolved))
+                });
+                let (started, resolved) = match planned {
+                    Ok((copy, resolved)) => {
                         begun.phase = Phase::Copying;
                         // Queued, not awaited: the first frames follow it in
                         // one write (`send_frames`, `end_segment` read the answer).
-                        begun.conn.client().copy_in_queued(&copy.copy) $($aw)*
-                            .map(|()| copy)
-                            .map_err(Error::from)
+                        let queued = begun.conn.client().copy_in_queued(&copy.copy) $($aw)*;
+                        (queued.map(|()| copy).map_err(Error::from), resolved)
                     }
-                    (Err(e), _) => Err(e),
-                    (Ok(()), None) => Err(Error::invalid_argument(
-                        "insert",
-                        "internal: a table looked up without its definition",
-                    )),
+                    Err(e) => (Err(e), None),
                 };
                 let sql = match started {
                     Ok(sql) => sql,
