@@ -1,44 +1,37 @@
-//! The catalog lookup every inserter makes before its COPY, answered as
-//! hyperd answers it: for the fake servers of the benches and tests that
-//! insert (included with `#[path]` next to `fake_hyperd.rs`).
+//! The lookup every inserter makes before its COPY, answered as hyperd
+//! answers it: for the fake servers of the benches and tests that insert
+//! (included with `#[path]` next to `fake_hyperd.rs`).
 
 #![allow(dead_code)]
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
+use hyperdb_api::arrow::{arrow_schema, encode_schema};
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{ColumnDefinition, TableDefinition};
 
-use crate::fake_hyperd::{complete_and_ready, message, row_description};
+use crate::fake_hyperd::{complete_and_ready, message};
 
-/// The reply to the catalog lookup (a simple `Query`, rows in HyperBinary)
-/// for a table of `columns`: name, type OID, NOT NULL (no modifier, no
-/// collation).
+/// The reply to the lookup (`COPY (SELECT * FROM t LIMIT 0) TO STDOUT
+/// WITH (FORMAT ARROWSTREAM)`) for a table of `columns`: name, type OID
+/// (no modifier), NOT NULL. The result is the Arrow stream's schema and
+/// its end-of-stream marker, no batch.
 pub fn catalog_reply(columns: &[(&str, u32, bool)]) -> Vec<u8> {
-    let mut out = BytesMut::new();
-    row_description(
-        &mut out,
-        &[
-            ("attname", 25, -1),
-            ("atttypid", 26, 4),
-            ("atttypmod", 23, 4),
-            ("attnotnull", 16, 1),
-            ("collname", 25, -1),
-        ],
-    );
+    let mut table = TableDefinition::new("t");
     for &(name, oid, not_null) in columns {
-        // A DataRow field: its length, then the value (HyperBinary: fixed
-        // widths little-endian, text as its bytes).
-        let mut row = BytesMut::new();
-        row.put_i16(5);
-        row.put_i32(i32::try_from(name.len()).expect("name length"));
-        row.put_slice(name.as_bytes());
-        row.put_i32(4);
-        row.put_u32_le(oid);
-        row.put_i32(4);
-        row.put_i32_le(-1);
-        row.put_i32(1);
-        row.put_u8(u8::from(not_null));
-        row.put_i32(-1);
-        message(&mut out, b'D', &row);
+        let ty = SqlType::from_oid_typmod(oid, -1).expect("a type the fake knows");
+        table.add_column(if not_null {
+            ColumnDefinition::not_null(name, ty)
+        } else {
+            ColumnDefinition::nullable(name, ty)
+        });
     }
-    complete_and_ready(&mut out, &format!("SELECT {}", columns.len()));
+    let schema = arrow_schema(&table).expect("an Arrow schema");
+    let mut stream = encode_schema(&schema).expect("the schema message");
+    stream.extend_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]);
+    let mut out = BytesMut::new();
+    message(&mut out, b'H', &[0, 0, 0]);
+    message(&mut out, b'd', &stream);
+    message(&mut out, b'c', b"");
+    complete_and_ready(&mut out, "COPY 0");
     out.to_vec()
 }

@@ -129,8 +129,9 @@ pub fn row_description(out: &mut BytesMut, fields: &[(&str, u32, i16)]) {
     message(out, b'T', &desc);
 }
 
-/// Whether a query is the catalog lookup an inserter checks its
-/// definition with (it reads `pg_attribute`).
+/// Whether a query is the lookup an inserter checks its definition with
+/// (the Arrow schema of `SELECT * FROM t LIMIT 0`).
 pub fn is_catalog_query(body: &[u8]) -> bool {
-    body.windows(12).any(|w| w == b"pg_attribute")
+    const LOOKUP: &[u8] = b"LIMIT 0) TO STDOUT";
+    body.windows(LOOKUP.len()).any(|w| w == LOOKUP)
 }

@@ -190,8 +190,21 @@ impl<'c> Catalog<'c> {
     /// temporary table first, then the search path); what inserters check
     /// their definition against. SQLSTATE 42P01 when it does not resolve.
     pub(crate) fn resolved_definition(&mut self, table: &TableName) -> Result<TableDefinition> {
-        self.query(sql::resolved_table_definition(table))
-            .map_err(|e| sql::unresolved(e, table))
+        #[cfg(feature = "arrow")]
+        let found = {
+            let sql = sql::resolved_schema_query(table)?;
+            let mut trace = self.conn.trace("catalog", &sql, 0);
+            crate::arrow::ArrowBatches::new(self.conn.client(), &sql, &mut trace)
+                .and_then(|mut batches| {
+                    let schema = batches.schema();
+                    batches.try_for_each(|batch| batch.map(drop))?;
+                    Ok(schema)
+                })
+                .and_then(|schema| sql::definition_from_schema(table, &schema))
+        };
+        #[cfg(not(feature = "arrow"))]
+        let found = self.query(sql::resolved_table_definition(table));
+        found.map_err(|e| sql::unresolved(e, table))
     }
 
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
@@ -345,9 +358,28 @@ impl<'c> AsyncCatalog<'c> {
         &mut self,
         table: &TableName,
     ) -> Result<TableDefinition> {
-        self.query(sql::resolved_table_definition(table))
-            .await
-            .map_err(|e| sql::unresolved(e, table))
+        #[cfg(feature = "arrow")]
+        let found = {
+            let sql = sql::resolved_schema_query(table)?;
+            let mut trace = self.conn.trace("catalog", &sql, 0);
+            match crate::arrow::AsyncArrowBatches::new(self.conn.client(), &sql, &mut trace).await {
+                Ok(mut batches) => {
+                    let schema = batches.schema();
+                    let mut drained = Ok(());
+                    while let Some(batch) = batches.next().await {
+                        if let Err(e) = batch {
+                            drained = Err(e);
+                            break;
+                        }
+                    }
+                    drained.and_then(|()| sql::definition_from_schema(table, &schema))
+                }
+                Err(e) => Err(e),
+            }
+        };
+        #[cfg(not(feature = "arrow"))]
+        let found = self.query(sql::resolved_table_definition(table)).await;
+        found.map_err(|e| sql::unresolved(e, table))
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

@@ -9,15 +9,16 @@
 //!
 //! * checks its definition against the table its COPY writes before the
 //!   first row goes out: [`TableDefinition::check_columns_match`] against
-//!   the catalog's definition of the name as the server resolves it (a
-//!   temporary table first, then the search path; `Catalog`'s own lookups
-//!   take `public`). A name that resolves to nothing is `42P01` before any
-//!   COPY starts;
+//!   the definition of the name as the server resolves it (a temporary
+//!   table first, then the search path; `Catalog`'s own lookups take
+//!   `public`), read from the Arrow schema of `SELECT * FROM t LIMIT 0`.
+//!   A name that resolves to nothing is `42P01` before any COPY starts;
 //! * when the connection is in no transaction, runs that lookup, its COPY
 //!   (or COPYs: rows the format cannot carry go in a HyperBinary COPY of
 //!   their own, `HeldRows`) and the row-count check in one transaction of
 //!   its own, committed only once the count matched and rolled back on any
-//!   error. With the lookup, that is three round trips more per insert.
+//!   error. Its `BEGIN` goes out with the lookup, and the COPY statement
+//!   with the first rows: three round trips in all for a small insert.
 //!
 //! Inside the caller's transaction the inserter neither commits nor rolls
 //! back: after an error the rows sent are the caller's to roll back (a

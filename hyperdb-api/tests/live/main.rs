@@ -25,6 +25,7 @@ mod files;
 mod grpc;
 mod insert;
 mod insert_arrow_range;
+mod insert_check_types;
 mod insert_definition;
 mod interop;
 #[cfg(all(feature = "derive", feature = "arrow", feature = "async"))]

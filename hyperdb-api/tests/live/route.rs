@@ -500,6 +500,9 @@ fn catalog_lookups_stay_out_of_the_route_book() {
     for sql in texts {
         let (route, rows) = count(c.execute_query(sql).unwrap());
         assert_eq!(route, ReadRoute::Arrow, "{sql}: a statement never seen");
-        assert_eq!(rows, 1, "{sql}");
+        // The check reads the table's schema only (`LIMIT 0`); the
+        // catalog's definition has a row per column.
+        let columns = if sql.ends_with("LIMIT 0") { 0 } else { 1 };
+        assert_eq!(rows, columns, "{sql}");
     }
 }

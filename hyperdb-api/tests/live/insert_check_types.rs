@@ -1,0 +1,134 @@
+//! The inserters' table check reads the table's definition from the Arrow
+//! schema of `SELECT * FROM t LIMIT 0` (hyperd's `hyper:*` field metadata
+//! tells CHAR, VARCHAR, JSON, OID and GEOGRAPHY apart): for every type,
+//! nullable and NOT NULL, the check must see exactly what the catalog
+//! holds. The table's own definition is accepted, and one that differs in
+//! a single column's type or nullability is refused, naming that column.
+
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{
+    AsyncConnection, AsyncInserter, ColumnDefinition, Connection, Error, Inserter, TableDefinition,
+};
+
+use crate::common::{connect, connect_async, temp_dir};
+
+/// Every type, each with a type it must not be taken for.
+fn types() -> Vec<(SqlType, SqlType)> {
+    let numeric = |p, s| SqlType::numeric(p, s).unwrap();
+    vec![
+        (SqlType::Bool, SqlType::SmallInt),
+        (SqlType::SmallInt, SqlType::Int),
+        (SqlType::Int, SqlType::BigInt),
+        (SqlType::BigInt, SqlType::Int),
+        (SqlType::Real, SqlType::Double),
+        (SqlType::Double, SqlType::Real),
+        (SqlType::Oid, SqlType::BigInt),
+        (numeric(18, 3), numeric(18, 2)),
+        (numeric(38, 10), numeric(37, 10)),
+        (SqlType::Text, SqlType::varchar(5).unwrap()),
+        (SqlType::varchar(5).unwrap(), SqlType::varchar(6).unwrap()),
+        (SqlType::char(5).unwrap(), SqlType::varchar(5).unwrap()),
+        (SqlType::Char(1), SqlType::char(2).unwrap()),
+        (SqlType::Json, SqlType::Text),
+        (SqlType::Bytea, SqlType::Geography),
+        (SqlType::Geography, SqlType::Bytea),
+        (SqlType::Date, SqlType::Timestamp),
+        (SqlType::Time, SqlType::Interval),
+        (SqlType::Timestamp, SqlType::TimestampTz),
+        (SqlType::TimestampTz, SqlType::Timestamp),
+        (SqlType::Interval, SqlType::Time),
+    ]
+}
+
+/// A table with a nullable and a NOT NULL column of every type, as made.
+fn every_type() -> TableDefinition {
+    let mut def = TableDefinition::new("every");
+    for (i, (ty, _)) in types().into_iter().enumerate() {
+        def = def
+            .with_column(format!("n{i}"), ty)
+            .with_not_null_column(format!("r{i}"), ty);
+    }
+    def
+}
+
+/// `def` with column `at` replaced by `column`.
+fn with_column_at(def: &TableDefinition, at: usize, column: ColumnDefinition) -> TableDefinition {
+    let mut changed = TableDefinition::new(def.name().clone());
+    for (i, c) in def.columns().iter().enumerate() {
+        changed.add_column(if i == at { column.clone() } else { c.clone() });
+    }
+    changed
+}
+
+/// Definitions of `every` that differ from it in one column each: its
+/// nullability flipped, or its type swapped for a near one; with what the
+/// refusal must name (the column's position, 1-based).
+fn near_misses(def: &TableDefinition) -> Vec<(String, TableDefinition)> {
+    let mut out = Vec::new();
+    for (at, column) in def.columns().iter().enumerate() {
+        let (_, other) = types()[at / 2];
+        let flipped = if column.is_nullable() {
+            ColumnDefinition::not_null(column.name(), *column.sql_type())
+        } else {
+            ColumnDefinition::nullable(column.name(), *column.sql_type())
+        };
+        out.push((format!("{}", at + 1), with_column_at(def, at, flipped)));
+        let retyped = if column.is_nullable() {
+            ColumnDefinition::nullable(column.name(), other)
+        } else {
+            ColumnDefinition::not_null(column.name(), other)
+        };
+        out.push((format!("{}", at + 1), with_column_at(def, at, retyped)));
+    }
+    out
+}
+
+fn assert_refused_at(column: &str, e: &Error) {
+    match e {
+        Error::DefinitionMismatch { column: at, .. } => assert_eq!(at, column, "{e}"),
+        other => panic!("column {column}: not DefinitionMismatch: {other:?}"),
+    }
+}
+
+#[test]
+fn the_check_sees_every_type_as_the_catalog_does() {
+    let dir = temp_dir();
+    let mut c: Connection = connect(&dir, "check_types.hyper");
+    let def = every_type();
+    c.execute_command(&def.create_table_sql(false).unwrap())
+        .unwrap();
+    // The catalog's own definition (collations included, which the check
+    // does not compare) is accepted too.
+    let catalog = c.catalog().get_table_definition("every").unwrap();
+    assert_eq!(catalog.column_count(), def.column_count());
+    for table in [&def, &catalog] {
+        let ins = Inserter::new(&mut c, table).unwrap();
+        assert_eq!(ins.execute().unwrap(), 0);
+    }
+    for (column, wrong) in near_misses(&def) {
+        let e = Inserter::new(&mut c, &wrong).unwrap_err();
+        assert_refused_at(&column, &e);
+    }
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM every").unwrap(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn the_async_check_sees_every_type_too() {
+    let dir = temp_dir();
+    let mut c: AsyncConnection = connect_async(&dir, "check_types_async.hyper").await;
+    let def = every_type();
+    c.execute_command(&def.create_table_sql(false).unwrap())
+        .await
+        .unwrap();
+    let ins = AsyncInserter::new(&mut c, &def).await.unwrap();
+    assert_eq!(ins.execute().await.unwrap(), 0);
+    for (column, wrong) in near_misses(&def) {
+        let e = AsyncInserter::new(&mut c, &wrong).await.unwrap_err();
+        assert_refused_at(&column, &e);
+    }
+    let n: i64 = c.query_scalar("SELECT count(*) FROM every").await.unwrap();
+    assert_eq!(n, 0);
+}
