@@ -270,9 +270,29 @@ pub(crate) fn resolved_table_definition(
 /// resolve is `42P01`, as [`table_definition`] reports it, also when its
 /// schema is what is missing (`3F000` from the statement, `22P02` from a
 /// `regclass` cast).
+///
+/// A column of a type hyperd has no Arrow form for (UUID) fails the Arrow
+/// lookup with `0A000` and the type in its detail: that is
+/// [`Error::UnsupportedType`], naming the table, since no definition this
+/// client can write has such a column. (Like a missing table, the server's
+/// error ends a caller's transaction the insert was started in.)
 pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
     match e.code().map(SqlState::code) {
         Some("22P02" | "42P01" | INVALID_SCHEMA_NAME) => missing_table(table),
+        Some("0A000") if matches!(e, Error::Client(_)) => {
+            let type_name = e
+                .db_error()
+                .and_then(|db| db.detail.as_deref())
+                .and_then(|d| d.strip_prefix("Type: "))
+                .unwrap_or("unknown")
+                .to_owned();
+            Error::UnsupportedType {
+                column: format!("{table} (one of its columns)"),
+                type_name,
+                message: "this client has no type for it, so it cannot insert into the table"
+                    .into(),
+            }
+        }
         _ => e,
     }
 }

@@ -8,6 +8,7 @@
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     AsyncConnection, AsyncInserter, ColumnDefinition, Connection, Error, Inserter, TableDefinition,
+    TransactionStatus,
 };
 
 use crate::common::{connect, connect_async, temp_dir};
@@ -131,4 +132,31 @@ async fn the_async_check_sees_every_type_too() {
     }
     let n: i64 = c.query_scalar("SELECT count(*) FROM every").await.unwrap();
     assert_eq!(n, 0);
+}
+
+/// A table with a column of a type hyperd gives no Arrow form for (UUID)
+/// and this client has no type for: the check says so, naming the table
+/// and the type; the table is unchanged and the connection usable.
+#[test]
+fn a_table_with_a_type_the_client_lacks_is_refused_clearly() {
+    let dir = temp_dir();
+    let mut c: Connection = connect(&dir, "check_uuid.hyper");
+    c.execute_command("CREATE TABLE u (id INT, x UUID)")
+        .unwrap();
+    let def = TableDefinition::new("u")
+        .with_column("id", SqlType::Int)
+        .with_column("x", SqlType::Text);
+    let e = Inserter::new(&mut c, &def).unwrap_err();
+    match &e {
+        Error::UnsupportedType {
+            column, type_name, ..
+        } => {
+            assert!(column.contains("\"u\""), "{e}");
+            assert_eq!(type_name, "uuid", "{e}");
+        }
+        other => panic!("not UnsupportedType: {other:?}"),
+    }
+    assert_eq!(e.sqlstate(), "0A000");
+    assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM u").unwrap(), 0);
 }
