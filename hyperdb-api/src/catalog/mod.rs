@@ -194,13 +194,17 @@ impl<'c> Catalog<'c> {
         let found = {
             let sql = sql::resolved_schema_query(table)?;
             let mut trace = self.conn.trace("catalog", &sql, 0);
-            crate::arrow::ArrowBatches::new(self.conn.client(), &sql, &mut trace)
-                .and_then(|mut batches| {
+            // The stream records the lookup's end in its span; a failed
+            // start, here.
+            match crate::arrow::ArrowBatches::new(self.conn.client(), &sql, &mut trace) {
+                Ok(mut batches) => {
                     let schema = batches.schema();
-                    batches.try_for_each(|batch| batch.map(drop))?;
-                    Ok(schema)
-                })
-                .and_then(|schema| sql::definition_from_schema(table, &schema))
+                    batches
+                        .try_for_each(|batch| batch.map(drop))
+                        .and_then(|()| sql::definition_from_schema(table, &schema))
+                }
+                Err(e) => trace.result(Err(e), |_| None),
+            }
         };
         #[cfg(not(feature = "arrow"))]
         let found = self.query(sql::resolved_table_definition(table));
@@ -362,6 +366,7 @@ impl<'c> AsyncCatalog<'c> {
         let found = {
             let sql = sql::resolved_schema_query(table)?;
             let mut trace = self.conn.trace("catalog", &sql, 0);
+            // As in `Catalog::resolved_definition`.
             match crate::arrow::AsyncArrowBatches::new(self.conn.client(), &sql, &mut trace).await {
                 Ok(mut batches) => {
                     let schema = batches.schema();
@@ -374,7 +379,7 @@ impl<'c> AsyncCatalog<'c> {
                     }
                     drained.and_then(|()| sql::definition_from_schema(table, &schema))
                 }
-                Err(e) => Err(e),
+                Err(e) => trace.result(Err(e), |_| None),
             }
         };
         #[cfg(not(feature = "arrow"))]

@@ -483,6 +483,8 @@ fn inserts_record_rows_and_bytes_sent() {
         drop(ins);
         let wrong = TableDefinition::new("ins").with_column("id", SqlType::BigInt);
         assert!(Inserter::new(&mut conn, &wrong).is_err());
+        let missing = TableDefinition::new("nope").with_column("id", SqlType::Int);
+        assert!(Inserter::new(&mut conn, &missing).is_err());
         let schema = std::sync::Arc::new(hyperdb_api::arrow::arrow_schema(&table).unwrap());
         let batch = hyperdb_api::arrow_array::RecordBatch::try_new(
             schema,
@@ -505,8 +507,15 @@ fn inserts_record_rows_and_bytes_sent() {
         .into_iter()
         .filter(|s| s.get("hyperdb.call") == Some("insert"))
         .collect();
-    assert_eq!(inserts.len(), 4, "{inserts:?}");
-    let (done, dropped, refused, arrow) = (&inserts[0], &inserts[1], &inserts[2], &inserts[3]);
+    assert_eq!(inserts.len(), 5, "{inserts:?}");
+    let (done, dropped, refused, missing, arrow) = (
+        &inserts[0],
+        &inserts[1],
+        &inserts[2],
+        &inserts[3],
+        &inserts[4],
+    );
+    assert_eq!(missing.field("sqlstate"), "42P01", "{missing:?}");
     assert!(done.field("db.statement").starts_with("COPY "), "{done:?}");
     assert_ok(done, "insert", 1000);
     // Each row is at least its 4-byte id and "name N".
@@ -520,13 +529,21 @@ fn inserts_record_rows_and_bytes_sent() {
         "{arrow:?}"
     );
     assert!(arrow.num("bytes") > 0.0, "{arrow:?}");
-    // Every insert checked its table first: a statement of its own.
-    let lookups = capture
+    // Every insert checked its table first: a statement of its own, which
+    // records how it ended (the missing table's, its error).
+    let lookups: Vec<SpanRec> = capture
         .statements()
-        .iter()
+        .into_iter()
         .filter(|s| s.get("hyperdb.call") == Some("catalog"))
-        .count();
-    assert_eq!(lookups, 4, "{:?}", capture.statements());
+        .collect();
+    assert_eq!(lookups.len(), 5, "{lookups:?}");
+    let failed: Vec<&SpanRec> = lookups
+        .iter()
+        .filter(|s| s.field("outcome") != "ok")
+        .collect();
+    assert_eq!(failed.len(), 1, "{lookups:?}");
+    assert_eq!(failed[0].field("outcome"), "error", "{failed:?}");
+    assert_eq!(failed[0].field("sqlstate"), "42P01", "{failed:?}");
 }
 
 /// The async connection: the same spans, ended by the stream.
