@@ -282,16 +282,10 @@ impl NativeInserter {
         let state = self.state.clone();
         AsyncBlockBuilder::new(async move {
             let mut state = state.lock().await;
-            let sink = state.open().await?;
-            let mut sent = Ok(());
             if let Some(last) = last {
-                let piece = last.piece(sink)?;
-                sent = sink.send(piece).await;
+                send_into(&mut state, |sink| last.piece(sink)).await?;
             }
-            let stored = match sent {
-                Ok(()) => sink.finish().await,
-                Err(e) => Err(e),
-            };
+            let stored = state.open().await?.finish().await;
             *state = State::Ended;
             Ok(js(stored)? as f64)
         })
@@ -326,7 +320,15 @@ async fn queue(
     state: Arc<Mutex<State>>,
     make: impl FnOnce(&InsertSink) -> Result<InsertPiece>,
 ) -> Result<()> {
-    let mut state = state.lock().await;
+    send_into(&mut *state.lock().await, make).await
+}
+
+/// [`queue`] with the state already locked (`finish` sends its last batch
+/// and commits under one lock).
+async fn send_into(
+    state: &mut State,
+    make: impl FnOnce(&InsertSink) -> Result<InsertPiece>,
+) -> Result<()> {
     let sink = state.open().await?;
     let piece = make(sink)?;
     let sent = sink.send(piece).await;

@@ -11,6 +11,9 @@ use hyperdb_api::{ColumnDefinition, TableDefinition};
 
 use crate::fake_hyperd::{complete_and_ready, message};
 
+/// Arrow IPC's end-of-stream marker (continuation, then a zero length).
+const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+
 /// The reply to the lookup (`COPY (SELECT * FROM t LIMIT 0) TO STDOUT
 /// WITH (FORMAT ARROWSTREAM)`) for a table of `columns`: name, type OID
 /// (no modifier), NOT NULL. The result is the Arrow stream's schema and
@@ -27,7 +30,7 @@ pub fn catalog_reply(columns: &[(&str, u32, bool)]) -> Vec<u8> {
     }
     let schema = arrow_schema(&table).expect("an Arrow schema");
     let mut stream = encode_schema(&schema).expect("the schema message");
-    stream.extend_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]);
+    stream.extend_from_slice(&END_OF_STREAM);
     let mut out = BytesMut::new();
     message(&mut out, b'H', &[0, 0, 0]);
     message(&mut out, b'd', &stream);

@@ -56,6 +56,40 @@ macro_rules! copy_table {
     }};
 }
 
+/// The body of `resolved_definition`, for [`Catalog`] and
+/// [`AsyncCatalog`]: `$batches` is the Arrow reader of the connection's
+/// kind, `$($aw)*` nothing or `.await`. With Arrow, the lookup is the
+/// schema of [`sql::resolved_schema_query`], the stream read to its end
+/// (it records the lookup's end in its span; a failed start is recorded
+/// here); without, the `pg_attribute` query.
+macro_rules! resolved_definition {
+    ($cat:expr, $table:expr, $batches:ty; $($aw:tt)*) => {{
+        let table: &TableName = $table;
+        #[cfg(feature = "arrow")]
+        let found = {
+            let sql = sql::resolved_schema_query(table)?;
+            let mut trace = $cat.conn.trace("catalog", &sql, 0);
+            match <$batches>::new($cat.conn.client(), &sql, &mut trace) $($aw)* {
+                Ok(mut batches) => {
+                    let schema = batches.schema();
+                    let mut drained = Ok(());
+                    while let Some(batch) = batches.next() $($aw)* {
+                        if let Err(e) = batch {
+                            drained = Err(e);
+                            break;
+                        }
+                    }
+                    drained.and_then(|()| sql::definition_from_schema(table, &schema))
+                }
+                Err(e) => trace.result(Err(e), |_| None),
+            }
+        };
+        #[cfg(not(feature = "arrow"))]
+        let found = $cat.query(sql::resolved_table_definition(table)) $($aw)*;
+        found.map_err(|e| sql::unresolved(e, table))
+    }};
+}
+
 /// Catalog operations over a blocking [`Connection`].
 ///
 /// ```no_run
@@ -190,25 +224,7 @@ impl<'c> Catalog<'c> {
     /// temporary table first, then the search path); what inserters check
     /// their definition against. SQLSTATE 42P01 when it does not resolve.
     pub(crate) fn resolved_definition(&mut self, table: &TableName) -> Result<TableDefinition> {
-        #[cfg(feature = "arrow")]
-        let found = {
-            let sql = sql::resolved_schema_query(table)?;
-            let mut trace = self.conn.trace("catalog", &sql, 0);
-            // The stream records the lookup's end in its span; a failed
-            // start, here.
-            match crate::arrow::ArrowBatches::new(self.conn.client(), &sql, &mut trace) {
-                Ok(mut batches) => {
-                    let schema = batches.schema();
-                    batches
-                        .try_for_each(|batch| batch.map(drop))
-                        .and_then(|()| sql::definition_from_schema(table, &schema))
-                }
-                Err(e) => trace.result(Err(e), |_| None),
-            }
-        };
-        #[cfg(not(feature = "arrow"))]
-        let found = self.query(sql::resolved_table_definition(table));
-        found.map_err(|e| sql::unresolved(e, table))
+        resolved_definition!(self, table, crate::arrow::ArrowBatches;)
     }
 
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
@@ -362,29 +378,7 @@ impl<'c> AsyncCatalog<'c> {
         &mut self,
         table: &TableName,
     ) -> Result<TableDefinition> {
-        #[cfg(feature = "arrow")]
-        let found = {
-            let sql = sql::resolved_schema_query(table)?;
-            let mut trace = self.conn.trace("catalog", &sql, 0);
-            // As in `Catalog::resolved_definition`.
-            match crate::arrow::AsyncArrowBatches::new(self.conn.client(), &sql, &mut trace).await {
-                Ok(mut batches) => {
-                    let schema = batches.schema();
-                    let mut drained = Ok(());
-                    while let Some(batch) = batches.next().await {
-                        if let Err(e) = batch {
-                            drained = Err(e);
-                            break;
-                        }
-                    }
-                    drained.and_then(|()| sql::definition_from_schema(table, &schema))
-                }
-                Err(e) => trace.result(Err(e), |_| None),
-            }
-        };
-        #[cfg(not(feature = "arrow"))]
-        let found = self.query(sql::resolved_table_definition(table)).await;
-        found.map_err(|e| sql::unresolved(e, table))
+        resolved_definition!(self, table, crate::arrow::AsyncArrowBatches; .await)
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

@@ -279,6 +279,8 @@ pub(crate) fn resolved_table_definition(
 pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
     match e.code().map(SqlState::code) {
         Some("22P02" | "42P01" | INVALID_SCHEMA_NAME) => missing_table(table),
+        // The server's 0A000 only: the client's own `UnsupportedType`
+        // (a field `definition_from_schema` cannot map) names its column.
         Some("0A000") if matches!(e, Error::Client(_)) => {
             let type_name = e
                 .db_error()
