@@ -131,7 +131,11 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
                     out,
                 ),
                 b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
-                    message(out, b'G', &[0, 0, 0]);
+                    // Text format, one format code per column of the table.
+                    let mut answer = vec![0u8];
+                    answer.extend_from_slice(&(CATALOG.len() as u16).to_be_bytes());
+                    answer.resize(answer.len() + 2 * CATALOG.len(), 0);
+                    message(out, b'G', &answer);
                 }
                 b'c' => complete_and_ready(out, &format!("COPY {ROWS}")),
                 b'Q' if is_catalog_query(body) => out.extend_from_slice(&catalog),

@@ -47,6 +47,8 @@ pub struct AsyncConnection {
     routes: crate::route::RouteBook,
     /// [`ConnectOptions::with_slow_statement_threshold`].
     slow: Option<Duration>,
+    /// The table the last insert wrote, for the next one (`copy_tx.rs`).
+    last_insert: crate::insert::copy_tx::LastInsert,
 }
 
 impl AsyncConnection {
@@ -76,6 +78,7 @@ impl AsyncConnection {
                 #[cfg(feature = "arrow")]
                 routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
+                last_insert: Default::default(),
             })
         };
         let connected = connect.instrument(trace.span().clone()).await;
@@ -428,6 +431,10 @@ impl AsyncConnection {
 
     pub(crate) fn client(&mut self) -> &mut AsyncClient {
         &mut self.client
+    }
+
+    pub(crate) fn last_insert(&mut self) -> &mut crate::insert::copy_tx::LastInsert {
+        &mut self.last_insert
     }
 }
 

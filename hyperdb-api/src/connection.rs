@@ -39,6 +39,8 @@ pub struct Connection {
     routes: crate::route::RouteBook,
     /// [`ConnectOptions::with_slow_statement_threshold`].
     slow: Option<Duration>,
+    /// The table the last insert wrote, for the next one (`copy_tx.rs`).
+    last_insert: crate::insert::copy_tx::LastInsert,
 }
 
 impl Connection {
@@ -67,6 +69,7 @@ impl Connection {
                 #[cfg(feature = "arrow")]
                 routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
+                last_insert: Default::default(),
             })
         });
         trace.result(connected)
@@ -441,6 +444,10 @@ impl Connection {
     /// The wire client, for inserters and result streams in this crate.
     pub(crate) fn client(&mut self) -> &mut Client {
         &mut self.client
+    }
+
+    pub(crate) fn last_insert(&mut self) -> &mut crate::insert::copy_tx::LastInsert {
+        &mut self.last_insert
     }
 
     /// [`ConnectOptions::with_slow_statement_threshold`] of this connection.

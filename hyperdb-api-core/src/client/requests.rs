@@ -404,7 +404,10 @@ macro_rules! request_methods {
             self.settle_ahead() $($aw)* ?;
             self.begin() $($aw)* ?;
             let mut op = ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
-            self.run(&mut op) $($aw)*
+            self.state.copy_columns = None;
+            let response = self.run(&mut op) $($aw)* ?;
+            self.state.copy_columns = Some(response.column_formats.len());
+            Ok(response)
         }
 
         /// [`copy_in`](Self::copy_in) without waiting for the server's
@@ -421,6 +424,7 @@ macro_rules! request_methods {
             self.begin() $($aw)* ?;
             ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
             self.state.queued_copy = QueuedCopy::Unread;
+            self.state.copy_columns = None;
             Ok(())
         }
 
@@ -437,8 +441,13 @@ macro_rules! request_methods {
                 QueuedCopy::Unread => {
                     self.state.queued_copy = QueuedCopy::Settled;
                     let answer = self.run(&mut ops::CopyInStart) $($aw)*;
-                    if let Some(db) = answer.as_ref().err().and_then(Error::db_error) {
-                        self.state.queued_copy = QueuedCopy::Refused(Box::new(db.clone()));
+                    match &answer {
+                        Ok(response) => self.state.copy_columns = Some(response.column_formats.len()),
+                        Err(e) => {
+                            if let Some(db) = e.db_error() {
+                                self.state.queued_copy = QueuedCopy::Refused(Box::new(db.clone()));
+                            }
+                        }
                     }
                     answer.map(drop)
                 }
@@ -501,6 +510,23 @@ macro_rules! request_methods {
             if let Err(e) = ops::CopyInFinish::fail(&mut self.state.session, reason) {
                 tracing::warn!("could not queue CopyFail: {e}");
             }
+        }
+
+        /// The column count of the last COPY FROM STDIN the server
+        /// accepted, from its `CopyInResponse`: for a COPY without a column
+        /// list, the table's. `None` until that answer was read.
+        pub fn copy_in_columns(&self) -> Option<usize> {
+            self.state.copy_columns
+        }
+
+        /// See [`Session::set_mark`](crate::protocol::Session::set_mark).
+        pub fn set_mark(&mut self, mark: u64) {
+            self.state.session.set_mark(mark);
+        }
+
+        /// See [`Session::mark`](crate::protocol::Session::mark).
+        pub fn mark(&self) -> Option<u64> {
+            self.state.session.mark()
         }
 
         /// Where COPY IN frames are appended (the session's send buffer).

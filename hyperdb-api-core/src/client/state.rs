@@ -21,6 +21,9 @@ pub(crate) struct DriverState {
     pub(crate) bytes_sent: u64,
     /// Where a COPY started by `copy_in_queued` stands.
     pub(crate) queued_copy: QueuedCopy,
+    /// Columns of the COPY FROM STDIN whose `CopyInResponse` was read
+    /// last (for a COPY without a column list, the table's).
+    pub(crate) copy_columns: Option<usize>,
     /// A command was sent ahead (`execute_ahead`): its reply is the only
     /// one owed, and the next request reads it before its own.
     pub(crate) ahead: bool,
@@ -52,6 +55,7 @@ impl DriverState {
             cancel: CancelHandle::for_config(config, None),
             bytes_sent: 0,
             queued_copy: QueuedCopy::Settled,
+            copy_columns: None,
             ahead: false,
         }
     }

@@ -90,6 +90,10 @@ pub struct Session {
     /// `ReadyForQuery` messages the server still owes: requests sent whose
     /// replies have not been fully read (also those of abandoned results).
     outstanding: u32,
+    /// Set by the layer above, cleared when any request is queued: a
+    /// fact it learned holds only while nothing else ran (see
+    /// [`Session::set_mark`]).
+    mark: Option<u64>,
     tx_status: TransactionStatus,
     /// At most [`MAX_PARAMETERS`] entries (see [`Session::set_parameter`]).
     parameters: HashMap<String, String>,
@@ -137,6 +141,7 @@ impl Session {
             in_startup: true,
             pending_error: None,
             outstanding: 0,
+            mark: None,
             tx_status: TransactionStatus::Idle,
             parameters: HashMap::new(),
             row_fields: None,
@@ -259,6 +264,20 @@ impl Session {
     pub fn expect_ready(&mut self) {
         self.stream.request_queued();
         self.outstanding += 1;
+        self.mark = None;
+    }
+
+    /// Leaves `mark` on the session until the next request is queued. The
+    /// API layer marks what its last request established (an inserter:
+    /// the table it checked and wrote), which holds for its next request
+    /// only if none of its own ran in between.
+    pub fn set_mark(&mut self, mark: u64) {
+        self.mark = Some(mark);
+    }
+
+    /// The mark set since the last request was queued, if any.
+    pub fn mark(&self) -> Option<u64> {
+        self.mark
     }
 
     /// Replies still owed by the server. Non-zero before a new request means
@@ -526,6 +545,20 @@ mod tests {
         b.put_u8(tag);
         b.put_i32(body.len() as i32 + 4);
         b.put_slice(body);
+    }
+
+    #[test]
+    fn a_mark_lasts_until_the_next_request() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        assert_eq!(s.mark(), None);
+        s.set_mark(7);
+        assert_eq!(s.mark(), Some(7));
+        push(&mut s, b'Z', b"I");
+        while s.next_message().unwrap().is_some() {}
+        assert_eq!(s.mark(), Some(7), "reading replies keeps it");
+        s.expect_ready();
+        assert_eq!(s.mark(), None, "a request clears it");
     }
 
     #[test]

@@ -28,9 +28,18 @@ use crate::types::SqlType;
 /// Default bytes buffered before they are written to the socket.
 pub const DEFAULT_ARROW_FLUSH_THRESHOLD: usize = 4 << 20;
 
-/// `COPY "t" ("a", ...) FROM STDIN WITH (FORMAT ARROWSTREAM)`.
+/// `COPY "t" FROM STDIN WITH (FORMAT ARROWSTREAM)`: without a column
+/// list, so that hyperd matches the stream's fields to every column of the
+/// table by name (a column without a field is refused, 42P10; with the list
+/// it would be filled with NULLs), and its answer counts the table's
+/// columns (`copy_tx::LastInsert` relies on both). The stream always has a
+/// field for each column of the definition.
 pub(crate) fn copy_sql(table: &TableDefinition) -> Result<String> {
-    crate::insert::encoder::copy_sql(table, "ARROWSTREAM")
+    table.validate()?;
+    Ok(format!(
+        "COPY {} FROM STDIN WITH (FORMAT ARROWSTREAM)",
+        table.name().to_sql()?
+    ))
 }
 
 /// The schema to declare to hyperd for data with `input`'s fields: the

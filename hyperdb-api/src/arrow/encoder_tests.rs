@@ -210,7 +210,7 @@ fn copy_statement_quotes_names() {
         .with_column("a b", SqlType::Int);
     assert_eq!(
         copy_sql(&t).unwrap(),
-        "COPY \"s\"\"x\".\"my t\" (\"a b\") FROM STDIN WITH (FORMAT ARROWSTREAM)"
+        "COPY \"s\"\"x\".\"my t\" FROM STDIN WITH (FORMAT ARROWSTREAM)"
     );
 }
 

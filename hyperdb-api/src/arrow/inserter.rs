@@ -92,6 +92,7 @@ fn arrow_copy(table: &TableDefinition) -> Result<CopySql> {
     Ok(CopySql {
         copy: copy_sql(table)?,
         held: None,
+        stream_checked: true,
     })
 }
 

@@ -93,6 +93,7 @@ pub(crate) const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 /// The IPC stream decoder, shared with the gRPC results and shared streams.
 #[cfg(any(feature = "async", feature = "fuzzing"))]
 pub(crate) use decoder::ArrowDecoder;
+pub(crate) use encoder::copy_sql;
 pub use encoder::DEFAULT_ARROW_FLUSH_THRESHOLD;
 pub use from_buffers::{batch_from_buffers, ColumnBuffer, ColumnInput};
 pub use from_parts::{batch_from_arrow_parts, ArrowParts};

@@ -58,10 +58,8 @@ macro_rules! copy_table {
 
 /// The body of `resolved_definition`, for [`Catalog`] and
 /// [`AsyncCatalog`]: `$batches` is the Arrow reader of the connection's
-/// kind, `$($aw)*` nothing or `.await`. With Arrow, the lookup is the
-/// schema of [`sql::resolved_schema_query`], the stream read to its end
-/// (it records the lookup's end in its span; a failed start is recorded
-/// here); without, the `pg_attribute` query.
+/// kind, `$($aw)*` nothing or `.await`. With Arrow, the lookup is
+/// [`resolved_schema!`]; without, the `pg_attribute` query.
 macro_rules! resolved_definition {
     ($cat:expr, $table:expr, $batches:ty; $($aw:tt)*) => {{
         let table: &TableName = $table;
@@ -69,25 +67,67 @@ macro_rules! resolved_definition {
         let found = {
             let sql = sql::resolved_schema_query(table)?;
             let mut trace = $cat.conn.trace("catalog", &sql, 0);
-            match <$batches>::new($cat.conn.client(), &sql, &mut trace) $($aw)* {
-                Ok(mut batches) => {
-                    let schema = batches.schema();
-                    let mut drained = Ok(());
-                    while let Some(batch) = batches.next() $($aw)* {
-                        if let Err(e) = batch {
-                            drained = Err(e);
-                            break;
-                        }
-                    }
-                    drained.and_then(|()| sql::definition_from_schema(table, &schema))
-                }
-                Err(e) => trace.result(Err(e), |_| None),
-            }
+            resolved_schema!($cat.conn.client(), &sql, &mut trace, table, $batches; $($aw)*)
         };
         #[cfg(not(feature = "arrow"))]
         let found = $cat.query(sql::resolved_table_definition(table)) $($aw)*;
         found.map_err(|e| sql::unresolved(e, table))
     }};
+}
+
+/// The definition `table` resolves to, read from the Arrow schema of
+/// `$sql` ([`sql::resolved_schema_query`]) on `$client`: the stream read
+/// to its end (which records the lookup's end in `$trace`; a failed start
+/// is recorded here). Errors are the server's, for `sql::unresolved`.
+#[cfg(feature = "arrow")]
+macro_rules! resolved_schema {
+    ($client:expr, $sql:expr, $trace:expr, $table:expr, $batches:ty; $($aw:tt)*) => {{
+        let trace: &mut crate::trace::StatementTrace = $trace;
+        match <$batches>::new($client, $sql, trace) $($aw)* {
+            Ok(mut batches) => {
+                let schema = batches.schema();
+                let mut drained = Ok(());
+                while let Some(batch) = batches.next() $($aw)* {
+                    if let Err(e) = batch {
+                        drained = Err(e);
+                        break;
+                    }
+                }
+                drained.and_then(|()| sql::definition_from_schema($table, &schema))
+            }
+            Err(e) => {
+                trace.fail(&e);
+                Err(e)
+            }
+        }
+    }};
+}
+
+/// [`Catalog::resolved_definition`] on a bare client, for an inserter,
+/// which holds its connection's client only (no span of its own: it runs
+/// inside the insert's).
+#[cfg(feature = "arrow")]
+pub(crate) fn resolved_definition_on(
+    client: &mut hyperdb_api_core::client::Client,
+    table: &TableName,
+) -> Result<TableDefinition> {
+    let sql = sql::resolved_schema_query(table)?;
+    let mut trace = crate::trace::StatementTrace::default();
+    let found = resolved_schema!(client, &sql, &mut trace, table, crate::arrow::ArrowBatches;);
+    found.map_err(|e| sql::unresolved(e, table))
+}
+
+/// [`resolved_definition_on`] for an async client.
+#[cfg(all(feature = "arrow", feature = "async"))]
+pub(crate) async fn resolved_definition_on_async(
+    client: &mut hyperdb_api_core::client::AsyncClient,
+    table: &TableName,
+) -> Result<TableDefinition> {
+    let sql = sql::resolved_schema_query(table)?;
+    let mut trace = crate::trace::StatementTrace::default();
+    let found =
+        resolved_schema!(client, &sql, &mut trace, table, crate::arrow::AsyncArrowBatches; .await);
+    found.map_err(|e| sql::unresolved(e, table))
 }
 
 /// Catalog operations over a blocking [`Connection`].

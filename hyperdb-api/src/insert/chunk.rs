@@ -154,6 +154,7 @@ fn start_copy_sql(table: &TableDefinition) -> Result<(CopySql, Vec<ColumnType>)>
     let sql = CopySql {
         copy: copy_sql(table, "HYPERBINARY")?,
         held: None,
+        stream_checked: false,
     };
     Ok((sql, RowEncoder::new(table)?.types().to_vec()))
 }

@@ -12,7 +12,9 @@
 //!   the definition of the name as the server resolves it (a temporary
 //!   table first, then the search path; `Catalog`'s own lookups take
 //!   `public`), read from the Arrow schema of `SELECT * FROM t LIMIT 0`.
-//!   A name that resolves to nothing is `42P01` before any COPY starts;
+//!   A name that resolves to nothing is `42P01` before any COPY starts.
+//!   An Arrow insert repeating the connection's last request skips the
+//!   lookup and relies on hyperd's own check of the stream ([`LastInsert`]);
 //! * when the connection is in no transaction, runs that lookup, its COPY
 //!   (or COPYs: rows the format cannot carry go in a HyperBinary COPY of
 //!   their own, `HeldRows`) and the row-count check in one transaction of
@@ -36,6 +38,46 @@ use crate::trace::StatementTrace;
 pub(crate) struct CopySql {
     pub(crate) copy: String,
     pub(crate) held: Option<String>,
+    /// hyperd checks this COPY's stream against the table itself (an Arrow
+    /// stream: every field by name, its type and nullability), so an
+    /// insert repeating the last one may skip the lookup ([`LastInsert`]).
+    pub(crate) stream_checked: bool,
+}
+
+/// The table a connection's last request, an insert's commit, wrote and
+/// had checked: the next insert with the same definition, if nothing else
+/// ran on the connection in between (the session's mark, which any request
+/// clears, still holds that insert's tag), skips the lookup. What it then
+/// relies on is hyperd's own check of the Arrow stream (every near type
+/// and a nullable field for a NOT NULL column refused, 42804; a table
+/// column missing from it, 42P10) and the table's column count in the
+/// COPY's answer (a column the table no longer has: hyperd ignores the
+/// field); the one difference either could miss, another session making
+/// the table's columns nullable or reordering them, stores the rows
+/// correctly by name. Rows held back for a HyperBinary COPY, whose layout
+/// follows the table's exactly, are checked again first.
+#[derive(Debug, Default)]
+pub(crate) struct LastInsert {
+    table: Option<TableDefinition>,
+    tag: u64,
+}
+
+impl LastInsert {
+    /// Whether an insert of `table` repeats the last one, given the
+    /// session's `mark`.
+    fn repeated_by(&self, table: &TableDefinition, mark: Option<u64>) -> bool {
+        mark == Some(self.tag) && self.table.as_ref() == Some(table)
+    }
+
+    /// Records an insert of `table` starting; its tag, to mark the session
+    /// with once it committed.
+    fn start(&mut self, table: &TableDefinition) -> u64 {
+        if self.table.as_ref() != Some(table) {
+            self.table = Some(table.clone());
+        }
+        self.tag += 1;
+        self.tag
+    }
 }
 
 /// The table an inserter's COPY writes, and how its definition is known.
@@ -83,6 +125,11 @@ pub(crate) struct CopyTx {
     trace: StatementTrace,
     /// The connection's `bytes_sent` when the COPY started.
     sent_before: u64,
+    /// The session's mark once committed ([`LastInsert`]).
+    tag: Option<u64>,
+    /// The caller's definition, when its lookup was skipped: the COPY's
+    /// answer must show as many columns, and held rows check it first.
+    unchecked: Option<TableDefinition>,
 }
 
 impl CopyTx {
@@ -114,6 +161,37 @@ impl CopyTx {
 
     pub(crate) fn add_stored(&mut self, rows: u64) {
         self.stored += rows;
+    }
+
+    pub(crate) fn tag(&self) -> Option<u64> {
+        self.tag
+    }
+
+    /// The definition whose lookup was skipped, if it was (only Arrow
+    /// streams skip it, and only they hold rows back).
+    #[cfg(feature = "arrow")]
+    pub(crate) fn unchecked(&self) -> Option<&TableDefinition> {
+        self.unchecked.as_ref()
+    }
+
+    /// Checks a skipped lookup's definition against `columns`, the column
+    /// count of the COPY's answer (`None` while unread).
+    pub(crate) fn check_answer(&mut self, columns: Option<usize>) -> Result<()> {
+        let (Some(table), Some(columns)) = (&self.unchecked, columns) else {
+            return Ok(());
+        };
+        let given = table.column_count();
+        if columns == given {
+            return Ok(());
+        }
+        let e = Error::DefinitionMismatch {
+            table: table.name().to_string(),
+            column: "count".to_owned(),
+            actual: format!("{columns} columns"),
+            given: format!("{given}"),
+        };
+        self.fail(&e);
+        Err(e)
     }
 
     /// Records `e` as how the insert ended.
@@ -177,6 +255,18 @@ macro_rules! commit {
     };
 }
 
+/// The definition of the table a name resolves to, on an inserter's
+/// client: sync, or `.await`ed.
+#[cfg(feature = "arrow")]
+macro_rules! lookup {
+    ($client:expr, $table:expr;) => {
+        crate::catalog::resolved_definition_on($client, $table)
+    };
+    ($client:expr, $table:expr; .await) => {
+        crate::catalog::resolved_definition_on_async($client, $table).await
+    };
+}
+
 /// `CopyTx::open` for [`crate::Connection`] and `CopyTx::open_async` for
 /// [`crate::AsyncConnection`].
 macro_rules! open_fn {
@@ -229,12 +319,24 @@ macro_rules! open_fn {
                     Some(sql) => conn.trace("insert", &sql.copy, 0),
                     None => StatementTrace::default(),
                 };
+                // Read before anything is queued, which clears it.
+                let mark = conn.client().mark();
                 // A dropped transaction or inserter queued its end: settle
                 // it, so the status below is the server's.
                 if let Err(e) = conn.client().settle() $($aw)* {
                     return trace.result(Err(e.into()), |_| None);
                 }
                 let own = conn.transaction_status() == TransactionStatus::Idle;
+                // An insert in its own transaction whose stream hyperd checks
+                // may skip the lookup when it repeats the last one.
+                let (tag, unchecked) = match (target, &early) {
+                    (Target::Checked(table), Some(sql)) if own && sql.stream_checked => {
+                        let last = conn.last_insert();
+                        let repeated = last.repeated_by(table, mark);
+                        (Some(last.start(table)), repeated.then(|| table.clone()))
+                    }
+                    _ => (None, None),
+                };
                 // Armed before `BEGIN` is queued: a future dropped after
                 // that leaves the transaction begun.
                 let mut begun = Begun { conn, own, phase: Phase::Between };
@@ -247,6 +349,7 @@ macro_rules! open_fn {
                 // The table's own definition, for a `Resolved` target.
                 let looked_up = match target {
                     Target::Made(_) => Ok(None),
+                    Target::Checked(_) if unchecked.is_some() => Ok(None),
                     Target::Checked(table) => begun
                         .conn
                         .catalog()
@@ -308,7 +411,8 @@ macro_rules! open_fn {
                 begun.phase = Phase::Settled;
                 begun.own = false;
                 let sent_before = begun.conn.client().bytes_sent();
-                Ok((CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before }, resolved))
+                let copy = CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before, tag, unchecked };
+                Ok((copy, resolved))
             }
         }
     };
@@ -356,6 +460,9 @@ macro_rules! copy_methods {
                     } else {
                         Ok(())
                     };
+                    if let (Ok(()), Some(tag)) = (&committed, self.copy.tag()) {
+                        self.client.set_mark(tag);
+                    }
                     committed.map(|()| stored)
                 }
                 Err(e) => {
@@ -385,7 +492,8 @@ macro_rules! copy_methods {
             if sent.is_ok() {
                 sent = self.client.copy_in_confirm() $($aw)*;
             }
-            sent.map_err(|e| self.copy.failed(e))
+            sent.map_err(|e| self.copy.failed(e))?;
+            self.copy.check_answer(self.client.copy_in_columns())
         }
 
         /// Ends the running COPY with CopyDone and counts what it stored.
@@ -394,6 +502,7 @@ macro_rules! copy_methods {
             // it awaits anything: from here no COPY is left to fail.
             self.copy.set_phase(crate::insert::copy_tx::Phase::Between);
             let rows = self.client.copy_in_finish() $($aw)* ?;
+            self.copy.check_answer(self.client.copy_in_columns())?;
             self.copy.add_stored(rows);
             Ok(())
         }
@@ -413,6 +522,13 @@ macro_rules! copy_methods {
         /// it stored are checked at once.
         $($async_kw)? fn copy_held(&mut self, held: crate::insert::encoder::HeldRows) -> Result<()> {
             let sql = self.copy.held_sql()?.to_owned();
+            // HyperBinary rows follow the table's layout exactly: a skipped
+            // lookup is run now.
+            #[cfg(feature = "arrow")]
+            if let Some(table) = self.copy.unchecked() {
+                let actual = crate::insert::copy_tx::lookup!(&mut *self.client, table.name(); $($aw)*)?;
+                table.check_columns_match(&actual)?;
+            }
             self.start_segment(&sql) $($aw)* ?;
             if let Err(e) = held.put(self.client.copy_buf()) {
                 self.client.queue_copy_fail("the held rows could not be framed");
@@ -450,4 +566,6 @@ macro_rules! copy_methods {
 
 pub(crate) use commit;
 pub(crate) use copy_methods;
+#[cfg(feature = "arrow")]
+pub(crate) use lookup;
 pub(crate) use rollback;

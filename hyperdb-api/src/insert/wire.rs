@@ -67,14 +67,16 @@ pub(crate) fn row_encoder(
             CopySql {
                 copy: hyperbinary,
                 held: None,
+                stream_checked: false,
             },
         ),
         #[cfg(feature = "arrow")]
         InsertFormat::ArrowStream => (
             Wire::Arrow(Box::new(crate::arrow::ArrowRows::new(table)?)),
             CopySql {
-                copy: copy_sql(table, "ARROWSTREAM")?,
+                copy: crate::arrow::copy_sql(table)?,
                 held: Some(hyperbinary),
+                stream_checked: true,
             },
         ),
     };

@@ -1,0 +1,202 @@
+//! An insert that repeats the connection's last one (same definition,
+//! nothing run in between) skips its table lookup and relies on hyperd's
+//! own check of the Arrow stream plus the table's column count in the
+//! COPY's answer. These tests change the table from another connection
+//! between the two inserts, where only those checks can see it: every
+//! change that would store wrong rows is refused, the table keeps what it
+//! had, and the connection stays usable.
+
+use hyperdb_api::types::{SqlType, Time};
+use hyperdb_api::{AsyncInserter, Connection, Error, Inserter, TableDefinition, TransactionStatus};
+
+use crate::common::{connect, connect_async, temp_dir};
+
+fn table() -> TableDefinition {
+    TableDefinition::new("r")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("name", SqlType::Text)
+}
+
+fn insert(
+    conn: &mut Connection,
+    def: &TableDefinition,
+    ids: std::ops::Range<i32>,
+) -> hyperdb_api::Result<u64> {
+    let mut ins = Inserter::new(conn, def)?;
+    for id in ids {
+        ins.add_row(&[&id, &Some(format!("n{id}"))])?;
+    }
+    ins.execute()
+}
+
+fn count(conn: &mut Connection) -> i64 {
+    conn.query_scalar("SELECT count(*) FROM r").unwrap()
+}
+
+/// Inserts once (looked up), has `other` replace the table with `create`,
+/// then inserts the same rows again (not looked up): what that returns.
+fn repeat_after(create: &str) -> (Connection, Connection, hyperdb_api::Result<u64>) {
+    let dir = temp_dir();
+    let mut conn = connect(&dir, "repeat.hyper");
+    let mut other = connect(&dir, "repeat.hyper");
+    let def = table();
+    conn.execute_command(&def.create_table_sql(false).unwrap())
+        .unwrap();
+    assert_eq!(insert(&mut conn, &def, 0..10).unwrap(), 10);
+    other.execute_command("DROP TABLE r").unwrap();
+    other.execute_command(create).unwrap();
+    let again = insert(&mut conn, &def, 10..20);
+    std::mem::forget(dir);
+    (conn, other, again)
+}
+
+fn sqlstate(e: &Error) -> String {
+    e.sqlstate().to_string()
+}
+
+#[test]
+fn a_repeated_insert_stores_its_rows() {
+    let dir = temp_dir();
+    let mut conn = connect(&dir, "same.hyper");
+    let def = table();
+    conn.execute_command(&def.create_table_sql(false).unwrap())
+        .unwrap();
+    for round in 0..5 {
+        assert_eq!(
+            insert(&mut conn, &def, round * 10..round * 10 + 10).unwrap(),
+            10
+        );
+    }
+    assert_eq!(count(&mut conn), 50);
+    let sum: i64 = conn.query_scalar("SELECT sum(id) FROM r").unwrap();
+    assert_eq!(sum, (0..50).sum::<i64>());
+}
+
+#[test]
+fn a_column_of_another_type_is_refused_by_the_server() {
+    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)");
+    let e = again.unwrap_err();
+    assert_eq!(sqlstate(&e), "42804", "{e}");
+    assert!(e.to_string().contains("'id'"), "{e}");
+    assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
+    assert_eq!(count(&mut conn), 0);
+    // Not a repeat any more: the lookup names the column.
+    let e = insert(&mut conn, &table(), 0..1).unwrap_err();
+    assert!(
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_nullable_column_now_not_null_is_refused_by_the_server() {
+    let (mut conn, _other, again) =
+        repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT NOT NULL)");
+    let e = again.unwrap_err();
+    assert_eq!(sqlstate(&e), "42804", "{e}");
+    assert_eq!(count(&mut conn), 0);
+}
+
+#[test]
+fn a_column_the_table_no_longer_has_is_refused_by_its_count() {
+    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (id INT NOT NULL)");
+    let e = again.unwrap_err();
+    assert!(
+        matches!(e, Error::DefinitionMismatch { ref column, ref actual, .. } if column == "count" && actual == "1 columns"),
+        "{e}"
+    );
+    assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
+    assert_eq!(count(&mut conn), 0);
+}
+
+#[test]
+fn a_column_the_definition_lacks_is_refused_by_the_server() {
+    let (mut conn, _other, again) =
+        repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT, extra INT)");
+    let e = again.unwrap_err();
+    assert_eq!(sqlstate(&e), "42P10", "{e}");
+    assert_eq!(count(&mut conn), 0);
+}
+
+/// The one change neither check sees stores the rows as sent, by name.
+#[test]
+fn a_column_now_nullable_takes_the_rows_by_name() {
+    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (name TEXT, id INT)");
+    assert_eq!(again.unwrap(), 10);
+    let rows: Vec<(i32, String)> = conn
+        .query_as::<(i32, String)>("SELECT id, name FROM r ORDER BY id")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(rows.len(), 10);
+    assert!(
+        rows.iter().all(|(id, name)| *name == format!("n{id}")),
+        "{rows:?}"
+    );
+}
+
+/// Rows held back for a HyperBinary COPY follow the table's layout: the
+/// skipped lookup runs before they go, and refuses the changed table.
+#[test]
+fn held_rows_check_the_table_first() {
+    let dir = temp_dir();
+    let mut conn = connect(&dir, "held.hyper");
+    let mut other = connect(&dir, "held.hyper");
+    let def = TableDefinition::new("h")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("t", SqlType::Time);
+    conn.execute_command(&def.create_table_sql(false).unwrap())
+        .unwrap();
+    let midnight = Time::from_micros(86_400_000_000).unwrap();
+    let add = |conn: &mut Connection| -> hyperdb_api::Result<u64> {
+        let mut ins = Inserter::new(conn, &def)?;
+        ins.add_row(&[&1, &Some(midnight)])?;
+        ins.execute()
+    };
+    assert_eq!(add(&mut conn).unwrap(), 1);
+    other.execute_command("DROP TABLE h").unwrap();
+    other
+        .execute_command("CREATE TABLE h (id INT, t TIME)")
+        .unwrap();
+    let e = add(&mut conn).unwrap_err();
+    assert!(
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "1"),
+        "{e}"
+    );
+    assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
+    let n: i64 = conn.query_scalar("SELECT count(*) FROM h").unwrap();
+    assert_eq!(n, 0);
+}
+
+#[tokio::test]
+async fn async_a_changed_table_is_refused_and_nothing_is_stored() {
+    let dir = temp_dir();
+    let mut conn = connect_async(&dir, "async.hyper").await;
+    let mut other = connect(&dir, "async.hyper");
+    let def = table();
+    conn.execute_command(&def.create_table_sql(false).unwrap())
+        .await
+        .unwrap();
+    for round in 0..2 {
+        let mut ins = AsyncInserter::new(&mut conn, &def).await.unwrap();
+        for id in 0..10 {
+            ins.add_row(&[&(round * 10 + id), &Some("x")])
+                .await
+                .unwrap();
+        }
+        assert_eq!(ins.execute().await.unwrap(), 10);
+    }
+    other.execute_command("DROP TABLE r").unwrap();
+    other
+        .execute_command("CREATE TABLE r (id INT NOT NULL)")
+        .unwrap();
+    let mut ins = AsyncInserter::new(&mut conn, &def).await.unwrap();
+    ins.add_row(&[&1, &Some("x")]).await.unwrap();
+    let e = ins.execute().await.unwrap_err();
+    assert!(
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "count"),
+        "{e}"
+    );
+    let n: i64 = conn.query_scalar("SELECT count(*) FROM r").await.unwrap();
+    assert_eq!(n, 0);
+}
