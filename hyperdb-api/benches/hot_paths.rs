@@ -42,7 +42,9 @@ use std::path::Path;
 use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use fake_hyperd::{complete_and_ready, is_catalog_query, message, row_description};
+use fake_hyperd::{
+    complete_and_ready, copy_in_response, is_catalog_query, message, row_description,
+};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     ConnectOptions, Connection, Endpoint, InsertChunk, InsertFormat, Inserter, TableDefinition,
@@ -131,11 +133,7 @@ fn serve(listener: UnixListener, rows: Vec<u8>, copy: Vec<u8>) {
                     out,
                 ),
                 b'Q' if body.windows(10).any(|w| w == b"FROM STDIN") => {
-                    // Text format, one format code per column of the table.
-                    let mut answer = vec![0u8];
-                    answer.extend_from_slice(&(CATALOG.len() as u16).to_be_bytes());
-                    answer.resize(answer.len() + 2 * CATALOG.len(), 0);
-                    message(out, b'G', &answer);
+                    copy_in_response(out, CATALOG.len() as u16);
                 }
                 b'c' => complete_and_ready(out, &format!("COPY {ROWS}")),
                 b'Q' if is_catalog_query(body) => out.extend_from_slice(&catalog),

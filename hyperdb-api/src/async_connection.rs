@@ -436,6 +436,12 @@ impl AsyncConnection {
     pub(crate) fn last_insert(&mut self) -> &mut crate::insert::copy_tx::LastInsert {
         &mut self.last_insert
     }
+
+    /// [`ConnectOptions::with_slow_statement_threshold`] of this connection.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn slow_statement_threshold(&self) -> Option<Duration> {
+        self.slow
+    }
 }
 
 /// A streaming async result; see [`crate::Rows`] (same two sources, same

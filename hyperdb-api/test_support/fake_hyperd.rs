@@ -19,6 +19,16 @@ pub fn message(out: &mut BytesMut, tag: u8, body: &[u8]) {
     out.put_slice(body);
 }
 
+/// Appends `CopyInResponse` for a table of `columns` columns: text
+/// format overall and per column, as hyperd answers a COPY naming no
+/// columns (an inserter compares the count with its definition's).
+pub fn copy_in_response(out: &mut BytesMut, columns: u16) {
+    let mut body = vec![0u8];
+    body.extend_from_slice(&columns.to_be_bytes());
+    body.resize(body.len() + 2 * usize::from(columns), 0);
+    message(out, b'G', &body);
+}
+
 /// Appends `CommandComplete(tag)` and `ReadyForQuery` (idle).
 pub fn complete_and_ready(out: &mut BytesMut, tag: &str) {
     message(out, b'C', format!("{tag}\0").as_bytes());

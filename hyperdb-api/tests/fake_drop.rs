@@ -27,8 +27,8 @@ use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
 
 use fake_catalog::catalog_reply;
 use fake_hyperd::{
-    accept_login, complete_and_ready, is_catalog_query, message, read_message, read_startup,
-    row_description, BACKEND_KEY,
+    accept_login, complete_and_ready, copy_in_response, is_catalog_query, message, read_message,
+    read_startup, row_description, BACKEND_KEY,
 };
 
 /// How long a fake server waits for the client before it gives up.
@@ -90,8 +90,7 @@ fn holding_insert_server(
                 b'Q' if is_catalog_query(&body) => {
                     out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("v", 20, false)]));
                 }
-                // Overall format 0, two columns of format 0.
-                b'Q' if text.starts_with("COPY") => message(&mut out, b'G', &[0, 0, 2, 0, 0, 0, 0]),
+                b'Q' if text.starts_with("COPY") => copy_in_response(&mut out, 2),
                 b'Q' => complete_and_ready(&mut out, text.split(' ').next().unwrap_or("")),
                 b'c' => complete_and_ready(&mut out, &format!("COPY {rows}")),
                 b'f' => {

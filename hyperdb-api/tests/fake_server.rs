@@ -23,8 +23,8 @@ use hyperdb_api::{
 
 use fake_catalog::catalog_reply;
 use fake_hyperd::{
-    accept_login, complete_and_ready, is_catalog_query, message, read_message, read_startup,
-    serve_requests,
+    accept_login, complete_and_ready, copy_in_response, is_catalog_query, message, read_message,
+    read_startup, serve_requests,
 };
 
 const PASSWORD: &str = "hunter2-fake";
@@ -221,8 +221,7 @@ fn stops_reading_during_copy(listener: TcpListener) -> (JoinHandle<io::Result<()
             }
             s.write_all(&out)?;
         }
-        // Overall format 0, two columns of format 0.
-        message(&mut out, b'G', &[0, 0, 2, 0, 0, 0, 0]);
+        copy_in_response(&mut out, 2);
         s.write_all(&out)?;
         let _ = released.recv_timeout(Duration::from_secs(120));
         drop((s, listener));

@@ -56,34 +56,18 @@ macro_rules! copy_table {
     }};
 }
 
-/// The body of `resolved_definition`, for [`Catalog`] and
-/// [`AsyncCatalog`]: `$batches` is the Arrow reader of the connection's
-/// kind, `$($aw)*` nothing or `.await`. With Arrow, the lookup is
-/// [`resolved_schema!`]; without, the `pg_attribute` query.
-macro_rules! resolved_definition {
-    ($cat:expr, $table:expr, $batches:ty; $($aw:tt)*) => {{
-        let table: &TableName = $table;
-        #[cfg(feature = "arrow")]
-        let found = {
-            let sql = sql::resolved_schema_query(table)?;
-            let mut trace = $cat.conn.trace("catalog", &sql, 0);
-            resolved_schema!($cat.conn.client(), &sql, &mut trace, table, $batches; $($aw)*)
-        };
-        #[cfg(not(feature = "arrow"))]
-        let found = $cat.query(sql::resolved_table_definition(table)) $($aw)*;
-        found.map_err(|e| sql::unresolved(e, table))
-    }};
-}
-
 /// The definition `table` resolves to, read from the Arrow schema of
-/// `$sql` ([`sql::resolved_schema_query`]) on `$client`: the stream read
-/// to its end (which records the lookup's end in `$trace`; a failed start
-/// is recorded here). Errors are the server's, for `sql::unresolved`.
+/// [`sql::resolved_schema_query`] on `$client` with `$batches`, the
+/// client's Arrow reader: the stream read to its end (which records the
+/// lookup's end in its span, started by `$trace` from the SQL; a failed
+/// start is recorded here). `$($aw)*` is nothing or `.await`.
 #[cfg(feature = "arrow")]
 macro_rules! resolved_schema {
-    ($client:expr, $sql:expr, $trace:expr, $table:expr, $batches:ty; $($aw:tt)*) => {{
-        let trace: &mut crate::trace::StatementTrace = $trace;
-        match <$batches>::new($client, $sql, trace) $($aw)* {
+    ($client:expr, $table:expr, $trace:expr, $batches:ty; $($aw:tt)*) => {{
+        let table: &TableName = $table;
+        let sql = sql::resolved_schema_query(table)?;
+        let mut trace: crate::trace::StatementTrace = $trace(&sql);
+        let found = match <$batches>::new($client, &sql, &mut trace) $($aw)* {
             Ok(mut batches) => {
                 let schema = batches.schema();
                 let mut drained = Ok(());
@@ -93,28 +77,30 @@ macro_rules! resolved_schema {
                         break;
                     }
                 }
-                drained.and_then(|()| sql::definition_from_schema($table, &schema))
+                drained.and_then(|()| sql::definition_from_schema(table, &schema))
             }
             Err(e) => {
                 trace.fail(&e);
                 Err(e)
             }
-        }
+        };
+        found.map_err(|e| sql::unresolved(e, table))
     }};
 }
 
-/// [`Catalog::resolved_definition`] on a bare client, for an inserter,
-/// which holds its connection's client only (no span of its own: it runs
-/// inside the insert's).
+/// The definition of the table a statement naming `table` writes (a
+/// temporary table first, then the search path), on a bare client: what
+/// [`Catalog`]'s inserter check runs, and what an inserter runs itself
+/// (it holds its connection's client only; its lookup has no span of its
+/// own, `trace` makes an inert one). SQLSTATE 42P01 when it does not
+/// resolve.
 #[cfg(feature = "arrow")]
 pub(crate) fn resolved_definition_on(
     client: &mut hyperdb_api_core::client::Client,
     table: &TableName,
+    trace: impl FnOnce(&str) -> crate::trace::StatementTrace,
 ) -> Result<TableDefinition> {
-    let sql = sql::resolved_schema_query(table)?;
-    let mut trace = crate::trace::StatementTrace::default();
-    let found = resolved_schema!(client, &sql, &mut trace, table, crate::arrow::ArrowBatches;);
-    found.map_err(|e| sql::unresolved(e, table))
+    resolved_schema!(client, table, trace, crate::arrow::ArrowBatches;)
 }
 
 /// [`resolved_definition_on`] for an async client.
@@ -122,12 +108,18 @@ pub(crate) fn resolved_definition_on(
 pub(crate) async fn resolved_definition_on_async(
     client: &mut hyperdb_api_core::client::AsyncClient,
     table: &TableName,
+    trace: impl FnOnce(&str) -> crate::trace::StatementTrace,
 ) -> Result<TableDefinition> {
-    let sql = sql::resolved_schema_query(table)?;
-    let mut trace = crate::trace::StatementTrace::default();
-    let found =
-        resolved_schema!(client, &sql, &mut trace, table, crate::arrow::AsyncArrowBatches; .await);
-    found.map_err(|e| sql::unresolved(e, table))
+    resolved_schema!(client, table, trace, crate::arrow::AsyncArrowBatches; .await)
+}
+
+/// A catalog lookup's span for `sql`, on a connection whose slow-statement
+/// threshold is `slow` (what `Connection::trace` starts).
+#[cfg(feature = "arrow")]
+fn lookup_trace(
+    slow: Option<std::time::Duration>,
+) -> impl FnOnce(&str) -> crate::trace::StatementTrace {
+    move |sql| crate::trace::StatementTrace::start("catalog", sql, 0, slow)
 }
 
 /// Catalog operations over a blocking [`Connection`].
@@ -264,7 +256,14 @@ impl<'c> Catalog<'c> {
     /// temporary table first, then the search path); what inserters check
     /// their definition against. SQLSTATE 42P01 when it does not resolve.
     pub(crate) fn resolved_definition(&mut self, table: &TableName) -> Result<TableDefinition> {
-        resolved_definition!(self, table, crate::arrow::ArrowBatches;)
+        #[cfg(feature = "arrow")]
+        {
+            let trace = lookup_trace(self.conn.slow_statement_threshold());
+            resolved_definition_on(self.conn.client(), table, trace)
+        }
+        #[cfg(not(feature = "arrow"))]
+        self.query(sql::resolved_table_definition(table))
+            .map_err(|e| sql::unresolved(e, table))
     }
 
     pub fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {
@@ -418,7 +417,15 @@ impl<'c> AsyncCatalog<'c> {
         &mut self,
         table: &TableName,
     ) -> Result<TableDefinition> {
-        resolved_definition!(self, table, crate::arrow::AsyncArrowBatches; .await)
+        #[cfg(feature = "arrow")]
+        {
+            let trace = lookup_trace(self.conn.slow_statement_threshold());
+            resolved_definition_on_async(self.conn.client(), table, trace).await
+        }
+        #[cfg(not(feature = "arrow"))]
+        self.query(sql::resolved_table_definition(table))
+            .await
+            .map_err(|e| sql::unresolved(e, table))
     }
 
     pub async fn attach_database(&mut self, path: impl AsRef<Path>, alias: &str) -> Result<()> {

@@ -152,7 +152,7 @@ macro_rules! chunk_sender_methods {
 /// The HyperBinary COPY statement and the column types chunks must have.
 fn start_copy_sql(table: &TableDefinition) -> Result<(CopySql, Vec<ColumnType>)> {
     let sql = CopySql {
-        copy: copy_sql(table, "HYPERBINARY")?,
+        copy: copy_sql(table)?,
         held: None,
         stream_checked: false,
     };

@@ -90,7 +90,7 @@ pub(crate) enum Target<'a> {
     /// The named table as the server defines it, looked up in the insert's
     /// transaction: for callers that have a name only (the Node package),
     /// one catalog query instead of a lookup and then the check.
-    #[cfg(feature = "async")]
+    #[cfg(all(feature = "async", feature = "arrow"))]
     Resolved(&'a crate::names::TableName),
 }
 
@@ -127,9 +127,11 @@ pub(crate) struct CopyTx {
     sent_before: u64,
     /// The session's mark once committed ([`LastInsert`]).
     tag: Option<u64>,
-    /// The caller's definition, when its lookup was skipped: the COPY's
-    /// answer must show as many columns, and held rows check it first.
+    /// The caller's definition, when its lookup was skipped: held rows
+    /// check it first.
     unchecked: Option<TableDefinition>,
+    /// Whether the COPY's answer was checked against `unchecked`.
+    answer_checked: bool,
 }
 
 impl CopyTx {
@@ -175,11 +177,13 @@ impl CopyTx {
     }
 
     /// Checks a skipped lookup's definition against `columns`, the column
-    /// count of the COPY's answer (`None` while unread).
+    /// count of the COPY's answer (`None` while unread), once.
     pub(crate) fn check_answer(&mut self, columns: Option<usize>) -> Result<()> {
-        let (Some(table), Some(columns)) = (&self.unchecked, columns) else {
+        let (Some(table), Some(columns), false) = (&self.unchecked, columns, self.answer_checked)
+        else {
             return Ok(());
         };
+        self.answer_checked = true;
         let given = table.column_count();
         if columns == given {
             return Ok(());
@@ -260,10 +264,15 @@ macro_rules! commit {
 #[cfg(feature = "arrow")]
 macro_rules! lookup {
     ($client:expr, $table:expr;) => {
-        crate::catalog::resolved_definition_on($client, $table)
+        crate::catalog::resolved_definition_on($client, $table, |_| {
+            crate::trace::StatementTrace::default()
+        })
     };
     ($client:expr, $table:expr; .await) => {
-        crate::catalog::resolved_definition_on_async($client, $table).await
+        crate::catalog::resolved_definition_on_async($client, $table, |_| {
+            crate::trace::StatementTrace::default()
+        })
+        .await
     };
 }
 
@@ -312,7 +321,7 @@ macro_rules! open_fn {
                 // span starts with it (a lookup has a span of its own).
                 let early = match target {
                     Target::Checked(table) | Target::Made(table) => Some(sql(table)?),
-                    #[cfg(feature = "async")]
+                    #[cfg(all(feature = "async", feature = "arrow"))]
                     Target::Resolved(_) => None,
                 };
                 let mut trace = match &early {
@@ -357,7 +366,7 @@ macro_rules! open_fn {
                         $($aw)*
                         .and_then(|actual| table.check_columns_match(&actual))
                         .map(|()| None),
-                    #[cfg(feature = "async")]
+                    #[cfg(all(feature = "async", feature = "arrow"))]
                     Target::Resolved(name) => begun
                         .conn
                         .catalog()
@@ -411,7 +420,7 @@ macro_rules! open_fn {
                 begun.phase = Phase::Settled;
                 begun.own = false;
                 let sent_before = begun.conn.client().bytes_sent();
-                let copy = CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before, tag, unchecked };
+                let copy = CopyTx { own, sql, stored: 0, phase: Phase::Copying, trace, sent_before, tag, unchecked, answer_checked: false };
                 Ok((copy, resolved))
             }
         }

@@ -23,12 +23,14 @@ pub const MAX_FLUSH_THRESHOLD: usize = 64 << 20;
 /// Tag and length word of a CopyData message.
 const FRAME_HEADER: usize = 5;
 
-/// `COPY "t" ("a", ...) FROM STDIN WITH (FORMAT HYPERBINARY)`.
-pub(crate) fn copy_sql(table: &TableDefinition, format: &str) -> Result<String> {
+/// `COPY "t" ("a", ...) FROM STDIN WITH (FORMAT HYPERBINARY)`: HyperBinary
+/// rows are positional, so the COPY names the columns in the definition's
+/// order (Arrow's COPY names none: `crate::arrow::copy_sql`).
+pub(crate) fn copy_sql(table: &TableDefinition) -> Result<String> {
     table.validate()?;
     let columns = crate::escape::identifier_list(table.columns().iter().map(|c| c.name()))?;
     Ok(format!(
-        "COPY {} ({columns}) FROM STDIN WITH (FORMAT {format})",
+        "COPY {} ({columns}) FROM STDIN WITH (FORMAT HYPERBINARY)",
         table.name().to_sql()?
     ))
 }
@@ -830,7 +832,7 @@ mod tests {
         let t = TableDefinition::new(crate::TableName::new("my t").with_schema("s\"x"))
             .with_column("a b", SqlType::Int);
         assert_eq!(
-            copy_sql(&t, "HYPERBINARY").unwrap(),
+            copy_sql(&t).unwrap(),
             "COPY \"s\"\"x\".\"my t\" (\"a b\") FROM STDIN WITH (FORMAT HYPERBINARY)"
         );
     }

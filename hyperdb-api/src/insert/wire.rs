@@ -60,7 +60,7 @@ pub(crate) fn row_encoder(
     table: &TableDefinition,
     format: InsertFormat,
 ) -> Result<(CopySql, RowEncoder<Wire>)> {
-    let hyperbinary = copy_sql(table, "HYPERBINARY")?;
+    let hyperbinary = copy_sql(table)?;
     let (wire, sql) = match format {
         InsertFormat::HyperBinary => (
             Wire::HyperBinary(HyperBinaryFrames::new()),

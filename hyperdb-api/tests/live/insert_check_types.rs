@@ -98,14 +98,15 @@ fn the_check_sees_every_type_as_the_catalog_does() {
     let def = every_type();
     c.execute_command(&def.create_table_sql(false).unwrap())
         .unwrap();
+    let ins = Inserter::new(&mut c, &def).unwrap();
+    assert_eq!(ins.execute().unwrap(), 0);
     // The catalog's own definition (collations included, which the check
-    // does not compare) is accepted too.
+    // does not compare) is accepted too. Read after the insert, so that
+    // the next one is no repeat of it and runs the check (`copy_tx.rs`).
     let catalog = c.catalog().get_table_definition("every").unwrap();
     assert_eq!(catalog.column_count(), def.column_count());
-    for table in [&def, &catalog] {
-        let ins = Inserter::new(&mut c, table).unwrap();
-        assert_eq!(ins.execute().unwrap(), 0);
-    }
+    let ins = Inserter::new(&mut c, &catalog).unwrap();
+    assert_eq!(ins.execute().unwrap(), 0);
     for (column, wrong) in near_misses(&def) {
         let e = Inserter::new(&mut c, &wrong).unwrap_err();
         assert_refused_at(&column, &e);

@@ -33,9 +33,10 @@ fn count(conn: &mut Connection) -> i64 {
     conn.query_scalar("SELECT count(*) FROM r").unwrap()
 }
 
-/// Inserts once (looked up), has `other` replace the table with `create`,
-/// then inserts the same rows again (not looked up): what that returns.
-fn repeat_after(create: &str) -> (Connection, Connection, hyperdb_api::Result<u64>) {
+/// Inserts once (looked up), has another connection replace the table
+/// with `create`, then inserts the same rows again (not looked up): the
+/// files' directory, the first connection, and what that returned.
+fn repeat_after(create: &str) -> (tempfile::TempDir, Connection, hyperdb_api::Result<u64>) {
     let dir = temp_dir();
     let mut conn = connect(&dir, "repeat.hyper");
     let mut other = connect(&dir, "repeat.hyper");
@@ -46,12 +47,7 @@ fn repeat_after(create: &str) -> (Connection, Connection, hyperdb_api::Result<u6
     other.execute_command("DROP TABLE r").unwrap();
     other.execute_command(create).unwrap();
     let again = insert(&mut conn, &def, 10..20);
-    std::mem::forget(dir);
-    (conn, other, again)
-}
-
-fn sqlstate(e: &Error) -> String {
-    e.sqlstate().to_string()
+    (dir, conn, again)
 }
 
 #[test]
@@ -74,9 +70,9 @@ fn a_repeated_insert_stores_its_rows() {
 
 #[test]
 fn a_column_of_another_type_is_refused_by_the_server() {
-    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)");
+    let (_dir, mut conn, again) = repeat_after("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)");
     let e = again.unwrap_err();
-    assert_eq!(sqlstate(&e), "42804", "{e}");
+    assert_eq!(e.sqlstate(), "42804", "{e}");
     assert!(e.to_string().contains("'id'"), "{e}");
     assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
     assert_eq!(count(&mut conn), 0);
@@ -90,16 +86,16 @@ fn a_column_of_another_type_is_refused_by_the_server() {
 
 #[test]
 fn a_nullable_column_now_not_null_is_refused_by_the_server() {
-    let (mut conn, _other, again) =
+    let (_dir, mut conn, again) =
         repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT NOT NULL)");
     let e = again.unwrap_err();
-    assert_eq!(sqlstate(&e), "42804", "{e}");
+    assert_eq!(e.sqlstate(), "42804", "{e}");
     assert_eq!(count(&mut conn), 0);
 }
 
 #[test]
 fn a_column_the_table_no_longer_has_is_refused_by_its_count() {
-    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (id INT NOT NULL)");
+    let (_dir, mut conn, again) = repeat_after("CREATE TABLE r (id INT NOT NULL)");
     let e = again.unwrap_err();
     assert!(
         matches!(e, Error::DefinitionMismatch { ref column, ref actual, .. } if column == "count" && actual == "1 columns"),
@@ -111,17 +107,17 @@ fn a_column_the_table_no_longer_has_is_refused_by_its_count() {
 
 #[test]
 fn a_column_the_definition_lacks_is_refused_by_the_server() {
-    let (mut conn, _other, again) =
+    let (_dir, mut conn, again) =
         repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT, extra INT)");
     let e = again.unwrap_err();
-    assert_eq!(sqlstate(&e), "42P10", "{e}");
+    assert_eq!(e.sqlstate(), "42P10", "{e}");
     assert_eq!(count(&mut conn), 0);
 }
 
 /// The one change neither check sees stores the rows as sent, by name.
 #[test]
 fn a_column_now_nullable_takes_the_rows_by_name() {
-    let (mut conn, _other, again) = repeat_after("CREATE TABLE r (name TEXT, id INT)");
+    let (_dir, mut conn, again) = repeat_after("CREATE TABLE r (name TEXT, id INT)");
     assert_eq!(again.unwrap(), 10);
     let rows: Vec<(i32, String)> = conn
         .query_as::<(i32, String)>("SELECT id, name FROM r ORDER BY id")
