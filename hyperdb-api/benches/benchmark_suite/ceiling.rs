@@ -2,6 +2,10 @@
 //! in the same run as the workloads they bound:
 //!
 //! * insert: `INSERT ... SELECT ... FROM generate_series` (no client data path);
+//! * Arrow COPY (feature `arrow`): the same rows as an Arrow IPC stream in a
+//!   file beside the database, `COPY t FROM '<file>' WITH (FORMAT
+//!   ARROWSTREAM)`: what hyperd's own Arrow ingest costs with no client
+//!   and no socket, the bound of every client that sends Arrow;
 //! * row drain: the scan as HyperBinary DataRows (Parse/Bind/Execute/Sync),
 //!   bytes read off the socket and only framed, never decoded;
 //! * Arrow drain: the scan as `COPY (...) TO STDOUT WITH (FORMAT
@@ -43,6 +47,100 @@ pub fn insert_of<S: data::Schema>(conn: &mut Connection, table: &str, span: Span
     S::verify_table(conn, table, span)?;
     Ok(secs)
 }
+
+/// The rows of an insert workload as one Arrow IPC stream file beside the
+/// suite's database (`bench_data/`), written untimed on the ceiling's first
+/// execution (so a group that `BENCH_FILTER` skips writes nothing) and
+/// removed with the group. hyperd reads it itself, so the server must be
+/// local (it is: the suite starts it).
+#[cfg(feature = "arrow")]
+pub struct ArrowFile(tempfile::TempPath);
+
+#[cfg(feature = "arrow")]
+impl ArrowFile {
+    /// The file in `slot`, written there first (beside the database `db`)
+    /// if it is empty, of the rows of `span` that `batches` makes.
+    pub fn once<'s>(
+        slot: &'s mut Option<ArrowFile>,
+        db: &std::path::Path,
+        span: Span,
+        batches: BatchMaker,
+    ) -> Result<&'s ArrowFile> {
+        if let Some(file) = slot {
+            return Ok(file);
+        }
+        let dir = db.parent().ok_or("the suite's database has no directory")?;
+        Ok(slot.insert(ArrowFile::write(dir, span, batches)?))
+    }
+
+    /// Writes the rows of `span` that `batches` makes into a file in `dir`,
+    /// a million rows at a time so that the whole table is never in memory
+    /// at once.
+    pub fn write(dir: &std::path::Path, span: Span, batches: BatchMaker) -> Result<ArrowFile> {
+        const PART_ROWS: u64 = 1 << 20;
+        let file = tempfile::Builder::new()
+            .prefix("arrow-copy-")
+            .suffix(".arrows")
+            .tempfile_in(dir)?;
+        let handle = file.as_file().try_clone()?;
+        let mut writer = None;
+        for part in span.chunks(PART_ROWS) {
+            for batch in batches(part)? {
+                if writer.is_none() {
+                    let out = std::io::BufWriter::new(&handle);
+                    writer = Some(arrow_ipc::writer::StreamWriter::try_new(
+                        out,
+                        &batch.schema(),
+                    )?);
+                }
+                if let Some(w) = writer.as_mut() {
+                    w.write(&batch)?;
+                }
+            }
+        }
+        match writer {
+            Some(mut w) => w.finish()?,
+            None => return Err("no rows to write to the Arrow COPY file".into()),
+        }
+        Ok(ArrowFile(file.into_temp_path()))
+    }
+
+    /// hyperd's COPY of the file into a fresh `table` of schema `S`;
+    /// returns seconds. Checks the count and the stored rows (untimed).
+    pub fn copy_into<S: data::Schema>(
+        &self,
+        conn: &mut Connection,
+        table: &str,
+        span: Span,
+    ) -> Result<f64> {
+        S::recreate(conn, table)?;
+        let path = self
+            .0
+            .to_str()
+            .ok_or("the Arrow COPY file's path is not UTF-8")?;
+        let sql = format!(
+            "COPY {} FROM {} WITH (FORMAT ARROWSTREAM)",
+            data::ident(table)?,
+            hyperdb_api::escape::quote_literal(path)?
+        );
+        let start = Instant::now();
+        let stored = conn.execute_command(&sql)?;
+        let secs = start.elapsed().as_secs_f64();
+        if stored != span.len() {
+            return Err(format!(
+                "Arrow COPY ceiling stored {stored} rows, expected {}",
+                span.len()
+            )
+            .into());
+        }
+        S::verify_table(conn, table, span)?;
+        Ok(secs)
+    }
+}
+
+/// Makes the record batches of a span (`arrow::batches`, `lineitem_arrow::batches`).
+#[cfg(feature = "arrow")]
+pub type BatchMaker = fn(Span) -> Result<Vec<hyperdb_api::arrow_array::RecordBatch>>;
 
 /// How a drain asks for the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -363,6 +461,53 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use super::Walker;
+
+    /// The file holds one stream of every row of the span, in order, across
+    /// the parts it was written in.
+    #[cfg(feature = "arrow")]
+    #[test]
+    fn arrow_file_holds_every_row_of_the_span_in_one_stream() {
+        use std::sync::Arc;
+
+        use hyperdb_api::arrow_array::cast::AsArray;
+        use hyperdb_api::arrow_array::types::Int64Type;
+        use hyperdb_api::arrow_array::{Int64Array, RecordBatch};
+
+        use super::{ArrowFile, Span};
+
+        fn ids(span: Span) -> crate::data::Result<Vec<RecordBatch>> {
+            let ids = Int64Array::from_iter_values(span.start as i64..span.end as i64);
+            Ok(vec![RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(ids) as _,
+            )])?])
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let span = Span::new(3, (1 << 20) + 10);
+        let mut slot = None;
+        let db = dir.path().join("x.hyper");
+        let path = ArrowFile::once(&mut slot, &db, span, ids)
+            .expect("write")
+            .0
+            .to_path_buf();
+        let file = std::fs::File::open(&path).expect("open");
+        let reader = arrow_ipc::reader::StreamReader::try_new(file, None).expect("stream");
+        let mut next = span.start as i64;
+        for batch in reader {
+            for id in batch
+                .expect("batch")
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .values()
+            {
+                assert_eq!(*id, next);
+                next += 1;
+            }
+        }
+        assert_eq!(next, span.end as i64);
+        drop(slot);
+        assert!(!path.exists(), "the file is removed with its slot");
+    }
 
     #[test]
     fn walker_finds_ready_across_splits() {

@@ -128,6 +128,11 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     } else {
         None
     };
+    #[cfg(feature = "arrow")]
+    let copy_file = {
+        suite.log("writing lineitem's Arrow COPY ceiling file (untimed)");
+        ceiling::ArrowFile::write(&crate::env::data_dir()?, env.span(), batches)?
+    };
     let mut group = Vec::new();
     let names = [
         "lineitem.insert.ceiling",
@@ -143,6 +148,26 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
             Ok((secs, rows))
         },
     );
+    #[cfg(feature = "arrow")]
+    {
+        let f = &copy_file;
+        let names = [
+            "lineitem.insert.arrow_copy_ceiling",
+            "COPY FROM a server-side Arrow file",
+            "server",
+        ];
+        suite.add(
+            &mut group,
+            Kind::Lineitem(Li::ArrowCopyCeiling),
+            names,
+            move |env| {
+                Ok((
+                    f.copy_into::<Lineitem>(env.conn, li::TABLE, env.span())?,
+                    rows,
+                ))
+            },
+        );
+    }
     #[cfg(feature = "arrow")]
     {
         let names = ["lineitem.insert.bulk", "Inserter", "sync, Arrow (default)"];

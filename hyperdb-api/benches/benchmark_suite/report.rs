@@ -16,6 +16,9 @@ use crate::mix::{MixPath, MixQuery};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Li {
     InsertCeiling,
+    /// hyperd's COPY of the rows from an Arrow file of its own disk.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    ArrowCopyCeiling,
     RowCeiling,
     ArrowCeiling,
     Insert,
@@ -28,7 +31,10 @@ pub enum Li {
 
 impl Li {
     pub fn is_ceiling(self) -> bool {
-        matches!(self, Li::InsertCeiling | Li::RowCeiling | Li::ArrowCeiling)
+        matches!(
+            self,
+            Li::InsertCeiling | Li::ArrowCopyCeiling | Li::RowCeiling | Li::ArrowCeiling
+        )
     }
 }
 
@@ -36,6 +42,10 @@ impl Li {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     InsertCeiling,
+    /// hyperd's COPY of the rows from an Arrow file of its own disk: the
+    /// bound of every client that sends Arrow.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+    ArrowCopyCeiling,
     /// HyperBinary DataRows drained, not decoded.
     RowCeiling(Query),
     /// Arrow IPC bytes drained, not decoded.
@@ -64,6 +74,7 @@ impl Kind {
         matches!(
             self,
             Kind::InsertCeiling
+                | Kind::ArrowCopyCeiling
                 | Kind::RowCeiling(_)
                 | Kind::ArrowCeiling(_)
                 | Kind::MixRowCeiling(_)
@@ -102,6 +113,8 @@ pub struct Record {
     /// Seconds of each measured execution (warm-up excluded).
     pub runs: Vec<f64>,
     pub pct_insert: Option<f64>,
+    /// Inserts: % of hyperd's own Arrow COPY from a file.
+    pub pct_copy: Option<f64>,
     pub pct_row: Option<f64>,
     pub pct_arrow: Option<f64>,
 }
@@ -152,6 +165,7 @@ impl Record {
         let f = |p: Option<f64>, what: &str| p.map(|p| format!("{p:.0}% {what}"));
         let parts: Vec<String> = [
             f(self.pct_insert, "insert"),
+            f(self.pct_copy, "Arrow COPY"),
             f(self.pct_row, "row drain"),
             f(self.pct_arrow, "Arrow drain"),
         ]
@@ -177,13 +191,17 @@ pub fn fill_percentages(records: &mut [Record]) {
             .map(Record::median)
     };
     let insert = ceiling(Kind::InsertCeiling, records);
+    let copy = ceiling(Kind::ArrowCopyCeiling, records);
     let snapshot = records.to_vec();
     for r in records.iter_mut() {
         // Same rows on both sides, so the ratio of times is the ratio of rates.
         let median = r.median();
         let pct = |c: Option<f64>| c.map(|c| c / median * 100.0);
         match r.kind {
-            Kind::Insert => r.pct_insert = pct(insert),
+            Kind::Insert => {
+                r.pct_insert = pct(insert);
+                r.pct_copy = pct(copy);
+            }
             Kind::RowQuery(q) => {
                 r.pct_row = pct(ceiling(Kind::RowCeiling(q), &snapshot));
                 r.pct_arrow = pct(ceiling(Kind::ArrowCeiling(q), &snapshot));
@@ -196,7 +214,10 @@ pub fn fill_percentages(records: &mut [Record]) {
             Kind::Lineitem(l) => {
                 let of = |c: Li| pct(ceiling(Kind::Lineitem(c), &snapshot));
                 match l {
-                    Li::Insert => r.pct_insert = of(Li::InsertCeiling),
+                    Li::Insert => {
+                        r.pct_insert = of(Li::InsertCeiling);
+                        r.pct_copy = of(Li::ArrowCopyCeiling);
+                    }
                     Li::RowQuery => {
                         r.pct_row = of(Li::RowCeiling);
                         r.pct_arrow = of(Li::ArrowCeiling);
@@ -384,7 +405,9 @@ pub fn markdown(host: &Host, settings: &Settings, records: &[Record]) -> String 
         "\nRows = rows of the table(s) written or read (filtered and aggregation read \
          them all and return fewer). MB/sec = Rows x 24 bytes (the schema's logical \
          width) per second. % of ceiling = ceiling time / workload time over the same \
-         rows: inserts against `insert.ceiling`; row-API queries against the row drain \
+         rows: inserts against `insert.ceiling` (`INSERT ... SELECT`) and \
+         `insert.arrow_copy_ceiling` (hyperd's COPY of the same rows from an Arrow \
+         file on its own disk: no client, no socket); row-API queries against the row drain \
          (`query.row_ceiling`) and the Arrow drain (`query.ceiling`) of the same SQL; \
          Arrow queries against the Arrow drain. Ceilings use one connection. \
          `lineitem.*` rows are 16 columns, 128 bytes (mean), read against \
@@ -449,6 +472,7 @@ pub fn json(host: &Host, settings: &Settings, records: &[Record]) -> Value {
             "mb_per_sec": num(r.mb_per_sec()),
             "bytes_per_row": r.kind.bytes_per_row(),
             "pct_of_insert_ceiling": r.pct_insert.map(num),
+            "pct_of_arrow_copy_ceiling": r.pct_copy.map(num),
             "pct_of_row_ceiling": r.pct_row.map(num),
             "pct_of_arrow_ceiling": r.pct_arrow.map(num),
         })).collect::<Vec<_>>(),
@@ -471,4 +495,46 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: Kind, secs: f64) -> Record {
+        Record {
+            kind,
+            workload: String::new(),
+            variant: String::new(),
+            flavor: String::new(),
+            rows: 10,
+            result_rows: 10,
+            runs: vec![secs],
+            pct_insert: None,
+            pct_copy: None,
+            pct_row: None,
+            pct_arrow: None,
+        }
+    }
+
+    #[test]
+    fn inserts_are_read_against_both_insert_ceilings() {
+        let mut records = vec![
+            record(Kind::InsertCeiling, 1.0),
+            record(Kind::ArrowCopyCeiling, 1.5),
+            record(Kind::Insert, 2.0),
+            record(Kind::Lineitem(Li::InsertCeiling), 2.0),
+            record(Kind::Lineitem(Li::ArrowCopyCeiling), 3.0),
+            record(Kind::Lineitem(Li::Insert), 4.0),
+        ];
+        fill_percentages(&mut records);
+        assert_eq!(records[2].pct_cell(), "50% insert · 75% Arrow COPY");
+        assert_eq!(records[5].pct_cell(), "50% insert · 75% Arrow COPY");
+        assert_eq!(records[1].pct_cell(), "(ceiling)");
+        assert_eq!(records[4].pct_cell(), "(ceiling)");
+        // Without the Arrow COPY ceiling (a build without `arrow`), one figure.
+        let mut records = vec![record(Kind::InsertCeiling, 1.0), record(Kind::Insert, 4.0)];
+        fill_percentages(&mut records);
+        assert_eq!(records[1].pct_cell(), "25% insert");
+    }
 }

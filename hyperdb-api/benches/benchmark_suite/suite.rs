@@ -189,6 +189,7 @@ impl Suite {
                 result_rows: item.result_rows,
                 runs: item.runs,
                 pct_insert: None,
+                pct_copy: None,
                 pct_row: None,
                 pct_arrow: None,
             });
@@ -256,6 +257,20 @@ pub fn run_all(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     suite.add(&mut group, Kind::InsertCeiling, names, |env| {
         Ok((ceiling::insert(env.conn, "measurements", env.span())?, rows))
     });
+    #[cfg(feature = "arrow")]
+    {
+        let mut file = None;
+        let names = [
+            "insert.arrow_copy_ceiling",
+            "COPY FROM a server-side Arrow file",
+            "server",
+        ];
+        suite.add(&mut group, Kind::ArrowCopyCeiling, names, move |env| {
+            let f = ceiling::ArrowFile::once(&mut file, env.db, env.span(), crate::arrow::batches)?;
+            let secs = f.copy_into::<data::Measurements>(env.conn, "measurements", env.span())?;
+            Ok((secs, rows))
+        });
+    }
     #[cfg(feature = "arrow")]
     {
         let names = ["insert.bulk", "Inserter", "sync, Arrow (default)"];
