@@ -81,8 +81,8 @@ example: hyperd
 
 ## The benchmark suite at the scale the speed targets are set at: 10M rows
 ## per workload (as `shared/tools/ceilings`), 2 workers, a warm-up then 5 runs
-## each (~5 minutes on a 2-core machine, ~2 of them the query mix), then the
-## Node benchmark (~2 more).
+## each (~13 minutes on a 2-core machine: ~9 of them lineitem, ~2 the query
+## mix), then the Node benchmark (~2 more).
 ## Writes test_results/benchmark_suite.{md,json,svg} and
 ## benchmark_suite_node.{md,json,svg}; BENCH_TRANSPORT=ipc make bench writes
 ## benchmark_suite_ipc.*. See docs/BENCHMARKS.md.
