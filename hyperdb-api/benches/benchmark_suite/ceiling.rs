@@ -32,17 +32,26 @@ pub fn insert(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
 
 /// [`insert`] of schema `S`'s rows.
 pub fn insert_of<S: data::Schema>(conn: &mut Connection, table: &str, span: Span) -> Result<f64> {
-    S::recreate(conn, table)?;
     let sql = S::generate_sql(table, span)?;
+    timed_insert::<S>(conn, table, span, &sql, "insert ceiling")
+}
+
+/// Times `sql`, a server-side insert of the rows of `span` into `table`
+/// made afresh with schema `S`; checks the count and what was stored
+/// (untimed). `what` names the ceiling in errors.
+fn timed_insert<S: data::Schema>(
+    conn: &mut Connection,
+    table: &str,
+    span: Span,
+    sql: &str,
+    what: &str,
+) -> Result<f64> {
+    S::recreate(conn, table)?;
     let start = Instant::now();
-    let stored = conn.execute_command(&sql)?;
+    let stored = conn.execute_command(sql)?;
     let secs = start.elapsed().as_secs_f64();
     if stored != span.len() {
-        return Err(format!(
-            "insert ceiling stored {stored} rows, expected {}",
-            span.len()
-        )
-        .into());
+        return Err(format!("{what} stored {stored} rows, expected {}", span.len()).into());
     }
     S::verify_table(conn, table, span)?;
     Ok(secs)
@@ -113,7 +122,6 @@ impl ArrowFile {
         table: &str,
         span: Span,
     ) -> Result<f64> {
-        S::recreate(conn, table)?;
         let path = self
             .0
             .to_str()
@@ -123,18 +131,7 @@ impl ArrowFile {
             data::ident(table)?,
             hyperdb_api::escape::quote_literal(path)?
         );
-        let start = Instant::now();
-        let stored = conn.execute_command(&sql)?;
-        let secs = start.elapsed().as_secs_f64();
-        if stored != span.len() {
-            return Err(format!(
-                "Arrow COPY ceiling stored {stored} rows, expected {}",
-                span.len()
-            )
-            .into());
-        }
-        S::verify_table(conn, table, span)?;
-        Ok(secs)
+        timed_insert::<S>(conn, table, span, &sql, "Arrow COPY ceiling")
     }
 }
 
