@@ -87,7 +87,7 @@ fn main() -> Result<()> {
                 is_async,
             });
         }
-        for batch_rows in [8 * 1024, 1024 * 1024] {
+        for batch_rows in [8 * 1024, 256 * 1024, 1024 * 1024] {
             cases.push(Case {
                 label: format!(
                     "{}, {}K-row batches, flush 4 MiB",
