@@ -36,6 +36,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
 	$(CARGO) clippy -p hyperdb-api --no-default-features --features arrow --release --lib -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --release
 
 ## Coverage-guided fuzzing on stable Rust (libFuzzer, no extra tool): every
 ## target of fuzz/ for FUZZ_SECONDS each (`make fuzz FUZZ_TARGETS=session`

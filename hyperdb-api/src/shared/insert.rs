@@ -39,7 +39,11 @@ enum Message {
     Finish,
 }
 
-/// An open Arrow COPY into one table; see the [module docs](self).
+/// An open Arrow COPY into one table of a
+/// [`SharedConnection`](super::SharedConnection), fed piece by piece: a task
+/// holds the connection and an [`AsyncArrowInserter`] for the whole COPY,
+/// and pieces reach it through a queue two deep, so encoding and sending
+/// run beside the producer and a faster producer waits for room.
 ///
 /// Nothing is stored until [`InsertSink::finish`] succeeds. Dropping the
 /// sink, [`InsertSink::abort`], or any error (a refused batch, a server
