@@ -67,11 +67,7 @@ impl Prepared {
     }
 
     /// The batches `batches` makes of `span`, and of each worker's part.
-    pub fn with(
-        span: Span,
-        workers: usize,
-        batches: fn(Span) -> Result<Vec<RecordBatch>>,
-    ) -> Result<Prepared> {
+    pub fn with(span: Span, workers: usize, batches: data::BatchMaker) -> Result<Prepared> {
         let mut parts = Vec::with_capacity(workers);
         for part in span.split(workers) {
             parts.push((part, Arc::new(batches(part)?)));
@@ -86,11 +82,7 @@ impl Prepared {
 impl Prepared {
     /// [`Prepared::with`], each worker's part sliced (zero-copy) out of
     /// the batches of the whole span: a wide table's batches are held once.
-    pub fn sliced(
-        span: Span,
-        workers: usize,
-        batches: fn(Span) -> Result<Vec<RecordBatch>>,
-    ) -> Result<Prepared> {
+    pub fn sliced(span: Span, workers: usize, batches: data::BatchMaker) -> Result<Prepared> {
         let all = batches(span)?;
         let mut parts = Vec::with_capacity(workers);
         for part in span.split(workers) {

@@ -73,7 +73,7 @@ impl ArrowFile {
         slot: &'s mut Option<ArrowFile>,
         db: &std::path::Path,
         span: Span,
-        batches: BatchMaker,
+        batches: data::BatchMaker,
     ) -> Result<&'s ArrowFile> {
         if let Some(file) = slot {
             return Ok(file);
@@ -82,35 +82,17 @@ impl ArrowFile {
         Ok(slot.insert(ArrowFile::write(dir, span, batches)?))
     }
 
-    /// Writes the rows of `span` that `batches` makes into a file in `dir`,
-    /// a million rows at a time so that the whole table is never in memory
-    /// at once.
-    pub fn write(dir: &std::path::Path, span: Span, batches: BatchMaker) -> Result<ArrowFile> {
-        const PART_ROWS: u64 = 1 << 20;
+    /// Writes the rows of `span` that `batches` makes into a file in `dir`.
+    pub fn write(
+        dir: &std::path::Path,
+        span: Span,
+        batches: data::BatchMaker,
+    ) -> Result<ArrowFile> {
         let file = tempfile::Builder::new()
             .prefix("arrow-copy-")
             .suffix(".arrows")
             .tempfile_in(dir)?;
-        let handle = file.as_file().try_clone()?;
-        let mut writer = None;
-        for part in span.chunks(PART_ROWS) {
-            for batch in batches(part)? {
-                if writer.is_none() {
-                    let out = std::io::BufWriter::new(&handle);
-                    writer = Some(arrow_ipc::writer::StreamWriter::try_new(
-                        out,
-                        &batch.schema(),
-                    )?);
-                }
-                if let Some(w) = writer.as_mut() {
-                    w.write(&batch)?;
-                }
-            }
-        }
-        match writer {
-            Some(mut w) => w.finish()?,
-            None => return Err("no rows to write to the Arrow COPY file".into()),
-        }
+        write_stream(file.as_file(), span, batches)?;
         Ok(ArrowFile(file.into_temp_path()))
     }
 
@@ -135,9 +117,33 @@ impl ArrowFile {
     }
 }
 
-/// Makes the record batches of a span (`arrow::batches`, `lineitem_arrow::batches`).
+/// Writes the rows of `span` that `batches` makes to `out` as one Arrow IPC
+/// stream, a million rows at a time so that the whole table is never in
+/// memory at once.
 #[cfg(feature = "arrow")]
-pub type BatchMaker = fn(Span) -> Result<Vec<hyperdb_api::arrow_array::RecordBatch>>;
+fn write_stream(out: &std::fs::File, span: Span, batches: data::BatchMaker) -> Result<()> {
+    const PART_ROWS: u64 = 1 << 20;
+    // The stream starts with the first batch's schema.
+    let mut writer = None;
+    for part in span.chunks(PART_ROWS) {
+        for batch in batches(part)? {
+            let w = match &mut writer {
+                Some(w) => w,
+                None => writer.insert(arrow_ipc::writer::StreamWriter::try_new(
+                    std::io::BufWriter::new(out),
+                    &batch.schema(),
+                )?),
+            };
+            w.write(&batch)?;
+        }
+    }
+    match writer {
+        // Ends the stream and flushes, so a write error is not lost in a drop.
+        Some(w) => w.into_inner()?.flush()?,
+        None => return Err("no rows to write to the Arrow COPY file".into()),
+    }
+    Ok(())
+}
 
 /// How a drain asks for the result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -55,6 +55,12 @@ pub fn ident(name: &str) -> Result<String> {
     Ok(hyperdb_api::escape::quote_identifier(name)?)
 }
 
+/// Makes the record batches of a span (`arrow::batches`,
+/// `lineitem_arrow::batches`): what prepared batches and the Arrow COPY
+/// ceiling's file are built from.
+#[cfg(feature = "arrow")]
+pub type BatchMaker = fn(Span) -> Result<Vec<hyperdb_api::arrow_array::RecordBatch>>;
+
 /// The server-side form of the same rows, for `INSERT ... SELECT`.
 pub fn generate_sql(table: &str, range: Span) -> Result<String> {
     Ok(format!(

@@ -63,20 +63,17 @@ pub(crate) struct LastInsert {
 }
 
 impl LastInsert {
-    /// Whether an insert of `table` repeats the last one, given the
-    /// session's `mark`.
-    fn repeated_by(&self, table: &TableDefinition, mark: Option<u64>) -> bool {
-        mark == Some(self.tag) && self.table.as_ref() == Some(table)
-    }
-
-    /// Records an insert of `table` starting; its tag, to mark the session
-    /// with once it committed.
-    fn start(&mut self, table: &TableDefinition) -> u64 {
-        if self.table.as_ref() != Some(table) {
+    /// Records an insert of `table` starting, the session's mark being
+    /// `mark`: its tag, to mark the session with once it committed, and
+    /// whether it repeats the last insert.
+    fn start(&mut self, table: &TableDefinition, mark: Option<u64>) -> (u64, bool) {
+        let same = self.table.as_ref() == Some(table);
+        let repeated = same && mark == Some(self.tag);
+        if !same {
             self.table = Some(table.clone());
         }
         self.tag += 1;
-        self.tag
+        (self.tag, repeated)
     }
 }
 
@@ -340,9 +337,8 @@ macro_rules! open_fn {
                 // may skip the lookup when it repeats the last one.
                 let (tag, unchecked) = match (target, &early) {
                     (Target::Checked(table), Some(sql)) if own && sql.stream_checked => {
-                        let last = conn.last_insert();
-                        let repeated = last.repeated_by(table, mark);
-                        (Some(last.start(table)), repeated.then(|| table.clone()))
+                        let (tag, repeated) = conn.last_insert().start(table, mark);
+                        (Some(tag), repeated.then(|| table.clone()))
                     }
                     _ => (None, None),
                 };

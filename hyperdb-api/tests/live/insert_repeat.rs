@@ -50,6 +50,14 @@ fn repeat_after(create: &str) -> (tempfile::TempDir, Connection, hyperdb_api::Re
     (dir, conn, again)
 }
 
+/// `again` failed with `sqlstate`, and the table holds no row.
+fn refused(conn: &mut Connection, again: hyperdb_api::Result<u64>, sqlstate: &str) -> Error {
+    let e = again.unwrap_err();
+    assert_eq!(e.sqlstate(), sqlstate, "{e}");
+    assert_eq!(count(conn), 0);
+    e
+}
+
 #[test]
 fn a_repeated_insert_stores_its_rows() {
     let dir = temp_dir();
@@ -71,11 +79,9 @@ fn a_repeated_insert_stores_its_rows() {
 #[test]
 fn a_column_of_another_type_is_refused_by_the_server() {
     let (_dir, mut conn, again) = repeat_after("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)");
-    let e = again.unwrap_err();
-    assert_eq!(e.sqlstate(), "42804", "{e}");
+    let e = refused(&mut conn, again, "42804");
     assert!(e.to_string().contains("'id'"), "{e}");
     assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
-    assert_eq!(count(&mut conn), 0);
     // Not a repeat any more: the lookup names the column.
     let e = insert(&mut conn, &table(), 0..1).unwrap_err();
     assert!(
@@ -88,9 +94,7 @@ fn a_column_of_another_type_is_refused_by_the_server() {
 fn a_nullable_column_now_not_null_is_refused_by_the_server() {
     let (_dir, mut conn, again) =
         repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT NOT NULL)");
-    let e = again.unwrap_err();
-    assert_eq!(e.sqlstate(), "42804", "{e}");
-    assert_eq!(count(&mut conn), 0);
+    refused(&mut conn, again, "42804");
 }
 
 #[test]
@@ -109,9 +113,7 @@ fn a_column_the_table_no_longer_has_is_refused_by_its_count() {
 fn a_column_the_definition_lacks_is_refused_by_the_server() {
     let (_dir, mut conn, again) =
         repeat_after("CREATE TABLE r (id INT NOT NULL, name TEXT, extra INT)");
-    let e = again.unwrap_err();
-    assert_eq!(e.sqlstate(), "42P10", "{e}");
-    assert_eq!(count(&mut conn), 0);
+    refused(&mut conn, again, "42P10");
 }
 
 /// The one change neither check sees stores the rows as sent, by name.
