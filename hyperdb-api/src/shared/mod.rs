@@ -28,7 +28,7 @@ use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 pub use cancel::CancelToken;
 pub use insert::{InsertPiece, InsertSink};
 pub use line::Place;
-pub use stream::{ResultStream, StreamCanceller};
+pub use stream::{Gather, ResultStream, StreamCanceller};
 
 use line::Line;
 

@@ -19,6 +19,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow_schema::SchemaRef;
 use hyperdb_api_core::client::CancelHandle;
@@ -30,6 +31,24 @@ use crate::AsyncConnection;
 
 /// Items read ahead of the consumer.
 pub(crate) const CREDITS: usize = 32;
+
+/// How [`ResultStream::gather`] groups items, for a consumer that pays a
+/// fixed price per call whatever it carries (a binding's round trip
+/// between a runtime worker and its own thread): the first item is waited
+/// for, then up to `min` in all while `window` has not passed since the
+/// first arrived, then whatever else has arrived, up to `max`.
+///
+/// The window keeps a slow result streaming (its items are handed over as
+/// they come, not `min` at a time) while a fast one fills each call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gather {
+    /// Items waited for, unless the window passes or the result ends.
+    pub min: usize,
+    /// Items taken at most.
+    pub max: usize,
+    /// How long after the first item the rest of `min` is waited for.
+    pub window: Duration,
+}
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -189,6 +208,43 @@ impl<T: Send + 'static> ResultStream<T> {
             Err(mpsc::error::TryRecvError::Empty) => None,
             Err(mpsc::error::TryRecvError::Disconnected) => self.took(None),
         }
+    }
+
+    /// The items that have arrived, grouped as `how` says (see
+    /// [`Gather`]); empty at the end of the result. An error ends the
+    /// stream, and the items gathered before it are dropped with it.
+    pub async fn gather(&mut self, how: Gather) -> Result<Vec<T>> {
+        let Some(first) = self.next().await else {
+            return Ok(Vec::new());
+        };
+        let mut items = vec![first?];
+        let until = tokio::time::Instant::now() + how.window;
+        let filled = tokio::time::timeout_at(until, async {
+            while items.len() < how.min {
+                match self.next().await {
+                    Some(item) => items.push(item?),
+                    None => break,
+                }
+            }
+            Ok::<(), Error>(())
+        })
+        .await;
+        if let Ok(result) = filled {
+            result?;
+        }
+        while items.len() < how.max {
+            match self.try_next() {
+                Some(item) => items.push(item?),
+                None => break,
+            }
+        }
+        Ok(items)
+    }
+
+    /// Whether the result has ended: read to its end, failed, or closed;
+    /// nothing more will come.
+    pub fn ended(&self) -> bool {
+        self.done
     }
 
     fn took(&mut self, item: Option<Result<T>>) -> Option<Result<T>> {

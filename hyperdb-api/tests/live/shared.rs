@@ -6,6 +6,7 @@
 //! connection usable and every result exact.
 
 mod cancel;
+mod gather;
 mod lifecycle;
 mod params;
 mod routes;
