@@ -33,8 +33,8 @@ const ROWS: Gather = Gather {
 /// How a `next()` whose items JavaScript only wraps (Arrow batches, IPC
 /// chunks) gathers them: wrapping costs per buffer, not per row, so a
 /// handover may carry four times more. Measured on a 10M-row `queryArrow`
-/// (978 batches): client CPU 100-106 ms a read at 4-8 batches a call,
-/// 83-88 ms at 16-32; wall time within noise of each other.
+/// (978 batches, four alternations): client CPU 104 ms a read at 4-8
+/// batches a call, 93 ms at 16-32; wall time within noise of each other.
 const BUFFERS: Gather = Gather {
     min: 16,
     max: 32,

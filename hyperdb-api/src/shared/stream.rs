@@ -44,7 +44,8 @@ pub(crate) const CREDITS: usize = 32;
 pub struct Gather {
     /// Items waited for, unless the window passes or the result ends.
     pub min: usize,
-    /// Items taken at most.
+    /// Items taken at most (`min` is capped by it; the first item is
+    /// always taken).
     pub max: usize,
     /// How long after the first item the rest of `min` is waited for.
     pub window: Duration,
@@ -218,9 +219,10 @@ impl<T: Send + 'static> ResultStream<T> {
             return Ok(Vec::new());
         };
         let mut items = vec![first?];
+        let min = how.min.min(how.max);
         let until = tokio::time::Instant::now() + how.window;
         let filled = tokio::time::timeout_at(until, async {
-            while items.len() < how.min {
+            while items.len() < min {
                 match self.next().await {
                     Some(item) => items.push(item?),
                     None => break,

@@ -126,3 +126,24 @@ async fn gather_ends_with_the_error_of_a_failing_result() {
     assert!(s.gather(how).await.unwrap().is_empty());
     assert_eq!(scalar(&conn, "SELECT 9").await, 9);
 }
+
+/// `max` caps `min`, and the first item is taken whatever `max` says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gather_takes_at_most_max_and_at_least_one() {
+    let conn = connect().await;
+    let mut s = conn
+        .query_arrow("SELECT i FROM generate_series(1, 1000000) g(i)", vec![])
+        .await
+        .unwrap();
+    for max in [0, 1, 2] {
+        let how = Gather {
+            min: 16,
+            max,
+            window: NO_DEADLOCK,
+        };
+        let items = timeout(NO_DEADLOCK, s.gather(how)).await.unwrap().unwrap();
+        assert_eq!(items.len(), max.max(1), "max {max}");
+    }
+    drop(s);
+    assert_eq!(scalar(&conn, "SELECT 10").await, 10);
+}
