@@ -35,7 +35,9 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(CARGO) clippy -p hyperdb-api-core -p hyperdb-api --no-default-features --release --lib -- -D warnings
-	$(CARGO) clippy -p hyperdb-api --no-default-features --features arrow --release --lib -- -D warnings
+	for f in arrow async async,arrow; do \
+	  $(CARGO) clippy -p hyperdb-api --no-default-features --features $$f --release --lib -- -D warnings || exit 1; \
+	done
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --release
 
 ## Coverage-guided fuzzing on stable Rust (libFuzzer, no extra tool): every
