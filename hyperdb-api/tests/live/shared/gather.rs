@@ -5,6 +5,17 @@ use hyperdb_api::Gather;
 
 use super::*;
 
+/// A connection and the stream of `sql` on it.
+async fn open(sql: &str) -> (SharedConnection, ResultStream<RecordBatch>) {
+    let conn = connect().await;
+    let stream = conn.query_arrow(sql, vec![]).await.unwrap();
+    (conn, stream)
+}
+
+fn policy(min: usize, max: usize, window: Duration) -> Gather {
+    Gather { min, max, window }
+}
+
 /// The `i` column of `batches`, in order.
 fn ints(batches: &[RecordBatch]) -> Vec<i64> {
     batches
@@ -15,19 +26,8 @@ fn ints(batches: &[RecordBatch]) -> Vec<i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gather_hands_over_every_batch_in_order_within_its_bounds() {
-    let conn = connect().await;
-    let how = Gather {
-        min: 4,
-        max: 6,
-        window: Duration::from_millis(50),
-    };
-    let mut s = conn
-        .query_arrow(
-            "SELECT i FROM generate_series(1, 2000000) g(i) ORDER BY i",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let (conn, mut s) = open("SELECT i FROM generate_series(1, 2000000) g(i) ORDER BY i").await;
+    let how = policy(4, 6, Duration::from_millis(50));
     let (mut batches, mut calls) = (Vec::new(), 0);
     loop {
         let items = s.gather(how).await.unwrap();
@@ -57,13 +57,8 @@ async fn gather_hands_over_every_batch_in_order_within_its_bounds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gather_returns_a_short_result_without_waiting_for_min() {
-    let conn = connect().await;
-    let how = Gather {
-        min: 1000,
-        max: 1000,
-        window: NO_DEADLOCK,
-    };
-    let mut s = conn.query_arrow("SELECT 42 AS i", vec![]).await.unwrap();
+    let (conn, mut s) = open("SELECT 42 AS i").await;
+    let how = policy(1000, 1000, NO_DEADLOCK);
     let items = timeout(Duration::from_secs(5), s.gather(how))
         .await
         .expect("the end of the result ends the wait")
@@ -77,16 +72,8 @@ async fn gather_returns_a_short_result_without_waiting_for_min() {
 /// arrived: never the whole of a result larger than the read-ahead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gather_waits_no_longer_than_its_window() {
-    let conn = connect().await;
-    let how = Gather {
-        min: usize::MAX,
-        max: usize::MAX,
-        window: Duration::ZERO,
-    };
-    let mut s = conn
-        .query_arrow("SELECT i FROM generate_series(1, 10000000) g(i)", vec![])
-        .await
-        .unwrap();
+    let (conn, mut s) = open("SELECT i FROM generate_series(1, 10000000) g(i)").await;
+    let how = policy(usize::MAX, usize::MAX, Duration::ZERO);
     let items = timeout(NO_DEADLOCK, s.gather(how)).await.unwrap().unwrap();
     let rows: usize = items.iter().map(RecordBatch::num_rows).sum();
     assert!(!items.is_empty());
@@ -102,19 +89,9 @@ async fn gather_waits_no_longer_than_its_window() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gather_ends_with_the_error_of_a_failing_result() {
-    let conn = connect().await;
-    let how = Gather {
-        min: 8,
-        max: 8,
-        window: Duration::from_millis(5),
-    };
-    let mut s = conn
-        .query_arrow(
-            "SELECT 1 / (i - 150000) AS i FROM generate_series(1, 200000) g(i)",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let (conn, mut s) =
+        open("SELECT 1 / (i - 150000) AS i FROM generate_series(1, 200000) g(i)").await;
+    let how = policy(8, 8, Duration::from_millis(5));
     let err = loop {
         match s.gather(how).await {
             Ok(items) => assert!(!items.is_empty(), "the error comes before the end"),
@@ -130,17 +107,9 @@ async fn gather_ends_with_the_error_of_a_failing_result() {
 /// `max` caps `min`, and the first item is taken whatever `max` says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gather_takes_at_most_max_and_at_least_one() {
-    let conn = connect().await;
-    let mut s = conn
-        .query_arrow("SELECT i FROM generate_series(1, 1000000) g(i)", vec![])
-        .await
-        .unwrap();
+    let (conn, mut s) = open("SELECT i FROM generate_series(1, 1000000) g(i)").await;
     for max in [0, 1, 2] {
-        let how = Gather {
-            min: 16,
-            max,
-            window: NO_DEADLOCK,
-        };
+        let how = policy(16, max, NO_DEADLOCK);
         let items = timeout(NO_DEADLOCK, s.gather(how)).await.unwrap().unwrap();
         assert_eq!(items.len(), max.max(1), "max {max}");
     }
