@@ -66,6 +66,7 @@ async fn gather_returns_a_short_result_without_waiting_for_min() {
     assert_eq!(ints(&items), [42]);
     assert!(s.ended());
     assert!(s.gather(how).await.unwrap().is_empty());
+    assert_eq!(scalar(&conn, "SELECT 43").await, 43, "free while s lives");
 }
 
 /// With no window, a call takes the first item and what has already
