@@ -27,6 +27,8 @@ mod insert;
 mod insert_arrow_range;
 mod insert_check_types;
 mod insert_definition;
+mod insert_large;
+mod insert_mapped;
 mod insert_repeat;
 mod interop;
 #[cfg(all(feature = "derive", feature = "arrow", feature = "async"))]

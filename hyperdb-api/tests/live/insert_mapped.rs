@@ -1,0 +1,98 @@
+//! `MappedInserter` against the real server: SQL expressions over the
+//! inserted columns (WKT cast to GEOGRAPHY), and failures that leave the
+//! target table as it was.
+
+use hyperdb_api::types::SqlType;
+use hyperdb_api::{ColumnMapping, Connection, CreateMode, MappedInserter, TableDefinition};
+
+use crate::common::{server, temp_dir};
+
+fn geo_setup(name: &str) -> (tempfile::TempDir, Connection, TableDefinition) {
+    let dir = temp_dir();
+    let mut c = Connection::connect(
+        server().endpoint(),
+        dir.path().join(name),
+        CreateMode::Create,
+    )
+    .unwrap();
+    c.execute_command("CREATE TABLE geo (id INT NOT NULL, shape GEOGRAPHY, label TEXT)")
+        .unwrap();
+    let inputs = TableDefinition::new("in")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("wkt", SqlType::Text)
+        .with_column("label", SqlType::Text);
+    (dir, c, inputs)
+}
+
+fn geo_mappings() -> Vec<ColumnMapping> {
+    vec![
+        ColumnMapping::column("id"),
+        ColumnMapping::expression("shape", "CAST(\"wkt\" AS TABLEAU.TABGEOGRAPHY)"),
+        ColumnMapping::expression("label", "upper(\"label\")"),
+    ]
+}
+
+#[test]
+fn mapped_inserter_casts_wkt_to_geography() {
+    let (_dir, mut c, inputs) = geo_setup("geo.hyper");
+    let mut ins = MappedInserter::new(&mut c, "geo", &inputs, &geo_mappings()).unwrap();
+    ins.add_row(&[&1i32, &Some("POINT(1 2)"), &Some("a")])
+        .unwrap();
+    ins.add_row(&[&2i32, &None::<&str>, &Some("b")]).unwrap();
+    assert_eq!(ins.execute().unwrap(), 2);
+    let rows: Vec<(i32, Option<String>, String)> = c
+        .query_as("SELECT id, shape::text, label FROM geo ORDER BY id")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        rows[0],
+        (1, Some("POINT(1.0000000 2.0000000)".into()), "A".into())
+    );
+    assert_eq!(rows[1], (2, None, "B".into()));
+    // The staging table is gone.
+    assert_eq!(
+        c.query_scalar::<i64>(
+            "SELECT count(*) FROM pg_catalog.pg_class WHERE relname LIKE 'hyperdb_stage%'"
+        )
+        .unwrap(),
+        0
+    );
+}
+
+#[test]
+fn mapped_inserter_failures_leave_the_target_unchanged() {
+    let (_dir, mut c, inputs) = geo_setup("geobad.hyper");
+    let mut ins = MappedInserter::new(&mut c, "geo", &inputs, &geo_mappings()).unwrap();
+    ins.add_row(&[&1i32, &Some("POINT(1 2)"), &None::<&str>])
+        .unwrap();
+    ins.add_row(&[&2i32, &Some("not wkt"), &None::<&str>])
+        .unwrap();
+    let e = ins.execute().unwrap_err();
+    assert!(e.code().is_some(), "hyperd rejects the WKT: {e:?}");
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM geo").unwrap(),
+        0
+    );
+    {
+        let mut ins = MappedInserter::new(&mut c, "geo", &inputs, &geo_mappings()).unwrap();
+        ins.add_row(&[&3i32, &Some("POINT(0 0)"), &None::<&str>])
+            .unwrap();
+    }
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM geo").unwrap(),
+        0
+    );
+    assert_eq!(
+        c.query_scalar::<i64>(
+            "SELECT count(*) FROM pg_catalog.pg_class WHERE relname LIKE 'hyperdb_stage%'"
+        )
+        .unwrap(),
+        0
+    );
+    let e = MappedInserter::new(&mut c, "missing", &inputs, &geo_mappings())
+        .and_then(|i| i.execute())
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e:?}");
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+}
