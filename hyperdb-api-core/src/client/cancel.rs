@@ -66,10 +66,10 @@ impl CancelHandle {
 
     /// Asks the server to cancel the running statement, and returns once
     /// the server has taken the request (it closes the socket then), or
-    /// after two seconds (`CANCEL_ACK_WAIT`). Waiting matters: a request still in
-    /// flight when the statement ends could otherwise land on the next
-    /// one. The statement then fails with SQLSTATE 57014; harmless when
-    /// nothing runs.
+    /// after two seconds (`CANCEL_ACK_WAIT`). Waiting matters: a request
+    /// still in flight when the statement ends could otherwise land on the
+    /// next one. The statement then fails with SQLSTATE 57014; harmless
+    /// when nothing runs.
     pub fn cancel(&self) -> Result<()> {
         let mut s = connect::open(&self.config)?;
         s.write_all(&self.request())

@@ -83,11 +83,7 @@ impl ArrowFile {
     }
 
     /// Writes the rows of `span` that `batches` makes into a file in `dir`.
-    pub fn write(
-        dir: &std::path::Path,
-        span: Span,
-        batches: data::BatchMaker,
-    ) -> Result<ArrowFile> {
+    fn write(dir: &std::path::Path, span: Span, batches: data::BatchMaker) -> Result<ArrowFile> {
         let file = tempfile::Builder::new()
             .prefix("arrow-copy-")
             .suffix(".arrows")

@@ -128,11 +128,6 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     } else {
         None
     };
-    #[cfg(feature = "arrow")]
-    let copy_file = {
-        suite.log("writing lineitem's Arrow COPY ceiling file (untimed)");
-        ceiling::ArrowFile::write(&crate::env::data_dir()?, env.span(), batches)?
-    };
     let mut group = Vec::new();
     let names = [
         "lineitem.insert.ceiling",
@@ -150,7 +145,7 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
     );
     #[cfg(feature = "arrow")]
     {
-        let f = &copy_file;
+        let mut file = None;
         let names = [
             "lineitem.insert.arrow_copy_ceiling",
             "COPY FROM a server-side Arrow file",
@@ -161,6 +156,7 @@ pub fn run(suite: &mut Suite, env: &mut Env<'_>) -> Result<()> {
             Kind::Lineitem(Li::ArrowCopyCeiling),
             names,
             move |env| {
+                let f = ceiling::ArrowFile::once(&mut file, env.db, env.span(), batches)?;
                 Ok((
                     f.copy_into::<Lineitem>(env.conn, li::TABLE, env.span())?,
                     rows,

@@ -10,6 +10,14 @@ use crate::error::RowErrorKind;
 use crate::insert::encoder::RowEncoder;
 use crate::types::{Date, Interval, Numeric, Timestamp};
 
+/// The record batches of the Arrow stream framed in `buf`.
+fn sent_batches(buf: &[u8]) -> Vec<RecordBatch> {
+    StreamReader::try_new(&unframe(buf)[..], None)
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
 fn table() -> TableDefinition {
     TableDefinition::new("t")
         .with_not_null_column("id", SqlType::Int)
@@ -92,10 +100,7 @@ fn rows_become_batches_with_arrow_values() {
     let sent_before_finish = !buf.is_empty();
     e.finish(&mut buf).unwrap();
     assert!(sent_before_finish, "a full batch goes out before finish");
-    let batches: Vec<RecordBatch> = StreamReader::try_new(&unframe(&buf)[..], None)
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect();
+    let batches = sent_batches(&buf);
     assert_eq!(
         batches
             .iter()
@@ -178,11 +183,7 @@ fn failures_are_typed_and_leave_no_trace() {
     )
     .unwrap();
     e.finish(&mut buf).unwrap();
-    let batch = StreamReader::try_new(&unframe(&buf)[..], None)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let batch = sent_batches(&buf).remove(0);
     assert_eq!(batch.num_rows(), 1);
     assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 3);
     assert_eq!(batch.column(2).as_string::<i32>().value(0), "only");
@@ -252,11 +253,7 @@ fn a_batch_arrow_cannot_carry_is_held_as_hyperbinary() {
     e.add_row(&mut buf, &rows[0]).unwrap();
     e.finish(&mut buf).unwrap();
     assert!(e.take_held().is_none());
-    let batch = StreamReader::try_new(&unframe(&buf)[..], None)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let batch = sent_batches(&buf).remove(0);
     assert_eq!(batch.num_rows(), 1);
     assert_eq!(batch.column(0).as_primitive::<Int32Type>().value(0), 1);
     assert_eq!(e.rows(), BATCH_ROWS as u64 + 2);
@@ -290,10 +287,7 @@ fn batches_reuse_their_column_memory() {
     assert!(after_each[0].1 >= BATCH_ROWS * 4);
     // Reusing it did not touch what was sent.
     sink.finish(&mut buf).unwrap();
-    let batches: Vec<RecordBatch> = StreamReader::try_new(&unframe(&buf)[..], None)
-        .unwrap()
-        .map(|b| b.unwrap())
-        .collect();
+    let batches = sent_batches(&buf);
     assert_eq!(batches.len(), 3);
     for (n, batch) in batches.iter().enumerate() {
         let ids = batch.column(0).as_primitive::<Int32Type>();
