@@ -1,6 +1,7 @@
 // An inserter that is not executed commits nothing; a table definition
-// that does not match the server's is refused; calls made while an
-// inserter is open wait for it.
+// that does not match the server's is refused; an insert by name that
+// repeats the last one skips its lookup; calls made while an inserter is
+// open wait for it.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { setupHyper, rejectsHyper, assertHyperError, sleep } from './helpers.mjs'
@@ -136,6 +137,55 @@ describe('new Inserter(conn, definition) checks the definition against the serve
       })
     }
   }
+})
+
+describe("an insert by name repeating the connection's last one skips the lookup", () => {
+  // Two connections to one file: `other` replaces the table between two
+  // inserts of `conn`, where only hyperd's own check of the Arrow stream
+  // (and the column count of the COPY's answer) can see it.
+  async function pair() {
+    const database = ctx.dbPath(`repeat${ctx.dbCount++}.hyper`)
+    const conn = await ctx.connect({ database, createMode: 'createAndReplace' })
+    const other = await ctx.connect({ database, createMode: 'doNotCreate' })
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    assert.equal(await conn.insertRows(table, [[1, 'a']]), 1)
+    assert.equal(await conn.insertRows(table, [[2, 'b']]), 1)
+    return { conn, other, table }
+  }
+
+  test('a column another connection changed is refused by the server (42804); nothing stored', async () => {
+    const { conn, other, table } = await pair()
+    await other.executeCommand(`DROP TABLE ${table}`)
+    await other.executeCommand(`CREATE TABLE ${table} (id BIGINT NOT NULL, s TEXT)`)
+    await rejectsHyper(() => conn.insertRows(table, [[3, 'c']]), '42804')
+    assert.equal(await count(conn, table), 0)
+    // Not a repeat any more: looked up, the new definition takes the row.
+    assert.equal(await conn.insertRows(table, [[3n, 'c']]), 1)
+    assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 3n, s: 'c' }])
+  })
+
+  test('a column the table no longer has is refused by its count (42804); nothing stored', async () => {
+    const { conn, other, table } = await pair()
+    await other.executeCommand(`DROP TABLE ${table}`)
+    await other.executeCommand(`CREATE TABLE ${table} (id INTEGER NOT NULL)`)
+    await rejectsHyper(() => conn.insertRows(table, [[3, 'c']]), '42804')
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+  })
+
+  test('after any other call the table is looked up again', async () => {
+    const { conn, other, table } = await pair()
+    await other.executeCommand(`DROP TABLE ${table}`)
+    await other.executeCommand(`CREATE TABLE ${table} (id INTEGER NOT NULL)`)
+    await assertUsable(conn)
+    const ins = await conn.inserter(table)
+    assert.deepStrictEqual(
+      ins.columns.map((c) => c.name),
+      ['id'],
+    )
+    ins.addRow([4])
+    assert.equal(await ins.execute(), 1)
+  })
 })
 
 // ---------------------------------------------------------------------------

@@ -45,21 +45,34 @@ pub(crate) struct CopySql {
 }
 
 /// The table a connection's last request, an insert's commit, wrote and
-/// had checked: the next insert with the same definition, if nothing else
-/// ran on the connection in between (the session's mark, which any request
-/// clears, still holds that insert's tag), skips the lookup. What it then
-/// relies on is hyperd's own check of the Arrow stream (every near type
-/// and a nullable field for a NOT NULL column refused, 42804; a table
-/// column missing from it, 42P10) and the table's column count in the
-/// COPY's answer (a column the table no longer has: hyperd ignores the
-/// field); the one difference either could miss, another session making
-/// the table's columns nullable or reordering them, stores the rows
-/// correctly by name. Rows held back for a HyperBinary COPY, whose layout
-/// follows the table's exactly, are checked again first.
+/// had checked: the next insert of the same table, if nothing else ran
+/// on the connection in between (the session's mark, which any request
+/// clears, still holds that insert's tag), skips the lookup. "The same
+/// table" is the same definition for a [`Target::Checked`] insert, and
+/// the same name for a [`Target::Resolved`] one, which then takes the
+/// definition that name resolved to last time. What it then relies on is
+/// hyperd's own check of the Arrow stream (every near type and a nullable
+/// field for a NOT NULL column refused, 42804; a table column missing
+/// from it, 42P10) and the table's column count in the COPY's answer (a
+/// column the table no longer has: hyperd ignores the field); the one
+/// difference either could miss, another session making the table's
+/// columns nullable or reordering them, stores the rows correctly by
+/// name. Rows held back for a HyperBinary COPY, whose layout follows the
+/// table's exactly, are checked again first.
 #[derive(Debug, Default)]
 pub(crate) struct LastInsert {
-    table: Option<TableDefinition>,
+    table: Option<Asked>,
     tag: u64,
+}
+
+/// What an insert was asked to write.
+#[derive(Debug, PartialEq)]
+enum Asked {
+    /// The caller's definition.
+    Definition(TableDefinition),
+    /// A name, and the definition it resolved to.
+    #[cfg(all(feature = "async", feature = "arrow"))]
+    Name(crate::names::TableName, TableDefinition),
 }
 
 impl LastInsert {
@@ -67,13 +80,38 @@ impl LastInsert {
     /// `mark`: its tag, to mark the session with once it committed, and
     /// whether it repeats the last insert.
     fn start(&mut self, table: &TableDefinition, mark: Option<u64>) -> (u64, bool) {
-        let same = self.table.as_ref() == Some(table);
+        let same = matches!(&self.table, Some(Asked::Definition(t)) if t == table);
         let repeated = same && mark == Some(self.tag);
         if !same {
-            self.table = Some(table.clone());
+            self.table = Some(Asked::Definition(table.clone()));
         }
         self.tag += 1;
         (self.tag, repeated)
+    }
+
+    /// Records an insert into the table `name` starting (see `start`): its
+    /// tag, and the definition `name` resolved to when it repeats the last
+    /// insert, else `None` (a lookup is due: [`LastInsert::resolved`]).
+    #[cfg(all(feature = "async", feature = "arrow"))]
+    fn start_resolved(
+        &mut self,
+        name: &crate::names::TableName,
+        mark: Option<u64>,
+    ) -> (u64, Option<TableDefinition>) {
+        let cached = match &self.table {
+            Some(Asked::Name(n, table)) if n == name && mark == Some(self.tag) => {
+                Some(table.clone())
+            }
+            _ => None,
+        };
+        self.tag += 1;
+        (self.tag, cached)
+    }
+
+    /// What a lookup for an insert into `name` found.
+    #[cfg(all(feature = "async", feature = "arrow"))]
+    fn resolved(&mut self, name: &crate::names::TableName, table: &TableDefinition) {
+        self.table = Some(Asked::Name(name.clone(), table.clone()));
     }
 }
 
@@ -340,6 +378,13 @@ macro_rules! open_fn {
                         let (tag, repeated) = conn.last_insert().start(table, mark);
                         (Some(tag), repeated.then(|| table.clone()))
                     }
+                    // Its statement is made from the definition: Arrow's,
+                    // which hyperd checks, is the only one made so.
+                    #[cfg(all(feature = "async", feature = "arrow"))]
+                    (Target::Resolved(name), None) if own => {
+                        let (tag, cached) = conn.last_insert().start_resolved(name, mark);
+                        (Some(tag), cached)
+                    }
                     _ => (None, None),
                 };
                 // Armed before `BEGIN` is queued: a future dropped after
@@ -363,12 +408,15 @@ macro_rules! open_fn {
                         .and_then(|actual| table.check_columns_match(&actual))
                         .map(|()| None),
                     #[cfg(all(feature = "async", feature = "arrow"))]
-                    Target::Resolved(name) => begun
-                        .conn
-                        .catalog()
-                        .resolved_definition(name)
-                        $($aw)*
-                        .map(Some),
+                    Target::Resolved(_) if unchecked.is_some() => Ok(unchecked.clone()),
+                    #[cfg(all(feature = "async", feature = "arrow"))]
+                    Target::Resolved(name) => {
+                        let found = begun.conn.catalog().resolved_definition(name) $($aw)*;
+                        if let (Ok(actual), true) = (&found, own) {
+                            begun.conn.last_insert().resolved(name, actual);
+                        }
+                        found.map(Some)
+                    }
                 };
                 // The statement: the caller's, or made from the table's own
                 // definition (its span starts then).
@@ -377,6 +425,8 @@ macro_rules! open_fn {
                         (Some(copy), _) => copy,
                         (None, Some(actual)) => {
                             let made = sql(actual)?;
+                            // Only a stream hyperd checks may skip the lookup.
+                            debug_assert!(unchecked.is_none() || made.stream_checked);
                             trace = begun.conn.trace("insert", &made.copy, 0);
                             made
                         }

@@ -1,15 +1,23 @@
-//! An insert that repeats the connection's last one (same definition,
-//! nothing run in between) skips its table lookup and relies on hyperd's
+//! An insert that repeats the connection's last one (same definition, or
+//! for a sink by name the same name; nothing run in between) skips its
+//! table lookup and relies on hyperd's
 //! own check of the Arrow stream plus the table's column count in the
 //! COPY's answer. These tests change the table from another connection
 //! between the two inserts, where only those checks can see it: every
 //! change that would store wrong rows is refused, the table keeps what it
 //! had, and the connection stays usable.
 
-use hyperdb_api::types::{SqlType, Time};
-use hyperdb_api::{AsyncInserter, Connection, Error, Inserter, TableDefinition, TransactionStatus};
+use std::sync::Arc;
 
-use crate::common::{connect, connect_async, temp_dir};
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::DataType;
+use hyperdb_api::types::{SqlType, Time};
+use hyperdb_api::{
+    AsyncInserter, ConnectOptions, Connection, CreateMode, Error, InsertPiece, Inserter,
+    SharedConnection, TableDefinition, TransactionStatus,
+};
+
+use crate::common::{connect, connect_async, server, temp_dir};
 
 fn table() -> TableDefinition {
     TableDefinition::new("r")
@@ -197,4 +205,125 @@ async fn async_a_changed_table_is_refused_and_nothing_is_stored() {
     );
     let n: i64 = conn.query_scalar("SELECT count(*) FROM r").await.unwrap();
     assert_eq!(n, 0);
+}
+
+/// A sink by name (the Node inserters) repeating the connection's last
+/// insert into that name takes the definition it resolved to then, with
+/// no lookup: shown by a table another connection replaced in between,
+/// whose new definition the sink does not see. hyperd refuses the rows
+/// built for the old one, nothing is stored, and the next insert, no
+/// repeat any more, looks the table up again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_sink_by_name_skips_the_lookup() {
+    let (conn, mut other, _dir) = shared_pair("sink_repeat.hyper").await;
+    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
+        .await
+        .unwrap();
+    assert_eq!(sink_insert(&conn, 0..10).await.unwrap(), (table(), 10));
+    assert_eq!(sink_insert(&conn, 10..20).await.unwrap(), (table(), 10));
+    other.execute_command("DROP TABLE r").unwrap();
+    other
+        .execute_command("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)")
+        .unwrap();
+    let e = sink_insert(&conn, 20..30).await.unwrap_err();
+    assert_eq!(e.sqlstate(), "42804", "{e}");
+    assert_eq!(shared_count(&conn).await, 0);
+    // Looked up again: the new definition, and the rows go in.
+    let (found, stored) = sink_insert(&conn, 0..5).await.unwrap();
+    assert_eq!(found.columns()[0].sql_type(), &SqlType::BigInt);
+    assert_eq!(stored, 5);
+    assert_eq!(shared_count(&conn).await, 5);
+}
+
+/// Any request between two inserts by name makes the second look the
+/// table up: here it sees the column another connection dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_by_name_after_another_request_looks_the_table_up() {
+    let (conn, mut other, _dir) = shared_pair("sink_lookup.hyper").await;
+    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
+        .await
+        .unwrap();
+    assert_eq!(sink_insert(&conn, 0..10).await.unwrap().1, 10);
+    other.execute_command("DROP TABLE r").unwrap();
+    other
+        .execute_command("CREATE TABLE r (id INT NOT NULL)")
+        .unwrap();
+    conn.execute_command("SELECT 1", &[]).await.unwrap();
+    let (found, stored) = sink_insert(&conn, 0..3).await.unwrap();
+    assert_eq!(found.column_count(), 1);
+    assert_eq!(stored, 3);
+}
+
+/// A repeat whose table lost a column is refused by the column count of
+/// the COPY's answer; nothing is stored and the connection stays usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_sink_by_name_into_a_narrower_table_is_refused() {
+    let (conn, mut other, _dir) = shared_pair("sink_narrow.hyper").await;
+    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
+        .await
+        .unwrap();
+    assert_eq!(sink_insert(&conn, 0..10).await.unwrap().1, 10);
+    other.execute_command("DROP TABLE r").unwrap();
+    other
+        .execute_command("CREATE TABLE r (id INT NOT NULL)")
+        .unwrap();
+    let e = sink_insert(&conn, 10..20).await.unwrap_err();
+    assert!(
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "count"),
+        "{e}"
+    );
+    assert_eq!(shared_count(&conn).await, 0);
+}
+
+/// A [`SharedConnection`] and a blocking connection to one new file.
+async fn shared_pair(file: &str) -> (SharedConnection, Connection, tempfile::TempDir) {
+    let dir = temp_dir();
+    let options = ConnectOptions::new(server().endpoint().clone())
+        .with_database(dir.path().join(file), CreateMode::CreateIfNotExists);
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    let other = connect(&dir, file);
+    (conn, other, dir)
+}
+
+/// Rows `ids` into `r` through a sink by name, built for the definition
+/// the sink found: that definition and the rows stored.
+async fn sink_insert(
+    conn: &SharedConnection,
+    ids: std::ops::Range<i32>,
+) -> hyperdb_api::Result<(TableDefinition, u64)> {
+    let mut sink = conn.insert_sink("r", None).await?;
+    let schema = sink.schema().clone();
+    let columns: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|f| -> ArrayRef {
+            match f.data_type() {
+                DataType::Int32 => Arc::new(Int32Array::from_iter_values(ids.clone())),
+                DataType::Int64 => {
+                    Arc::new(Int64Array::from_iter_values(ids.clone().map(i64::from)))
+                }
+                _ => Arc::new(StringArray::from_iter_values(
+                    ids.clone().map(|i| format!("n{i}")),
+                )),
+            }
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema, columns).unwrap();
+    sink.send(InsertPiece::Batch(batch)).await?;
+    let definition = sink.definition().clone();
+    Ok((definition, sink.finish().await?))
+}
+
+async fn shared_count(conn: &SharedConnection) -> i64 {
+    let mut s = conn
+        .query_arrow("SELECT count(*)::BIGINT FROM r", vec![])
+        .await
+        .unwrap();
+    let batch = s.next().await.unwrap().unwrap();
+    batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0)
 }
