@@ -18,6 +18,7 @@ use hyperdb_api::{
 };
 
 use crate::common::{connect, connect_async, server, temp_dir};
+use crate::shared::scalar;
 
 fn table() -> TableDefinition {
     TableDefinition::new("r")
@@ -215,39 +216,22 @@ async fn async_a_changed_table_is_refused_and_nothing_is_stored() {
 /// repeat any more, looks the table up again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_sink_by_name_skips_the_lookup() {
-    let (conn, mut other, _dir) = shared_pair("sink_repeat.hyper").await;
-    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
-        .await
-        .unwrap();
-    assert_eq!(sink_insert(&conn, 0..10).await.unwrap(), (table(), 10));
-    assert_eq!(sink_insert(&conn, 10..20).await.unwrap(), (table(), 10));
-    other.execute_command("DROP TABLE r").unwrap();
-    other
-        .execute_command("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)")
-        .unwrap();
+    let (conn, _dir) = sink_repeat_after("CREATE TABLE r (id BIGINT NOT NULL, name TEXT)").await;
     let e = sink_insert(&conn, 20..30).await.unwrap_err();
     assert_eq!(e.sqlstate(), "42804", "{e}");
-    assert_eq!(shared_count(&conn).await, 0);
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM r").await, 0);
     // Looked up again: the new definition, and the rows go in.
     let (found, stored) = sink_insert(&conn, 0..5).await.unwrap();
     assert_eq!(found.columns()[0].sql_type(), &SqlType::BigInt);
     assert_eq!(stored, 5);
-    assert_eq!(shared_count(&conn).await, 5);
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM r").await, 5);
 }
 
 /// Any request between two inserts by name makes the second look the
 /// table up: here it sees the column another connection dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_by_name_after_another_request_looks_the_table_up() {
-    let (conn, mut other, _dir) = shared_pair("sink_lookup.hyper").await;
-    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
-        .await
-        .unwrap();
-    assert_eq!(sink_insert(&conn, 0..10).await.unwrap().1, 10);
-    other.execute_command("DROP TABLE r").unwrap();
-    other
-        .execute_command("CREATE TABLE r (id INT NOT NULL)")
-        .unwrap();
+    let (conn, _dir) = sink_repeat_after("CREATE TABLE r (id INT NOT NULL)").await;
     conn.execute_command("SELECT 1", &[]).await.unwrap();
     let (found, stored) = sink_insert(&conn, 0..3).await.unwrap();
     assert_eq!(found.column_count(), 1);
@@ -258,31 +242,33 @@ async fn a_sink_by_name_after_another_request_looks_the_table_up() {
 /// the COPY's answer; nothing is stored and the connection stays usable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_sink_by_name_into_a_narrower_table_is_refused() {
-    let (conn, mut other, _dir) = shared_pair("sink_narrow.hyper").await;
-    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
-        .await
-        .unwrap();
-    assert_eq!(sink_insert(&conn, 0..10).await.unwrap().1, 10);
-    other.execute_command("DROP TABLE r").unwrap();
-    other
-        .execute_command("CREATE TABLE r (id INT NOT NULL)")
-        .unwrap();
+    let (conn, _dir) = sink_repeat_after("CREATE TABLE r (id INT NOT NULL)").await;
     let e = sink_insert(&conn, 10..20).await.unwrap_err();
     assert!(
         matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "count"),
         "{e}"
     );
-    assert_eq!(shared_count(&conn).await, 0);
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM r").await, 0);
 }
 
-/// A [`SharedConnection`] and a blocking connection to one new file.
-async fn shared_pair(file: &str) -> (SharedConnection, Connection, tempfile::TempDir) {
+/// Two sink inserts by name into `r (id INT NOT NULL, name TEXT)` on a
+/// [`SharedConnection`] (the second repeats the first), then another
+/// connection replaces `r` with `create`: the shared connection and the
+/// directory that keeps the file.
+async fn sink_repeat_after(create: &str) -> (SharedConnection, tempfile::TempDir) {
     let dir = temp_dir();
     let options = ConnectOptions::new(server().endpoint().clone())
-        .with_database(dir.path().join(file), CreateMode::CreateIfNotExists);
+        .with_database(dir.path().join("sink.hyper"), CreateMode::CreateIfNotExists);
     let conn = SharedConnection::connect_with(&options).await.unwrap();
-    let other = connect(&dir, file);
-    (conn, other, dir)
+    conn.execute_command("CREATE TABLE r (id INT NOT NULL, name TEXT)", &[])
+        .await
+        .unwrap();
+    assert_eq!(sink_insert(&conn, 0..10).await.unwrap(), (table(), 10));
+    assert_eq!(sink_insert(&conn, 10..20).await.unwrap(), (table(), 10));
+    let mut other = connect(&dir, "sink.hyper");
+    other.execute_command("DROP TABLE r").unwrap();
+    other.execute_command(create).unwrap();
+    (conn, dir)
 }
 
 /// Rows `ids` into `r` through a sink by name, built for the definition
@@ -312,18 +298,4 @@ async fn sink_insert(
     sink.send(InsertPiece::Batch(batch)).await?;
     let definition = sink.definition().clone();
     Ok((definition, sink.finish().await?))
-}
-
-async fn shared_count(conn: &SharedConnection) -> i64 {
-    let mut s = conn
-        .query_arrow("SELECT count(*)::BIGINT FROM r", vec![])
-        .await
-        .unwrap();
-    let batch = s.next().await.unwrap().unwrap();
-    batch
-        .column(0)
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap()
-        .value(0)
 }

@@ -179,8 +179,9 @@ fn int_at(b: &RecordBatch, row: usize) -> i64 {
     }
 }
 
-/// `sql`'s single integer, through `query_arrow`.
-async fn scalar(conn: &SharedConnection, sql: &str) -> i64 {
+/// `sql`'s single integer, through `query_arrow` (the shared-connection
+/// tests' own, and the inserts' through `InsertSink`).
+pub(crate) async fn scalar(conn: &SharedConnection, sql: &str) -> i64 {
     let b = query(conn, sql, vec![]).await;
     assert_eq!(b.num_rows(), 1, "{sql}");
     int_at(&b, 0)

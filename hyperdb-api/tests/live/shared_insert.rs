@@ -12,6 +12,7 @@ use hyperdb_api::{
 };
 
 use crate::common::{server, temp_dir};
+use crate::shared::scalar;
 
 /// A connection to a fresh database (kept alive by the returned directory).
 async fn connect() -> (SharedConnection, tempfile::TempDir) {
@@ -23,18 +24,6 @@ async fn connect() -> (SharedConnection, tempfile::TempDir) {
 
 async fn count(conn: &SharedConnection, table: &str) -> i64 {
     scalar(conn, &format!("SELECT count(*)::BIGINT FROM {table}")).await
-}
-
-/// The BIGINT `sql` gives.
-async fn scalar(conn: &SharedConnection, sql: &str) -> i64 {
-    let mut s = conn.query_arrow(sql, vec![]).await.unwrap();
-    let batch = s.next().await.unwrap().unwrap();
-    batch
-        .column(0)
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap()
-        .value(0)
 }
 
 /// A fresh table `name (id INT NOT NULL, label TEXT)`.
