@@ -370,3 +370,93 @@ fn chunk_sender_write_times_out_when_the_server_stops_reading() {
     drop(release);
     server.join().unwrap().unwrap();
 }
+
+/// Serves one session whose second `BEGIN` fails, and logs what the
+/// client sends after the first `COMMIT` (rows as `CopyData`).
+fn failing_second_begin(listener: TcpListener) -> JoinHandle<io::Result<Vec<String>>> {
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept()?;
+        read_startup(&mut s)?;
+        let mut out = BytesMut::new();
+        accept_login(&mut out, (7, 8));
+        s.write_all(&out)?;
+        let (mut begins, mut committed, mut log) = (0, false, Vec::new());
+        while let Some((tag, body)) = read_message(&mut s)? {
+            out.clear();
+            let text =
+                String::from_utf8_lossy(body.strip_suffix(b"\0").unwrap_or(&body)).into_owned();
+            let what = match tag {
+                b'X' => break,
+                b'd' => "CopyData".to_owned(),
+                b'c' => "CopyDone".to_owned(),
+                b'f' => "CopyFail".to_owned(),
+                _ => text.clone(),
+            };
+            if committed {
+                log.push(what);
+            }
+            match tag {
+                b'Q' if is_catalog_query(&body) => {
+                    out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("v", 20, false)]));
+                }
+                b'Q' if text == "BEGIN" => {
+                    begins += 1;
+                    if begins == 2 {
+                        message(&mut out, b'E', b"SERROR\0C53000\0Mfake: no transaction\0\0");
+                        message(&mut out, b'Z', b"I");
+                    } else {
+                        complete_and_ready(&mut out, "BEGIN");
+                    }
+                }
+                b'Q' if text.starts_with("COPY") => copy_in_response(&mut out, 2),
+                b'Q' => {
+                    committed |= text == "COMMIT";
+                    complete_and_ready(&mut out, text.split(' ').next().unwrap_or(""));
+                }
+                b'c' => complete_and_ready(&mut out, "COPY 10"),
+                b'f' => {
+                    message(&mut out, b'E', b"SERROR\0C57014\0Mcopy failed\0\0");
+                    message(&mut out, b'Z', b"I");
+                }
+                _ => {}
+            }
+            s.write_all(&out)?;
+        }
+        Ok(log)
+    })
+}
+
+/// An insert repeating the last one skips its lookup and sends its COPY
+/// statement with its `BEGIN`, before any row, so hyperd plans the COPY
+/// while the rows are made (`copy_in_early`). Were that `BEGIN` to fail,
+/// the COPY would run outside any transaction: it is ended with CopyFail
+/// before a single row goes, the `BEGIN`'s error is the insert's, and
+/// the connection goes on.
+#[test]
+fn a_failed_begin_ends_the_copy_sent_with_it_before_any_row() {
+    let (listener, endpoint) = loopback();
+    let server = failing_second_begin(listener);
+    // A COPY left waiting for rows would hold the next call: fail, not hang.
+    let options = ConnectOptions::new(endpoint).with_query_timeout(Some(Duration::from_secs(10)));
+    let mut conn = Connection::connect_with(&options).unwrap();
+    let table = hyperdb_api::TableDefinition::new("t")
+        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
+        .with_column("v", hyperdb_api::types::SqlType::BigInt);
+    let insert = |conn: &mut Connection| -> hyperdb_api::Result<u64> {
+        let mut ins = hyperdb_api::Inserter::new(conn, &table)?;
+        for i in 0..10 {
+            ins.add_row(&[&i, &None::<i64>])?;
+        }
+        ins.execute()
+    };
+    assert_eq!(insert(&mut conn).unwrap(), 10);
+    let e = insert(&mut conn).unwrap_err();
+    assert_eq!(e.sqlstate(), "53000", "{e}");
+    conn.execute_command("SELECT 1").unwrap();
+    conn.close().unwrap();
+    let log = server.join().unwrap().unwrap();
+    assert_eq!(log.len(), 5, "{log:?}");
+    assert_eq!(log[0], "BEGIN");
+    assert!(log[1].starts_with("COPY \"t\" FROM STDIN"), "{log:?}");
+    assert_eq!(log[2..], ["CopyFail", "ROLLBACK", "SELECT 1"]);
+}

@@ -428,6 +428,30 @@ macro_rules! request_methods {
             Ok(())
         }
 
+        /// [`copy_in_queued`](Self::copy_in_queued) for a COPY whose first
+        /// frames are not ready yet, behind a command sent ahead (an
+        /// insert's `BEGIN`): both go out now, and that command's reply is
+        /// read, so the server plans the COPY while the caller makes its
+        /// frames. Its answer is read as for `copy_in_queued`. Were the
+        /// command to fail, the COPY would run without it: it is ended
+        /// with CopyFail before any frame goes (nothing stored), and the
+        /// command's error is returned. With nothing sent ahead, only the
+        /// statement goes now.
+        pub $($async_kw)? fn copy_in_early(&mut self, copy_sql: &str) -> Result<()> {
+            self.begin() $($aw)* ?;
+            ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
+            self.state.queued_copy = QueuedCopy::Unread;
+            self.state.copy_columns = None;
+            let mut sent = self.flush() $($aw)*;
+            if sent.is_ok() {
+                sent = self.settle_ahead() $($aw)*;
+            }
+            if sent.is_err() {
+                self.queue_copy_fail("the command sent before the COPY failed");
+            }
+            sent
+        }
+
         /// Sends what is queued and reads the answer to a
         /// [`copy_in_queued`](Self::copy_in_queued) statement, if it is
         /// still unread: the server's refusal is returned here (the
