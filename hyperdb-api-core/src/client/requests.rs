@@ -411,32 +411,20 @@ macro_rules! request_methods {
         }
 
         /// [`copy_in`](Self::copy_in) without waiting for the server's
-        /// answer: the statement is queued, CopyData frames may follow it
-        /// in the same write, and the answer is read by
-        /// [`copy_in_confirm`](Self::copy_in_confirm) (call it after the
-        /// first frames went out) or by `copy_in_finish`. A small COPY is
-        /// then one round trip instead of two. hyperd, like PostgreSQL,
+        /// answer: the statement goes out now, so the server plans the
+        /// COPY while the caller makes its first frames, and the answer is
+        /// read by [`copy_in_confirm`](Self::copy_in_confirm) (call it after
+        /// the first frames went out) or by `copy_in_finish`. A small COPY
+        /// is then one round trip instead of two. hyperd, like PostgreSQL,
         /// drops CopyData, CopyDone and CopyFail that reach it outside a
         /// COPY, so frames behind a statement it refuses cost nothing but
         /// their sending, and the refusal is the one error reported.
-        pub $($async_kw)? fn copy_in_queued(&mut self, copy_sql: &str) -> Result<()> {
-            self.settle_ahead() $($aw)* ?;
-            self.begin() $($aw)* ?;
-            ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
-            self.state.queued_copy = QueuedCopy::Unread;
-            self.state.copy_columns = None;
-            Ok(())
-        }
-
-        /// [`copy_in_queued`](Self::copy_in_queued) for a COPY whose first
-        /// frames are not ready yet, behind a command sent ahead (an
-        /// insert's `BEGIN`): both go out now, and that command's reply is
-        /// read, so the server plans the COPY while the caller makes its
-        /// frames. Its answer is read as for `copy_in_queued`. Were the
-        /// command to fail, the COPY would run without it: it is ended
-        /// with CopyFail before any frame goes (nothing stored), and the
-        /// command's error is returned. With nothing sent ahead, only the
-        /// statement goes now.
+        ///
+        /// Behind a command sent ahead (an insert's `BEGIN`) the statement
+        /// goes in the same write, and that command's reply is read before
+        /// this returns. Were the command to fail, the COPY would run
+        /// without it: it is ended with CopyFail before any frame goes
+        /// (nothing stored), and the command's error is returned.
         pub $($async_kw)? fn copy_in_early(&mut self, copy_sql: &str) -> Result<()> {
             self.begin() $($aw)* ?;
             ops::CopyInStart::send(&mut self.state.session, copy_sql)?;
@@ -453,7 +441,7 @@ macro_rules! request_methods {
         }
 
         /// Sends what is queued and reads the answer to a
-        /// [`copy_in_queued`](Self::copy_in_queued) statement, if it is
+        /// [`copy_in_early`](Self::copy_in_early) statement, if it is
         /// still unread: the server's refusal is returned here (the
         /// connection is then idle, the COPY never ran), and again by each
         /// later step of that COPY. A no-op once the COPY runs.

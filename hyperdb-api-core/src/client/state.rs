@@ -19,7 +19,7 @@ pub(crate) struct DriverState {
     /// Bytes written to the socket since connecting (per flush, not per
     /// message): what an insert's trace reports as sent.
     pub(crate) bytes_sent: u64,
-    /// Where a COPY started by `copy_in_queued` stands.
+    /// Where a COPY started by `copy_in_early` stands.
     pub(crate) queued_copy: QueuedCopy,
     /// Columns of the COPY FROM STDIN whose `CopyInResponse` was read
     /// last (for a COPY without a column list, the table's).
@@ -29,7 +29,7 @@ pub(crate) struct DriverState {
     pub(crate) ahead: bool,
 }
 
-/// Where a COPY started by `copy_in_queued` (its statement sent without
+/// Where a COPY started by `copy_in_early` (its statement sent without
 /// waiting for the answer) stands.
 #[derive(Debug, Default)]
 pub(crate) enum QueuedCopy {

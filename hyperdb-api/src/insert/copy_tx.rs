@@ -396,8 +396,6 @@ macro_rules! open_fn {
                         return trace.result(Err(e.into()), |_| None);
                     }
                 }
-                // No lookup runs: nothing to check before the COPY.
-                let unlooked = matches!(target, Target::Made(_)) || unchecked.is_some();
                 // The table's own definition, for a `Resolved` target.
                 let looked_up = match target {
                     Target::Made(_) => Ok(None),
@@ -444,17 +442,11 @@ macro_rules! open_fn {
                 let (started, resolved) = match planned {
                     Ok((copy, resolved)) => {
                         begun.phase = Phase::Copying;
-                        // Its answer is read after the first frames
-                        // (`send_frames`, `end_segment`). Behind a lookup the
-                        // statement is queued to go with them; with none it
-                        // goes now, with the `BEGIN`, so hyperd plans it
-                        // while the rows are made (`copy_in_early`).
-                        let client = begun.conn.client();
-                        let queued = if unlooked {
-                            client.copy_in_early(&copy.copy) $($aw)*
-                        } else {
-                            client.copy_in_queued(&copy.copy) $($aw)*
-                        };
+                        // Sent now (with the `BEGIN` when no lookup ran), so
+                        // hyperd plans it while the rows are made; its answer
+                        // is read after the first frames (`send_frames`,
+                        // `end_segment`).
+                        let queued = begun.conn.client().copy_in_early(&copy.copy) $($aw)*;
                         (queued.map(|()| copy).map_err(Error::from), resolved)
                     }
                     Err(e) => (Err(e), None),

@@ -1,8 +1,8 @@
-//! Requests sent without waiting for their answer, so that the next goes
-//! in the same write: a COPY whose statement is queued (core's
-//! `copy_in_queued`, what every inserter starts with), its frames behind
-//! it, its answer read after the first frames or at the end; and a command
-//! sent ahead of the next request (`execute_ahead`, an inserter's `BEGIN`).
+//! Requests sent without waiting for their answer: a COPY whose statement
+//! goes before its frames are made (core's `copy_in_early`, what every
+//! inserter starts with), its answer read after the first frames or at
+//! the end; and a command sent ahead of the next request (`execute_ahead`,
+//! an inserter's `BEGIN`), in the same write.
 //! These drive the core client itself against hyperd: failures at each
 //! point where an answer can be read, and aborts before any answer, each
 //! leaving the connection usable and the table unchanged.
@@ -49,12 +49,12 @@ fn assert_missing_table(e: &Error) {
 fn a_queued_copy_and_its_rows_go_in_one_request() {
     let dir = temp_dir();
     let mut client = Client::connect(&database(&dir)).unwrap();
-    client.copy_in_queued(COPY).unwrap();
+    client.copy_in_early(COPY).unwrap();
     client.copy_buf().extend_from_slice(&frame("1,a\n2,b\n"));
     // Nothing was read yet: the answer comes with the rows' count.
     assert_eq!(client.copy_in_finish().unwrap(), 2);
     // Answered at the first frames: later frames go on as usual.
-    client.copy_in_queued(COPY).unwrap();
+    client.copy_in_early(COPY).unwrap();
     client.copy_buf().extend_from_slice(&frame("3,c\n"));
     client.flush().unwrap();
     client.copy_in_confirm().unwrap();
@@ -69,7 +69,7 @@ fn a_refused_queued_copy_fails_each_later_step_without_waiting() {
     let dir = temp_dir();
     let mut client = Client::connect(&database(&dir)).unwrap();
     // Refused, read after the first frames: the server dropped them.
-    client.copy_in_queued(REFUSED).unwrap();
+    client.copy_in_early(REFUSED).unwrap();
     client.copy_buf().extend_from_slice(&frame("1\n"));
     client.flush().unwrap();
     assert_missing_table(&client.copy_in_confirm().unwrap_err());
@@ -81,7 +81,7 @@ fn a_refused_queued_copy_fails_each_later_step_without_waiting() {
     assert_eq!(client.execute("SELECT 1").unwrap(), 1);
 
     // Refused, read at the end: the error, not a row count.
-    client.copy_in_queued(REFUSED).unwrap();
+    client.copy_in_early(REFUSED).unwrap();
     client.copy_buf().extend_from_slice(&frame("3\n"));
     assert_missing_table(&client.copy_in_finish().unwrap_err());
     assert_eq!(rows_in_t(&mut client), 0);
@@ -92,7 +92,7 @@ fn a_queued_copy_aborted_before_its_answer_stores_nothing() {
     let dir = temp_dir();
     let mut client = Client::connect(&database(&dir)).unwrap();
     for sql in [COPY, REFUSED] {
-        client.copy_in_queued(sql).unwrap();
+        client.copy_in_early(sql).unwrap();
         client.copy_buf().extend_from_slice(&frame("1,a\n"));
         client.queue_copy_fail("abandoned");
         // The next request sends the abort and settles the answers.
@@ -104,12 +104,12 @@ fn a_queued_copy_aborted_before_its_answer_stores_nothing() {
 async fn the_async_client_refuses_the_same_way() {
     let dir = temp_dir();
     let mut client = AsyncClient::connect(&database(&dir)).await.unwrap();
-    client.copy_in_queued(REFUSED).await.unwrap();
+    client.copy_in_early(REFUSED).await.unwrap();
     client.copy_buf().extend_from_slice(&frame("1\n"));
     client.flush().await.unwrap();
     assert_missing_table(&client.copy_in_confirm().await.unwrap_err());
     assert_missing_table(&client.copy_in_finish().await.unwrap_err());
-    client.copy_in_queued(COPY).await.unwrap();
+    client.copy_in_early(COPY).await.unwrap();
     client.copy_buf().extend_from_slice(&frame("1,a\n"));
     assert_eq!(client.copy_in_finish().await.unwrap(), 1);
 }
@@ -131,7 +131,7 @@ fn a_command_sent_ahead_is_answered_before_the_next_request() {
     );
     // A queued COPY behind one reads its answer first.
     client.execute_ahead("SELECT 1").unwrap();
-    client.copy_in_queued(COPY).unwrap();
+    client.copy_in_early(COPY).unwrap();
     client.copy_buf().extend_from_slice(&frame("1,a\n"));
     assert_eq!(client.copy_in_finish().unwrap(), 1);
     client.execute("ROLLBACK").unwrap();
@@ -154,13 +154,16 @@ fn a_failed_command_sent_ahead_fails_the_next_request_only() {
     client.execute_ahead("SELECT * FROM missing").unwrap();
     assert_missing_table(&client.query_simple("SELECT 1").unwrap_err());
     assert_eq!(client.execute("SELECT 2").unwrap(), 1);
-    // Behind a COPY: the COPY never starts.
+    // Behind a COPY: `copy_in` sends the COPY only once the command's
+    // reply was read, and it never starts; `copy_in_early` sends it in the
+    // same write, so it runs without the command and is ended with
+    // CopyFail before any row. Either way nothing is stored.
     for copy in [true, false] {
         client.execute_ahead("SELECT * FROM missing").unwrap();
         let e = if copy {
             client.copy_in(COPY).unwrap_err()
         } else {
-            client.copy_in_queued(COPY).unwrap_err()
+            client.copy_in_early(COPY).unwrap_err()
         };
         assert_missing_table(&e);
         assert_eq!(rows_in_t(&mut client), 0);
@@ -172,7 +175,7 @@ async fn the_async_client_sends_commands_ahead_the_same_way() {
     let dir = temp_dir();
     let mut client = AsyncClient::connect(&database(&dir)).await.unwrap();
     client.execute_ahead("BEGIN").await.unwrap();
-    client.copy_in_queued(COPY).await.unwrap();
+    client.copy_in_early(COPY).await.unwrap();
     client.copy_buf().extend_from_slice(&frame("1,a\n"));
     assert_eq!(client.copy_in_finish().await.unwrap(), 1);
     assert_eq!(
