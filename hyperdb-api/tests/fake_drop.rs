@@ -25,10 +25,9 @@ use std::time::Duration;
 use bytes::{BufMut, BytesMut};
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
 
-use fake_catalog::catalog_reply;
+use fake_catalog::{answer_insert, logged};
 use fake_hyperd::{
-    accept_login, complete_and_ready, copy_in_response, is_catalog_query, message, read_message,
-    read_startup, row_description, BACKEND_KEY,
+    accept_login, message, read_message, read_startup, row_description, BACKEND_KEY,
 };
 
 /// How long a fake server waits for the client before it gives up.
@@ -66,15 +65,10 @@ fn holding_insert_server(
         let mut copy_ended = false;
         while let Some((tag, body)) = read_message(&mut s)? {
             out.clear();
-            let text =
-                String::from_utf8_lossy(body.strip_suffix(b"\0").unwrap_or(&body)).into_owned();
             let what = match tag {
                 b'X' => break,
                 b'd' => continue,
-                b'c' => "CopyDone".to_owned(),
-                b'f' => "CopyFail".to_owned(),
-                b'Q' => text.clone(),
-                other => format!("message {}", other as char),
+                _ => logged(tag, &body),
             };
             if what == "CopyDone" {
                 copy_ended = true;
@@ -86,19 +80,7 @@ fn holding_insert_server(
                 let _ = held_tx.send(());
                 let _ = released.recv_timeout(WATCHDOG);
             }
-            match tag {
-                b'Q' if is_catalog_query(&body) => {
-                    out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("v", 20, false)]));
-                }
-                b'Q' if text.starts_with("COPY") => copy_in_response(&mut out, 2),
-                b'Q' => complete_and_ready(&mut out, text.split(' ').next().unwrap_or("")),
-                b'c' => complete_and_ready(&mut out, &format!("COPY {rows}")),
-                b'f' => {
-                    message(&mut out, b'E', b"SERROR\0C57014\0Mcopy failed\0\0");
-                    message(&mut out, b'Z', b"I");
-                }
-                _ => {}
-            }
+            answer_insert(&mut out, tag, &body, rows);
             s.write_all(&out)?;
         }
         Ok(log)

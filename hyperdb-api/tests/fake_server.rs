@@ -21,7 +21,7 @@ use hyperdb_api::{
     AsyncConnection, AuthMethod, AuthMethods, ConnectOptions, Connection, Endpoint, ErrorKind,
 };
 
-use fake_catalog::catalog_reply;
+use fake_catalog::{answer_insert, catalog_reply, logged};
 use fake_hyperd::{
     accept_login, complete_and_ready, copy_in_response, is_catalog_query, message, read_message,
     read_startup, serve_requests,
@@ -383,42 +383,22 @@ fn failing_second_begin(listener: TcpListener) -> JoinHandle<io::Result<Vec<Stri
         let (mut begins, mut committed, mut log) = (0, false, Vec::new());
         while let Some((tag, body)) = read_message(&mut s)? {
             out.clear();
-            let text =
-                String::from_utf8_lossy(body.strip_suffix(b"\0").unwrap_or(&body)).into_owned();
-            let what = match tag {
-                b'X' => break,
-                b'd' => "CopyData".to_owned(),
-                b'c' => "CopyDone".to_owned(),
-                b'f' => "CopyFail".to_owned(),
-                _ => text.clone(),
-            };
-            if committed {
-                log.push(what);
+            if tag == b'X' {
+                break;
             }
-            match tag {
-                b'Q' if is_catalog_query(&body) => {
-                    out.extend_from_slice(&catalog_reply(&[("id", 23, true), ("v", 20, false)]));
-                }
-                b'Q' if text == "BEGIN" => {
-                    begins += 1;
-                    if begins == 2 {
-                        message(&mut out, b'E', b"SERROR\0C53000\0Mfake: no transaction\0\0");
-                        message(&mut out, b'Z', b"I");
-                    } else {
-                        complete_and_ready(&mut out, "BEGIN");
-                    }
-                }
-                b'Q' if text.starts_with("COPY") => copy_in_response(&mut out, 2),
-                b'Q' => {
-                    committed |= text == "COMMIT";
-                    complete_and_ready(&mut out, text.split(' ').next().unwrap_or(""));
-                }
-                b'c' => complete_and_ready(&mut out, "COPY 10"),
-                b'f' => {
-                    message(&mut out, b'E', b"SERROR\0C57014\0Mcopy failed\0\0");
-                    message(&mut out, b'Z', b"I");
-                }
-                _ => {}
+            let what = logged(tag, &body);
+            if committed {
+                log.push(what.clone());
+            }
+            if what == "BEGIN" {
+                begins += 1;
+            }
+            if what == "BEGIN" && begins == 2 {
+                message(&mut out, b'E', b"SERROR\0C53000\0Mfake: no transaction\0\0");
+                message(&mut out, b'Z', b"I");
+            } else {
+                committed |= what == "COMMIT";
+                answer_insert(&mut out, tag, &body, 10);
             }
             s.write_all(&out)?;
         }
