@@ -39,11 +39,11 @@ fn loopback() -> (TcpListener, Endpoint) {
     (listener, Endpoint::tcp("127.0.0.1", port))
 }
 
-/// A server for one insert that logs what the client sends after its
-/// rows (`CopyDone`, `CopyFail`, query texts) and holds back its reply to
-/// `hold` (a query text, or `"CopyDone"`) until released, so that the
-/// client's future can be dropped at exactly that await point. Returns
-/// the log once the client ends the session.
+/// A server for inserts that logs what the client sends after the first
+/// insert's rows (`CopyDone`, `CopyFail`, query texts) and, from then on,
+/// holds back its reply to `hold` (a query text, or `"CopyDone"`) until
+/// released, so that the client's future can be dropped at exactly that
+/// await point. Returns the log once the client ends the session.
 fn holding_insert_server(
     listener: TcpListener,
     hold: &'static str,
@@ -76,7 +76,7 @@ fn holding_insert_server(
             if copy_ended {
                 log.push(what.clone());
             }
-            if what == hold {
+            if copy_ended && what == hold {
                 let _ = held_tx.send(());
                 let _ = released.recv_timeout(WATCHDOG);
             }
@@ -137,6 +137,44 @@ async fn an_insert_dropped_before_its_commit_is_rolled_back() {
 async fn an_insert_dropped_after_its_commit_went_out_sends_nothing_more() {
     let log = drop_insert_at("COMMIT").await;
     assert_eq!(log, ["CopyDone", "COMMIT", "SELECT 1"]);
+}
+
+/// `AsyncInserter::new` of an insert repeating the last one (no lookup)
+/// sends its COPY statement with its `BEGIN` and waits for `BEGIN`'s
+/// reply; dropped there, the COPY is ended with CopyFail and the
+/// transaction rolled back before the next call, no row sent.
+#[tokio::test]
+async fn an_insert_dropped_while_its_begin_is_answered_sends_no_row() {
+    let (listener, endpoint) = loopback();
+    let (server, held, release) = holding_insert_server(listener, "BEGIN", 10);
+    let mut conn = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
+        .await
+        .unwrap();
+    let table = hyperdb_api::TableDefinition::new("t")
+        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
+        .with_column("v", hyperdb_api::types::SqlType::BigInt);
+    let mut ins = hyperdb_api::AsyncInserter::new(&mut conn, &table)
+        .await
+        .unwrap();
+    for i in 0..10 {
+        ins.add_row(&[&i, &None::<i64>]).await.unwrap();
+    }
+    assert_eq!(ins.execute().await.unwrap(), 10);
+    let held = tokio::task::spawn_blocking(move || held.recv_timeout(WATCHDOG));
+    tokio::select! {
+        res = hyperdb_api::AsyncInserter::new(&mut conn, &table) => {
+            panic!("the insert started while the server held BEGIN: {:?}", res.map(drop))
+        }
+        held = held => held.unwrap().expect("the server never got the second BEGIN"),
+    }
+    drop(release);
+    conn.execute_command("SELECT 1").await.unwrap();
+    conn.close().await.unwrap();
+    let log = server.join().unwrap().unwrap();
+    assert_eq!(log.len(), 7, "{log:?}");
+    assert_eq!(log[..3], ["CopyDone", "COMMIT", "BEGIN"]);
+    assert!(log[3].starts_with("COPY \"t\" FROM STDIN"), "{log:?}");
+    assert_eq!(log[4..], ["CopyFail", "ROLLBACK", "SELECT 1"]);
 }
 
 /// Rows the streaming server sends at most (14 bytes each, 140 MB): a
