@@ -19,8 +19,10 @@
 //!   (or COPYs: rows the format cannot carry go in a HyperBinary COPY of
 //!   their own, `HeldRows`) and the row-count check in one transaction of
 //!   its own, committed only once the count matched and rolled back on any
-//!   error. Its `BEGIN` goes out with the lookup, and the COPY statement
-//!   with the first rows: three round trips in all for a small insert.
+//!   error. Its `BEGIN` goes out with the lookup (or, when a repeat skips
+//!   it, with the COPY statement), and the COPY statement as soon as it is
+//!   known, before the rows, so hyperd plans it while they are made: three
+//!   round trips in all for a small insert (`BEGIN`, the rows, `COMMIT`).
 //!
 //! Inside the caller's transaction the inserter neither commits nor rolls
 //! back: after an error the rows sent are the caller's to roll back (a
