@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint, ReadRoute};
 
+use crate::capture::Capture;
 use crate::common::tcp_server;
-use crate::tracing::Capture;
 
 /// A TCP proxy to the shared TCP server that counts what the server sends.
 /// Every connection through it (cancel requests too) is forwarded.

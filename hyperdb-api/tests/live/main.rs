@@ -10,6 +10,7 @@ mod async_drop;
 mod async_yield;
 mod auth;
 mod cancel;
+mod capture;
 mod catalog;
 mod common;
 mod connect;

@@ -466,7 +466,7 @@ fn every_type_reads_the_same_from_a_simple_query() {
 /// same text run by the caller is a statement never seen: Arrow first.
 #[test]
 fn catalog_lookups_stay_out_of_the_route_book() {
-    use crate::tracing::Capture;
+    use crate::capture::Capture;
     use hyperdb_api::{types::SqlType, Inserter, TableDefinition};
     let dir = temp_dir();
     let mut c = connect(&dir, "lookups.hyper");

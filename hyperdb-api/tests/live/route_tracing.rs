@@ -9,8 +9,8 @@
 
 use hyperdb_api::{ReadRoute, SharedConnection};
 
+use crate::capture::{Capture, SpanRec};
 use crate::common::{connect, connect_async, server, temp_dir};
-use crate::tracing::{Capture, SpanRec};
 
 /// 10 rows of 3 columns from all of `big`.
 const AGG: &str = "SELECT g, count(*) AS n, sum(v) AS s FROM big GROUP BY g ORDER BY g";
