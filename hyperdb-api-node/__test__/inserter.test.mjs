@@ -329,6 +329,34 @@ describe('every type reads back exactly', () => {
     await checkAllTypes(conn, table, 'addRow objects')
   })
 
+  test("Inserter.addRow across the builders' growth (5,000 rows of every type; batches of 64K and 3,000)", async () => {
+    // The builders start at 1,024 rows and grow fourfold up to the batch:
+    // every case (but the very long ones) and NULL lands on both sides of
+    // each growth.
+    const ROWS = 5000
+    const small = ([v]) => !((typeof v === 'string' || v instanceof Uint8Array) && v.length > 100)
+    const cases = COLUMNS.map((c) => c.cases.filter(small))
+    const row = (k, side) => ({
+      id: k,
+      ...Object.fromEntries(
+        COLUMNS.map((c, j) => [c.name, k % 13 === 12 ? null : cases[j][k % cases[j].length][side]]),
+      ),
+    })
+    for (const batchRows of [undefined, 3000]) {
+      const conn = await ctx.connect()
+      const table = await freshTable(conn, ALL_SQL)
+      const ins = await conn.inserter(table, { batchRows })
+      for (let k = 0; k < ROWS; k++) ins.addRow(asArray(row(k, 0)))
+      assert.equal(await ins.execute(), ROWS)
+      const back = await conn.queryAll(`SELECT * FROM ${table} ORDER BY id`)
+      assert.equal(back.length, ROWS)
+      back.forEach((got, k) => {
+        const want = row(k, 1)
+        for (const name of NAMES) sameValue(got[name], want[name], `batchRows ${batchRows}: row ${k} column ${name}`)
+      })
+    }
+  })
+
   test('conn.insertRows from an async generator (arrays and objects mixed, 3 rows a batch)', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, ALL_SQL)

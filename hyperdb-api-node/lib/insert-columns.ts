@@ -41,6 +41,17 @@ export abstract class ColumnBuilder {
   /** Stores `v` as row `row` of the batch, or throws. */
   abstract set(v: unknown, row: number): void
 
+  /** Makes room for `capacity` rows, keeping the batch's rows so far. */
+  grow(capacity: number): void {
+    const valid = new Uint8Array(capacity).fill(1)
+    valid.set(this.valid)
+    this.valid = valid
+    this.growValues(capacity)
+  }
+
+  /** `grow` for the values. */
+  protected abstract growValues(capacity: number): void
+
   /** The batch's first `rows` values for the native layer. */
   abstract column(rows: number): NativeColumn
 
@@ -122,11 +133,20 @@ function bytesOf(a: ArrayBufferView, rows: number, width: number): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, rows * width)
 }
 
+type Values = Uint8Array | Int16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array
+
+/** `a` copied into a new array of its type with room for `length` values. */
+function grown<T extends Values>(a: T, length: number): T {
+  const b = new (a.constructor as new (n: number) => T)(length)
+  b.set(a as never)
+  return b
+}
+
 type IntArray = Int16Array | Int32Array | Uint32Array
 
 /** SMALLINT, INTEGER, OID: a `number` that is an integer in range, or such a `bigint`. */
 class IntBuilder extends ColumnBuilder {
-  private readonly values: IntArray
+  private values: IntArray
 
   constructor(
     c: ColumnDef,
@@ -164,6 +184,10 @@ class IntBuilder extends ColumnBuilder {
     }
   }
 
+  protected growValues(capacity: number): void {
+    this.values = grown(this.values, capacity)
+  }
+
   column(rows: number): NativeColumn {
     return { fixed: bytesOf(this.values, rows, this.values.BYTES_PER_ELEMENT), validity: this.validity(rows) }
   }
@@ -174,9 +198,9 @@ class IntBuilder extends ColumnBuilder {
  * needs no `BigInt` (x64 is little-endian).
  */
 abstract class Int64Builder extends ColumnBuilder {
-  private readonly big: BigInt64Array
-  private readonly lo: Uint32Array
-  private readonly hi: Int32Array
+  private big: BigInt64Array
+  private lo: Uint32Array
+  private hi: Int32Array
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
@@ -197,6 +221,12 @@ abstract class Int64Builder extends ColumnBuilder {
       throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'out of the 64-bit range')
     }
     this.big[row] = b
+  }
+
+  protected growValues(capacity: number): void {
+    this.big = grown(this.big, capacity)
+    this.lo = new Uint32Array(this.big.buffer)
+    this.hi = new Int32Array(this.big.buffer)
   }
 
   column(rows: number): NativeColumn {
@@ -292,7 +322,7 @@ class DateBuilder extends Int64Builder {
 
 /** DOUBLE PRECISION, REAL: a `number`. */
 class FloatBuilder extends ColumnBuilder {
-  private readonly values: Float64Array | Float32Array
+  private values: Float64Array | Float32Array
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number, make: new (n: number) => Float64Array | Float32Array) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
@@ -305,6 +335,10 @@ class FloatBuilder extends ColumnBuilder {
     } else {
       this.setNull(v, row, 'a number')
     }
+  }
+
+  protected growValues(capacity: number): void {
+    this.values = grown(this.values, capacity)
   }
 
   column(rows: number): NativeColumn {
@@ -328,7 +362,7 @@ class RealBuilder extends FloatBuilder {
 
 /** BOOLEAN: `true` or `false`. */
 class BoolBuilder extends ColumnBuilder {
-  private readonly values: Uint8Array
+  private values: Uint8Array
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
@@ -343,6 +377,10 @@ class BoolBuilder extends ColumnBuilder {
     }
   }
 
+  protected growValues(capacity: number): void {
+    this.values = grown(this.values, capacity)
+  }
+
   column(rows: number): NativeColumn {
     return { fixed: this.values.subarray(0, rows), validity: this.validity(rows) }
   }
@@ -350,8 +388,8 @@ class BoolBuilder extends ColumnBuilder {
 
 /** INTERVAL: a `HyperInterval`. */
 class IntervalBuilder extends ColumnBuilder {
-  private readonly ints: Int32Array
-  private readonly big: BigInt64Array
+  private ints: Int32Array
+  private big: BigInt64Array
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
@@ -377,6 +415,11 @@ class IntervalBuilder extends ColumnBuilder {
     this.big[2 * row + 1] = v.micros
   }
 
+  protected growValues(capacity: number): void {
+    this.big = grown(this.big, capacity * 2)
+    this.ints = new Int32Array(this.big.buffer)
+  }
+
   column(rows: number): NativeColumn {
     return { fixed: bytesOf(this.big, rows, 16), validity: this.validity(rows) }
   }
@@ -390,7 +433,7 @@ class IntervalBuilder extends ColumnBuilder {
 abstract class TextLikeBuilder extends ColumnBuilder {
   /** Row `i`'s string (`''` for NULL), written by slot so a refused row leaves nothing behind. */
   private readonly parts: string[] = []
-  private readonly offsets: Uint32Array
+  private offsets: Uint32Array
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
@@ -405,6 +448,10 @@ abstract class TextLikeBuilder extends ColumnBuilder {
   protected pushNull(v: unknown, row: number, expected: string): void {
     this.setNull(v, row, expected)
     this.push('', row)
+  }
+
+  protected growValues(capacity: number): void {
+    this.offsets = grown(this.offsets, capacity + 1)
   }
 
   column(rows: number): NativeColumn {
@@ -469,7 +516,7 @@ class NumericBuilder extends TextLikeBuilder {
 class BytesBuilder extends ColumnBuilder {
   /** Row `i`'s bytes (empty for NULL), by slot as in `TextLikeBuilder`. */
   private readonly parts: Uint8Array[] = []
-  private readonly offsets: Uint32Array
+  private offsets: Uint32Array
   private static readonly EMPTY = new Uint8Array(0)
 
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
@@ -485,6 +532,10 @@ class BytesBuilder extends ColumnBuilder {
       this.parts[row] = BytesBuilder.EMPTY
     }
     this.offsets[row + 1] = this.offsets[row] + this.parts[row].length
+  }
+
+  protected growValues(capacity: number): void {
+    this.offsets = grown(this.offsets, capacity + 1)
   }
 
   column(rows: number): NativeColumn {

@@ -17,6 +17,14 @@ import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-col
 /** The rows a batch gathers before it crosses to the native layer. */
 export const DEFAULT_BATCH_ROWS = 65_536
 
+/**
+ * Rows the column builders hold at first; they grow fourfold as rows come,
+ * up to the batch's rows. Built for a whole batch at once, a new inserter
+ * allocated and filled ~1.5 MB for five columns: half the JavaScript time
+ * of a 10-row insert (0.71-0.74 against 0.38-0.43 ms of CPU).
+ */
+const FIRST_ROWS = 1024
+
 export interface InserterOptions {
   /** Rows a batch holds before it is sent (default 65536). */
   batchRows?: number
@@ -44,6 +52,8 @@ export class Inserter {
   private readonly writeObject: RowWriter
   /** Rows in the batch being gathered. */
   private n = 0
+  /** Rows the builders hold now. */
+  private capacity: number
   private ended = false
   /** The table's columns, in order. */
   readonly columns: readonly ColumnDef[]
@@ -64,7 +74,8 @@ export class Inserter {
     this.native = native
     this.columns = def.columns
     this.batchRows = batchRows(options.batchRows)
-    this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.batchRows))
+    this.capacity = Math.min(this.batchRows, FIRST_ROWS)
+    this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.capacity))
     this.writeArray = rowWriter(this.builders, 'array')
     this.writeObject = rowWriter(this.builders, 'object')
   }
@@ -135,7 +146,16 @@ export class Inserter {
         row: this.rowCount,
       })
     }
-    return ++this.n === this.batchRows
+    const n = ++this.n
+    if (n === this.batchRows) return true
+    if (n === this.capacity) this.grow()
+    return false
+  }
+
+  /** Makes room for more rows in the batch being gathered. */
+  private grow(): void {
+    this.capacity = Math.min(this.capacity * 4, this.batchRows)
+    for (const b of this.builders) b.grow(this.capacity)
   }
 
   /**
