@@ -43,9 +43,9 @@ export abstract class ColumnBuilder {
 
   /** Makes room for `capacity` rows, keeping the batch's rows so far. */
   grow(capacity: number): void {
-    const valid = new Uint8Array(capacity).fill(1)
-    valid.set(this.valid)
-    this.valid = valid
+    const rows = this.valid.length
+    this.valid = grown(this.valid, capacity)
+    this.valid.fill(1, rows)
     this.growValues(capacity)
   }
 

@@ -27,7 +27,8 @@ use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint};
 
 use fake_catalog::{answer_insert, logged};
 use fake_hyperd::{
-    accept_login, message, read_message, read_startup, row_description, BACKEND_KEY,
+    accept_login, message, read_message, read_startup, row_description, serve_session_with_key,
+    BACKEND_KEY,
 };
 
 /// How long a fake server waits for the client before it gives up.
@@ -39,85 +40,112 @@ fn loopback() -> (TcpListener, Endpoint) {
     (listener, Endpoint::tcp("127.0.0.1", port))
 }
 
+/// A [`holding_insert_server`]: its thread (the log), the signal that it
+/// holds a reply, and what releases it.
+type HoldingServer = (
+    JoinHandle<io::Result<Vec<String>>>,
+    std::sync::mpsc::Receiver<()>,
+    Sender<()>,
+);
+
 /// A server for inserts that logs what the client sends after the first
 /// insert's rows (`CopyDone`, `CopyFail`, query texts) and, from then on,
 /// holds back its reply to `hold` (a query text, or `"CopyDone"`) until
 /// released, so that the client's future can be dropped at exactly that
 /// await point. Returns the log once the client ends the session.
-fn holding_insert_server(
-    listener: TcpListener,
-    hold: &'static str,
-    rows: u64,
-) -> (
-    JoinHandle<io::Result<Vec<String>>>,
-    std::sync::mpsc::Receiver<()>,
-    Sender<()>,
-) {
+fn holding_insert_server(listener: TcpListener, hold: &'static str, rows: u64) -> HoldingServer {
     let (held_tx, held) = std::sync::mpsc::channel();
     let (release, released) = std::sync::mpsc::channel::<()>();
     let server = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept()?;
-        read_startup(&mut s)?;
-        let mut out = BytesMut::new();
-        accept_login(&mut out, (7, 8));
-        s.write_all(&out)?;
-        let mut log = Vec::new();
-        let mut copy_ended = false;
-        while let Some((tag, body)) = read_message(&mut s)? {
-            out.clear();
-            let what = match tag {
-                b'X' => break,
-                b'd' => continue,
-                _ => logged(tag, &body),
-            };
-            if what == "CopyDone" {
-                copy_ended = true;
+        let (s, _) = listener.accept()?;
+        let (mut log, mut copy_ended) = (Vec::new(), false);
+        serve_session_with_key(s, (7, 8), |tag, body, out| {
+            if tag == b'd' {
+                return;
             }
-            if copy_ended {
-                log.push(what.clone());
-            }
+            let what = logged(tag, body);
+            copy_ended |= what == "CopyDone";
             if copy_ended && what == hold {
                 let _ = held_tx.send(());
                 let _ = released.recv_timeout(WATCHDOG);
             }
-            answer_insert(&mut out, tag, &body, rows);
-            s.write_all(&out)?;
-        }
+            if copy_ended {
+                log.push(what);
+            }
+            answer_insert(out, tag, body, rows);
+        })?;
         Ok(log)
     });
     (server, held, release)
 }
 
-/// Drives the insert of `ROWS` rows until the server holds its reply to
-/// `hold`, drops the future there, and returns what the client sent after
-/// the rows, its next query (`SELECT 1`) included.
-async fn drop_insert_at(hold: &'static str) -> Vec<String> {
-    const ROWS: u64 = 10;
+/// Rows of each insert of the drop tests.
+const ROWS: u64 = 10;
+
+/// The fake's table, `t (id INT NOT NULL, v BIGINT)`.
+fn table() -> hyperdb_api::TableDefinition {
+    hyperdb_api::TableDefinition::new("t")
+        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
+        .with_column("v", hyperdb_api::types::SqlType::BigInt)
+}
+
+/// A connection to a [`holding_insert_server`] holding `hold`.
+async fn connect_held_at(hold: &'static str) -> (AsyncConnection, HoldingServer) {
     let (listener, endpoint) = loopback();
-    let (server, held, release) = holding_insert_server(listener, hold, ROWS);
-    let mut conn = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
+    let server = holding_insert_server(listener, hold, ROWS);
+    let conn = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
         .await
         .unwrap();
-    let table = hyperdb_api::TableDefinition::new("t")
-        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
-        .with_column("v", hyperdb_api::types::SqlType::BigInt);
-    {
-        let mut ins = hyperdb_api::AsyncInserter::new(&mut conn, &table)
-            .await
-            .unwrap();
-        for i in 0..ROWS as i32 {
-            ins.add_row(&[&i, &None::<i64>]).await.unwrap();
-        }
-        let held = tokio::task::spawn_blocking(move || held.recv_timeout(WATCHDOG));
-        tokio::select! {
-            res = ins.execute() => panic!("the insert ended while the server held {hold}: {res:?}"),
-            held = held => held.unwrap().expect("the server never got to the held reply"),
-        }
+    (conn, server)
+}
+
+/// An inserter into `t` that has added its `ROWS` rows.
+async fn inserter_with_rows<'c>(
+    conn: &'c mut AsyncConnection,
+    table: &hyperdb_api::TableDefinition,
+) -> hyperdb_api::AsyncInserter<'c> {
+    let mut ins = hyperdb_api::AsyncInserter::new(conn, table).await.unwrap();
+    for i in 0..ROWS as i32 {
+        ins.add_row(&[&i, &None::<i64>]).await.unwrap();
     }
+    ins
+}
+
+/// Runs `step` until the server holds a reply (`held` signals it), and
+/// drops it there.
+async fn drop_when_held<T: std::fmt::Debug>(
+    held: std::sync::mpsc::Receiver<()>,
+    step: impl Future<Output = T>,
+) {
+    let held = tokio::task::spawn_blocking(move || held.recv_timeout(WATCHDOG));
+    tokio::select! {
+        res = step => panic!("the step ended while the server held its reply: {res:?}"),
+        held = held => held.unwrap().expect("the server never got to the held reply"),
+    }
+}
+
+/// Releases the server, runs `SELECT 1` and closes: what the client sent
+/// after the first insert's rows.
+async fn release_and_log(
+    mut conn: AsyncConnection,
+    server: JoinHandle<io::Result<Vec<String>>>,
+    release: Sender<()>,
+) -> Vec<String> {
     drop(release);
     conn.execute_command("SELECT 1").await.unwrap();
     conn.close().await.unwrap();
     server.join().unwrap().unwrap()
+}
+
+/// Drives the insert of `ROWS` rows until the server holds its reply to
+/// `hold`, drops `execute()` there, and returns what the client sent after
+/// the rows, its next query (`SELECT 1`) included.
+async fn drop_insert_at(hold: &'static str) -> Vec<String> {
+    let (mut conn, (server, held, release)) = connect_held_at(hold).await;
+    let table = table();
+    let ins = inserter_with_rows(&mut conn, &table).await;
+    drop_when_held(held, ins.execute()).await;
+    release_and_log(conn, server, release).await
 }
 
 /// `execute()` dropped while the COPY's reply is awaited (CopyDone sent,
@@ -145,32 +173,12 @@ async fn an_insert_dropped_after_its_commit_went_out_sends_nothing_more() {
 /// transaction rolled back before the next call, no row sent.
 #[tokio::test]
 async fn an_insert_dropped_while_its_begin_is_answered_sends_no_row() {
-    let (listener, endpoint) = loopback();
-    let (server, held, release) = holding_insert_server(listener, "BEGIN", 10);
-    let mut conn = AsyncConnection::connect_with(&ConnectOptions::new(endpoint))
-        .await
-        .unwrap();
-    let table = hyperdb_api::TableDefinition::new("t")
-        .with_not_null_column("id", hyperdb_api::types::SqlType::Int)
-        .with_column("v", hyperdb_api::types::SqlType::BigInt);
-    let mut ins = hyperdb_api::AsyncInserter::new(&mut conn, &table)
-        .await
-        .unwrap();
-    for i in 0..10 {
-        ins.add_row(&[&i, &None::<i64>]).await.unwrap();
-    }
-    assert_eq!(ins.execute().await.unwrap(), 10);
-    let held = tokio::task::spawn_blocking(move || held.recv_timeout(WATCHDOG));
-    tokio::select! {
-        res = hyperdb_api::AsyncInserter::new(&mut conn, &table) => {
-            panic!("the insert started while the server held BEGIN: {:?}", res.map(drop))
-        }
-        held = held => held.unwrap().expect("the server never got the second BEGIN"),
-    }
-    drop(release);
-    conn.execute_command("SELECT 1").await.unwrap();
-    conn.close().await.unwrap();
-    let log = server.join().unwrap().unwrap();
+    let (mut conn, (server, held, release)) = connect_held_at("BEGIN").await;
+    let table = table();
+    let ins = inserter_with_rows(&mut conn, &table).await;
+    assert_eq!(ins.execute().await.unwrap(), ROWS);
+    drop_when_held(held, hyperdb_api::AsyncInserter::new(&mut conn, &table)).await;
+    let log = release_and_log(conn, server, release).await;
     assert_eq!(log.len(), 7, "{log:?}");
     assert_eq!(log[..3], ["CopyDone", "COMMIT", "BEGIN"]);
     assert!(log[3].starts_with("COPY \"t\" FROM STDIN"), "{log:?}");

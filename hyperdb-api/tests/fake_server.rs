@@ -24,7 +24,7 @@ use hyperdb_api::{
 use fake_catalog::{answer_insert, catalog_reply, logged};
 use fake_hyperd::{
     accept_login, complete_and_ready, copy_in_response, is_catalog_query, message, read_message,
-    read_startup, serve_requests,
+    read_startup, serve_requests, serve_session_with_key,
 };
 
 const PASSWORD: &str = "hunter2-fake";
@@ -375,33 +375,22 @@ fn chunk_sender_write_times_out_when_the_server_stops_reading() {
 /// client sends after the first `COMMIT` (rows as `CopyData`).
 fn failing_second_begin(listener: TcpListener) -> JoinHandle<io::Result<Vec<String>>> {
     std::thread::spawn(move || {
-        let (mut s, _) = listener.accept()?;
-        read_startup(&mut s)?;
-        let mut out = BytesMut::new();
-        accept_login(&mut out, (7, 8));
-        s.write_all(&out)?;
+        let (s, _) = listener.accept()?;
         let (mut begins, mut committed, mut log) = (0, false, Vec::new());
-        while let Some((tag, body)) = read_message(&mut s)? {
-            out.clear();
-            if tag == b'X' {
-                break;
-            }
-            let what = logged(tag, &body);
+        serve_session_with_key(s, (7, 8), |tag, body, out| {
+            let what = logged(tag, body);
             if committed {
                 log.push(what.clone());
             }
-            if what == "BEGIN" {
-                begins += 1;
-            }
+            begins += usize::from(what == "BEGIN");
             if what == "BEGIN" && begins == 2 {
-                message(&mut out, b'E', b"SERROR\0C53000\0Mfake: no transaction\0\0");
-                message(&mut out, b'Z', b"I");
+                message(out, b'E', b"SERROR\0C53000\0Mfake: no transaction\0\0");
+                message(out, b'Z', b"I");
             } else {
                 committed |= what == "COMMIT";
-                answer_insert(&mut out, tag, &body, 10);
+                answer_insert(out, tag, body, 10);
             }
-            s.write_all(&out)?;
-        }
+        })?;
         Ok(log)
     })
 }
