@@ -120,6 +120,12 @@ fn kind(field: &Field) -> Result<&'static str> {
     })
 }
 
+/// Whether a column's batches hand over a JS string (see [`ColumnBatches`]),
+/// made on the JS thread at the handover.
+pub(crate) fn carries_text(column: &ColumnInfo) -> bool {
+    matches!(column.kind.as_str(), "text" | "json" | "numeric")
+}
+
 /// Lays out `batches` for JavaScript (see [`ColumnBatches`]).
 pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
     let mut out = Handover::default();

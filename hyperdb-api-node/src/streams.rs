@@ -15,26 +15,30 @@ use napi_derive::napi;
 use tokio::sync::Mutex;
 
 use crate::arrow_batches::{arrow_batches, ArrowBatches};
-use crate::columns::{column_batches, column_infos, ColumnBatches, ColumnInfo};
+use crate::columns::{carries_text, column_batches, column_infos, ColumnBatches, ColumnInfo};
 use crate::error::{js, Result};
 use crate::handover::let_v8_weigh_young_buffers;
 
-/// How a `next()` that JavaScript turns into rows or columns gathers
-/// batches. Each call is a round trip between the JS thread and a tokio
+/// How a `next()` gathers batches that carry text (TEXT, JSON, NUMERIC
+/// columns). Each call is a round trip between the JS thread and a tokio
 /// worker, so fewer, larger handovers leave both more time for their own
-/// work; bounded above because turning a handover into rows or strings is
-/// synchronous work the event loop waits for (a few milliseconds at most).
+/// work; bounded above because the handover makes each text column's JS
+/// string on the JS thread, synchronous work the event loop waits for (a
+/// few milliseconds at most).
 const ROWS: Gather = Gather {
     min: 4,
     max: 8,
     window: GATHER_WINDOW,
 };
 
-/// How a `next()` whose items JavaScript only wraps (Arrow batches, IPC
-/// chunks) gathers them: wrapping costs per buffer, not per row, so a
-/// handover may carry four times more. Measured on a 10M-row `queryArrow`
-/// (978 batches, four alternations): client CPU 104 ms a read at 4-8
-/// batches a call, 93 ms at 16-32; wall time within noise of each other.
+/// How a `next()` gathers items that JavaScript only wraps: Arrow
+/// batches, IPC chunks, and column batches without text, whose rows and
+/// column vectors are made a batch at a time as they are read, not at the
+/// handover. Wrapping costs per buffer, not per row, so a handover may
+/// carry four times more. Measured on 10M-row reads of four numeric
+/// columns: `queryArrow` client CPU 104 ms a read at 4-8 batches a call,
+/// 93 ms at 16-32; `queryColumns` 115-118 against 91-106 ms, `query` 971-990
+/// against 922 ms; wall times within noise of each other.
 const BUFFERS: Gather = Gather {
     min: 16,
     max: 32,
@@ -105,6 +109,8 @@ pub struct NativeBatchStream {
     slot: Slot<RecordBatch>,
     columns: Vec<ColumnInfo>,
     schema: SchemaRef,
+    /// How `next()` gathers: by the result's columns, see [`ROWS`].
+    gather: Gather,
     /// The first `next()`'s batches, read before the stream was handed
     /// over (`take_first`).
     first: std::sync::Mutex<Option<hyperdb_api::Result<Vec<RecordBatch>>>>,
@@ -119,12 +125,18 @@ impl NativeBatchStream {
     /// will ask for, and the smaller handover is the safer one.
     pub(crate) async fn open(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
         let (columns, schema) = (column_infos(stream.schema())?, stream.schema().clone());
+        let gather = if columns.iter().any(carries_text) {
+            ROWS
+        } else {
+            BUFFERS
+        };
         let slot = Slot::new(stream);
         let first = slot.next(ROWS).await;
         Ok(NativeBatchStream {
             slot,
             columns,
             schema,
+            gather,
             first: std::sync::Mutex::new(Some(first)),
         })
     }
@@ -176,7 +188,7 @@ impl NativeBatchStream {
     /// columns; none at the end of the result.
     #[napi]
     pub async fn next(&self) -> Result<ColumnBatches> {
-        let batches = js(self.slot.next(ROWS).await)?;
+        let batches = js(self.slot.next(self.gather).await)?;
         column_batches(&batches)
     }
 
