@@ -111,6 +111,15 @@ describe('statement errors', () => {
     assert.ok(err instanceof HyperError)
     await stillWorks()
   })
+
+  test('an error in the middle of a result rejects queryAll, after rows were made', async () => {
+    const sql = 'SELECT 100 / (200000 - g) AS v FROM generate_series(1, 300000) s(g)'
+    for (const rowMode of ['object', 'array']) {
+      const err = await rejectsHyper(() => conn.queryAll(sql, undefined, { rowMode }), '22012')
+      assert.ok(err instanceof HyperError)
+      await stillWorks()
+    }
+  })
 })
 
 describe('use after close', () => {

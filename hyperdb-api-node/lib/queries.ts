@@ -204,9 +204,10 @@ export abstract class Queries {
   ): Promise<RowArray[]>
   async queryAll(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown[]> {
     const all: unknown[] = []
-    for await (const rows of this.queryChunks(sql, params, options as RowQueryOptions & { rowMode: 'object' })) {
-      for (let i = 0; i < rows.length; i++) all.push(rows[i])
-    }
+    await this.eachRows(sql, params, options, (row, from, to) => {
+      for (let i = from; i < to; i++) all.push(row(i))
+      return true
+    })
     return all
   }
 
@@ -222,10 +223,45 @@ export abstract class Queries {
     options: RowQueryOptions & { rowMode: 'array' },
   ): Promise<RowArray | null>
   async queryOne(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown> {
-    for await (const row of this.query(sql, params, options as RowQueryOptions & { rowMode: 'object' })) {
-      return row
+    let first: unknown = null
+    await this.eachRows(sql, params, options, (row, from) => {
+      first = row(from)
+      return false
+    })
+    return first
+  }
+
+  /**
+   * Hands a query's rows to `take`, as a maker and a range of at most
+   * `CHUNK_ROWS` rows of one batch, until `take` returns false or the
+   * result ends; the rest is then abandoned. The eager reads (`queryAll`,
+   * `queryOne`, `queryScalar`) go through here rather than through
+   * `query`'s iterator: a small result is one handover, read at the open,
+   * and its rows are made without async generators between them and the
+   * caller. The event loop gets a turn between ranges once its timers
+   * have waited `LOOP_BUDGET_MS`.
+   */
+  private async eachRows(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: RowQueryOptions,
+    take: (row: RowMaker, from: number, to: number) => boolean,
+  ): Promise<void> {
+    const { infos, reader } = await this.start(sql, params, options.signal)
+    try {
+      const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
+      for (let items = await reader.next(); items !== null; items = await reader.next()) {
+        for (const batch of items) {
+          const row = assembler.rowMaker(batch)
+          for (let from = 0; from < batch.numRows; from += CHUNK_ROWS) {
+            if (!take(row, from, Math.min(batch.numRows, from + CHUNK_ROWS))) return
+            if (loopBudgetSpent()) await loopTurn()
+          }
+        }
+      }
+    } finally {
+      reader.close()
     }
-    return null
   }
 
   /** The first column of the first row; a `HyperError` (02000) when there is no row. */
