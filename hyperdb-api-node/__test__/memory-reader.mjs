@@ -1,7 +1,7 @@
 // Child process of memory.test.mjs: reads table m of an existing database
 // and prints one JSON line with the count, sums, peak RSS and event-loop
 // delay, and the full (mark-compact) collections V8 ran during the read.
-// Usage: node memory-reader.mjs <endpoint> <database> <query|columns|arrow|ipc>
+// Usage: node memory-reader.mjs <endpoint> <database> <query|columns|arrow|ipc|repeat>
 //
 // Why a child process: inside a node:test test, Node 20 tracks async
 // context with promise hooks, which makes every Promise (a `for await` step
@@ -79,6 +79,19 @@ if (mode === 'query') {
   const { RecordBatchReader } = await import('apache-arrow')
   const reader = await RecordBatchReader.from(conn.queryArrowIpc('SELECT id, sensor_id, ts FROM m'))
   for await (const batch of reader) addArrowBatch(batch)
+} else if (mode === 'repeat') {
+  // Many medium reads, each a few dozen messages: RSS after a quarter of
+  // them and at the end (what a long-running service sees).
+  const READS = 2000
+  for (let i = 0; i < READS; i++) {
+    for await (const chunk of conn.queryColumns('SELECT id FROM m WHERE id <= 100000')) {
+      const ids = chunk.column('id').values
+      for (let r = 0; r < chunk.numRows; r++) out.idSum += ids[r]
+      out.count += chunk.numRows
+    }
+    if (i === READS / 4 - 1) out.quarterRss = process.memoryUsage().rss
+  }
+  out.endRss = process.memoryUsage().rss
 } else {
   throw new Error(`unknown mode ${mode}`)
 }

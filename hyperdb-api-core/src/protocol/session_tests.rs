@@ -156,10 +156,63 @@ fn copy_out_payloads_arrive_aligned() {
             "payload {i}"
         );
     }
-    assert_eq!(
-        s.prepare_read(1 << 20),
-        1 << 20,
-        "COPY OUT over: full window"
+    let limit = s.prepare_read(1 << 20);
+    assert!(
+        limit > backend::HEADER && s.read_buf().capacity() - s.read_buf().len() >= limit,
+        "COPY OUT over: a read of {limit} into the buffer's room"
+    );
+}
+
+/// Messages a caller keeps (Node holds a batch's memory until V8 collects
+/// it) fill one receive allocation after another instead of pinning one
+/// each: with every message arriving in a read of its own, small and large
+/// ones mixed, a new allocation starts only when the last is nearly full.
+#[test]
+fn held_messages_share_their_allocations() {
+    const WINDOW: usize = 1 << 20;
+    let lens: Vec<usize> = (0..60)
+        .map(|i| if i % 4 == 3 { 100_000 + i } else { 20_000 + i })
+        .collect();
+    let (mut s, wire) = copy_out_message(&lens);
+    let mut wire = &wire[..];
+    let (mut held, mut allocations, mut end) = (Vec::new(), 0, 0usize);
+    loop {
+        match s.next_message().unwrap() {
+            Some(Message::CopyData(p)) => held.push(p),
+            Some(Message::CopyDone) => break,
+            Some(other) => panic!("{other:?}"),
+            None => {
+                // A server slower than the client: a read brings at most
+                // the rest of the message being read.
+                let in_message = match backend::peek_header(s.read_buf(), &Limits::default()) {
+                    Ok(Some((_, len))) => backend::HEADER + len - s.read_buf().len(),
+                    _ => backend::HEADER - s.read_buf().len(),
+                };
+                let n = s.prepare_read(WINDOW).min(in_message).min(wire.len());
+                let buf = s.read_buf();
+                assert!(buf.capacity() - buf.len() >= n, "the read fits");
+                let at = buf.as_ptr() as usize + buf.len();
+                if buf.is_empty() && at.abs_diff(end) > PAYLOAD_ALIGN {
+                    allocations += 1;
+                }
+                buf.put_slice(&wire[..n]);
+                end = buf.as_ptr() as usize + buf.len();
+                wire = &wire[n..];
+            }
+        }
+    }
+    for (p, &len) in held.iter().zip(&lens) {
+        assert_eq!(p.len(), len);
+        if len >= 64 * 1024 {
+            assert_eq!(p.as_ptr() as usize % PAYLOAD_ALIGN, 0);
+        }
+    }
+    let total: usize = lens.iter().sum();
+    let bound = total.div_ceil(WINDOW - WINDOW / SPARE_FRACTION) + 1;
+    assert!(
+        allocations <= bound,
+        "{allocations} allocations for {total} bytes in {} messages (at most {bound})",
+        lens.len()
     );
 }
 
