@@ -79,3 +79,28 @@ for (const [label, insert] of [
     assert.equal(readWithTableau(file, 'all_types'), EXPECTED)
   })
 }
+
+// GEOGRAPHY values travel as Hyper's own encoding (bytes, not WKB): read
+// from the server, inserted by every Node insert path, and read by
+// Tableau's API byte for byte as hyperd made them.
+test('Tableau reads GEOGRAPHY written from its bytes exactly', async () => {
+  await ctx.ready()
+  const file = ctx.dbPath('interop-geography.hyper')
+  const conn = await Connection.connect({ endpoint: ctx.hyper.endpoint, database: file, createMode: 'create' })
+  const wkt = ['POINT(1 2)', 'LINESTRING(-122.5 37.7, -73.9 40.7)', 'POLYGON((0 0, 1 0, 1 1, 0 1, 0 0))']
+  const made = await conn.queryAll(
+    `SELECT v, CAST(CAST(v AS TABLEAU.TABGEOGRAPHY) AS GEOGRAPHY) AS g FROM (VALUES ${wkt.map((w) => `('${w}')`).join(', ')}) s(v)`,
+  )
+  const bytes = wkt.map((w) => made.find((r) => r.v === w).g)
+  assert.ok(bytes.every((b) => Buffer.isBuffer(b) && b.length > 0))
+  await conn.executeCommand('CREATE TABLE geo (id INTEGER NOT NULL, g GEOGRAPHY)')
+  assert.equal(await conn.insertRows('geo', [...bytes.map((b, i) => [i, b]), [3, null]]), 4)
+  assert.equal(await conn.insertColumns('geo', { id: [10, 11, 12], g: bytes }), 3)
+  await conn.close()
+  const hex = (b) => (b === null ? null : `hex:${b.toString('hex')}`)
+  const expected = {
+    columns: ['id', 'g'],
+    rows: [...bytes.map((b, i) => [String(i), hex(b)]), ['3', null], ...bytes.map((b, i) => [String(10 + i), hex(b)])],
+  }
+  assert.deepEqual(JSON.parse(readWithTableau(file, 'geo')), expected)
+})

@@ -276,3 +276,79 @@ fn char_values_are_cut_to_n_as_tableau_cuts_them() {
         )
     );
 }
+
+/// GEOGRAPHY in Hyper's own encoding, written from WKT through
+/// `MappedInserter` and from its bytes through `ArrowInserter`: Tableau's
+/// API reads both byte for byte as hyperd's own cast makes them.
+#[test]
+fn tableau_reads_geography_as_hyper_encodes_it() {
+    use hyperdb_api::arrow_array::{ArrayRef, BinaryArray, Int32Array, RecordBatch};
+    use hyperdb_api::types::SqlType;
+    use hyperdb_api::{ArrowInserter, ColumnMapping, MappedInserter, TableDefinition};
+    use std::sync::Arc;
+
+    let wkt = [
+        "POINT(1 2)",
+        "LINESTRING(-122.5 37.7, -73.9 40.7)",
+        "POLYGON((0 0, 1 0, 1 1, 0 1, 0 0))",
+    ];
+    let dir = temp_dir();
+    let file = dir.path().join("geography.hyper");
+    let mut c = Connection::connect(server().endpoint(), &file, CreateMode::Create).unwrap();
+    let encoded: Vec<Vec<u8>> = wkt
+        .iter()
+        .map(|w| {
+            let sql = format!("SELECT CAST('{w}' AS TABLEAU.TABGEOGRAPHY)");
+            let batch = c.query_arrow(&sql).unwrap().next().unwrap().unwrap();
+            let bytes = batch.column(0).as_any().downcast_ref::<BinaryArray>();
+            bytes.unwrap().value(0).to_vec()
+        })
+        .collect();
+    let table = TableDefinition::new("geo")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("g", SqlType::Geography);
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+
+    let inputs = TableDefinition::new("in")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("wkt", SqlType::Text);
+    let mappings = [
+        ColumnMapping::column("id"),
+        ColumnMapping::expression("g", "CAST(\"wkt\" AS TABLEAU.TABGEOGRAPHY)"),
+    ];
+    let mut ins = MappedInserter::new(&mut c, "geo", &inputs, &mappings).unwrap();
+    for (id, w) in (0i32..).zip(wkt) {
+        ins.add_row(&[&id, &Some(w)]).unwrap();
+    }
+    ins.add_row(&[&3i32, &None::<&str>]).unwrap();
+    assert_eq!(ins.execute().unwrap(), 4);
+
+    let schema = Arc::new(hyperdb_api::arrow::arrow_schema(&table).unwrap());
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(vec![10, 11, 12])),
+        Arc::new(BinaryArray::from_iter_values(&encoded)),
+    ];
+    let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+    ins.insert_batch(&RecordBatch::try_new(schema, columns).unwrap())
+        .unwrap();
+    assert_eq!(ins.finish().unwrap(), 3);
+    c.close().unwrap();
+
+    let hex = |b: &[u8]| {
+        let digits: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        format!("\"hex:{digits}\"")
+    };
+    let mut rows: Vec<String> = (0..3)
+        .map(|i| format!("[\"{i}\", {}]", hex(&encoded[i])))
+        .collect();
+    rows.push(r#"["3", null]"#.into());
+    rows.extend((0..3).map(|i| format!("[\"{}\", {}]", 10 + i, hex(&encoded[i]))));
+    assert_eq!(
+        read_with_tableau(&file, "geo").trim_end(),
+        format!(
+            r#"{{"columns": ["id", "g"], "rows": [{}]}}"#,
+            rows.join(", ")
+        )
+    );
+}
