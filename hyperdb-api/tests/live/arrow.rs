@@ -162,10 +162,12 @@ fn all_types_batch(geo: &[u8]) -> RecordBatch {
     RecordBatch::try_new(Arc::new(arrow_schema(&all_types()).unwrap()), columns).unwrap()
 }
 
-/// Hyper's encoding of one GEOGRAPHY value, read back from the server.
-fn geography(c: &mut Connection) -> Vec<u8> {
+/// Hyper's encoding of the GEOGRAPHY value `wkt`, read back from the server.
+pub(crate) fn geography(c: &mut Connection, wkt: &str) -> Vec<u8> {
     let batches: Vec<RecordBatch> = c
-        .query_arrow("SELECT CAST('POINT(1 2)' AS TABLEAU.TABGEOGRAPHY) AS g")
+        .query_arrow(&format!(
+            "SELECT CAST('{wkt}' AS TABLEAU.TABGEOGRAPHY) AS g"
+        ))
         .unwrap()
         .map(|b| b.unwrap())
         .collect();
@@ -193,7 +195,7 @@ fn every_type_round_trips_sync() {
     let dir = temp_dir();
     let table = all_types();
     let mut c = db_with_table(&dir, "types.hyper", &table);
-    let want = all_types_batch(&geography(&mut c));
+    let want = all_types_batch(&geography(&mut c, "POINT(1 2)"));
     let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
     ins.insert_batch(&want.slice(0, 0)).unwrap();
     ins.insert_batch(&want.slice(0, 3)).unwrap();
@@ -241,7 +243,7 @@ async fn every_type_round_trips_async() {
         let table = all_types();
         c.execute_command(&table.create_table_sql(false).unwrap())
             .unwrap();
-        all_types_batch(&geography(&mut c))
+        all_types_batch(&geography(&mut c, "POINT(1 2)"))
     };
     let mut c = connect_async(&dir, "types.hyper").await;
     let mut ins = AsyncArrowInserter::new(&mut c, &all_types()).await.unwrap();

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use hyperdb_api::{Connection, CreateMode, Inserter};
 
+use crate::arrow::geography;
 use crate::common::{server, temp_dir};
 use crate::insert::{all_types_table, rows, values};
 
@@ -295,15 +296,7 @@ fn tableau_reads_geography_as_hyper_encodes_it() {
     let dir = temp_dir();
     let file = dir.path().join("geography.hyper");
     let mut c = Connection::connect(server().endpoint(), &file, CreateMode::Create).unwrap();
-    let encoded: Vec<Vec<u8>> = wkt
-        .iter()
-        .map(|w| {
-            let sql = format!("SELECT CAST('{w}' AS TABLEAU.TABGEOGRAPHY)");
-            let batch = c.query_arrow(&sql).unwrap().next().unwrap().unwrap();
-            let bytes = batch.column(0).as_any().downcast_ref::<BinaryArray>();
-            bytes.unwrap().value(0).to_vec()
-        })
-        .collect();
+    let encoded: Vec<Vec<u8>> = wkt.iter().map(|w| geography(&mut c, w)).collect();
     let table = TableDefinition::new("geo")
         .with_not_null_column("id", SqlType::Int)
         .with_column("g", SqlType::Geography);
