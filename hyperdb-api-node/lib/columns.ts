@@ -7,7 +7,7 @@
 import type { ColumnBatch, ColumnData } from './column-handover'
 import type { ColumnInfo } from './native'
 import { ErrorCode, HyperError } from './errors'
-import { HyperInterval, HyperTime, HyperTimestamp } from './values'
+import { HyperInterval, HyperTime, HyperTimestamp, timestampMicros } from './values'
 
 /** How a column's values are carried (see `ColumnVector.values`). */
 export type ColumnKind =
@@ -220,7 +220,7 @@ function cells(
     case 'timestamptz': {
       const v = raw as BigInt64Array
       const tz = c.kind === 'timestamptz'
-      return convert((i) => new HyperTimestamp(v[i], tz))
+      return convert((i) => new HyperTimestamp(timestampMicros(v[i]), tz))
     }
     case 'time': {
       const v = raw as BigInt64Array

@@ -57,8 +57,13 @@ export class Connection extends Queries {
     super()
   }
 
-  protected openBatches(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeBatchStream> {
-    return this.native().queryBatches(sql, params, token)
+  protected openBatches(
+    sql: string,
+    params: Param[],
+    token?: NativeCancelToken,
+    forRows?: boolean,
+  ): Promise<NativeBatchStream> {
+    return this.native().queryBatches(sql, params, token, forRows)
   }
 
   protected openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream> {

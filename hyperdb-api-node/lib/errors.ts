@@ -28,7 +28,7 @@ export const ErrorCode = {
   DATATYPE_MISMATCH: '42804',
   /** `22001`: a string longer than its VARCHAR(n) or CHAR(n) column. */
   STRING_DATA_RIGHT_TRUNCATION: '22001',
-  /** `22008`: a date or time out of the range an insert takes. */
+  /** `22008`: a date or time out of the range an insert takes, or that Arrow cannot hold. */
   DATETIME_FIELD_OVERFLOW: '22008',
   /** `0A000`: something hyperd or this package does not support. */
   FEATURE_NOT_SUPPORTED: '0A000',

@@ -63,9 +63,15 @@ export abstract class Queries {
   /**
    * Starts a query whose result comes as column batches. Its place among
    * the connection's calls is taken when this is called; `token` cancels
-   * it, waiting or running.
+   * it, waiting or running. `forRows`: the batches are made into rows,
+   * which take timestamps past Arrow's range (see `timestampMicros`).
    */
-  protected abstract openBatches(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeBatchStream>
+  protected abstract openBatches(
+    sql: string,
+    params: Param[],
+    token?: NativeCancelToken,
+    forRows?: boolean,
+  ): Promise<NativeBatchStream>
 
   /** Starts a query whose result comes as Arrow IPC bytes (see `openBatches`). */
   protected abstract openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream>
@@ -112,9 +118,14 @@ export abstract class Queries {
   }
 
   /** Starts a query; resolves once its columns are known. */
-  private async start(sql: string, params: readonly ParamValue[] | undefined, signal: AbortSignal | undefined) {
+  private async start(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    signal: AbortSignal | undefined,
+    forRows: boolean,
+  ) {
     const args = toParams(params)
-    const stream = await this.opened((token) => this.openBatches(sql, args, token), signal)
+    const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), signal)
     const infos = stream.columns
     const batches: NativeStream<ColumnBatch> = {
       next: nextAfterOpen(
@@ -184,7 +195,7 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions,
   ): AsyncIterableIterator<{ n: number; row: RowMaker }> {
-    const { infos, reader } = await this.start(sql, params, options.signal)
+    const { infos, reader } = await this.start(sql, params, options.signal, true)
     const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
     for await (const batch of eachItem(reader)) {
       yield { n: batch.numRows, row: assembler.rowMaker(batch) }
@@ -247,7 +258,7 @@ export abstract class Queries {
     options: RowQueryOptions,
     take: (row: RowMaker, from: number, to: number) => boolean,
   ): Promise<void> {
-    const { infos, reader } = await this.start(sql, params, options.signal)
+    const { infos, reader } = await this.start(sql, params, options.signal, true)
     try {
       const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
       for (let items = await reader.next(); items !== null; items = await reader.next()) {
@@ -282,7 +293,7 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<ColumnChunk> {
-    const { infos, reader } = await this.start(sql, params, options.signal)
+    const { infos, reader } = await this.start(sql, params, options.signal, false)
     for await (const batch of eachItem(reader)) {
       yield columnChunk(infos, batch, options)
     }
@@ -290,7 +301,7 @@ export abstract class Queries {
 
   /** A query's columns (names and types) without reading its rows. */
   async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
-    const { infos, reader } = await this.start(sql, params, undefined)
+    const { infos, reader } = await this.start(sql, params, undefined, true)
     reader.close()
     return resultColumns(infos)
   }

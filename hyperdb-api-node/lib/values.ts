@@ -39,20 +39,30 @@ export class HyperTimestamp {
     return new HyperTimestamp(BigInt(ms) * MICROS_PER_MILLI, tz)
   }
 
-  /** As a `Date`, dropping the sub-millisecond digits. */
+  /**
+   * As a `Date`, dropping the sub-millisecond digits. A `RangeError` past
+   * what a `Date` holds (after +275760-09-13, which hyperd's timestamps
+   * reach up to 294276-12-31).
+   */
   toDate(): Date {
-    return new Date(Number(floorDiv(this.micros, MICROS_PER_MILLI)))
+    const date = new Date(Number(floorDiv(this.micros, MICROS_PER_MILLI)))
+    if (Number.isNaN(date.getTime())) {
+      throw new RangeError(`${this.toISOString()} is past what a JS Date holds`)
+    }
+    return date
   }
 
-  /** ISO 8601 with six fractional digits (`Z` for TIMESTAMPTZ). */
+  /**
+   * ISO 8601 with six fractional digits (`Z` for TIMESTAMPTZ), for every
+   * timestamp hyperd holds: years before 0001 and after 9999 in the
+   * extended form (`-004712`, `+294276`); year 0000 is 1 BC.
+   */
   toISOString(): string {
     const day = floorDiv(this.micros, MICROS_PER_DAY)
-    const inDay = this.micros - day * MICROS_PER_DAY
-    const date = new Date(Number(day) * 86_400_000)
-    const y = date.getUTCFullYear()
+    const time = HyperTime.format(this.micros - day * MICROS_PER_DAY)
+    const [y, m, d] = civilFromDays(Number(day))
     const year = y < 0 ? `-${pad(-y, 6)}` : y > 9999 ? `+${pad(y, 6)}` : pad(y, 4)
-    const time = HyperTime.format(inDay)
-    return `${year}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}T${time}${this.tz ? 'Z' : ''}`
+    return `${year}-${pad(m, 2)}-${pad(d, 2)}T${time}${this.tz ? 'Z' : ''}`
   }
 
   toString(): string {
@@ -148,6 +158,37 @@ export function numeric(value: string): HyperNumeric {
 
 export function dateOnly(value: string): HyperDate {
   return new HyperDate(value)
+}
+
+/**
+ * hyperd's least timestamp, 4713-01-01 00:00:00 BC, in microseconds since
+ * 1970. Batches read as rows carry the timestamps past Arrow's `i64` (after
+ * 294247-01-10 04:00:54.775807, up to hyperd's 294276-12-31 23:59:59.999999)
+ * wrapped around, so below this (`Place::query_row_batches` in Rust).
+ */
+const LEAST_TIMESTAMP = -210_863_520_000_000_000n
+const TWO_64 = 1n << 64n
+
+/** A timestamp's microseconds since 1970 from a batch read as rows. */
+export function timestampMicros(v: bigint): bigint {
+  return v < LEAST_TIMESTAMP ? v + TWO_64 : v
+}
+
+/**
+ * Year, month and day of the proleptic Gregorian calendar `days` after
+ * 1970-01-01 (H. Hinnant's `civil_from_days`): a `Date` ends at year
+ * 275760, hyperd's timestamps go on to 294276.
+ */
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const doe = z - era * 146_097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const m = mp < 10 ? mp + 3 : mp - 9
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d]
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

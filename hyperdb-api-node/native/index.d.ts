@@ -55,9 +55,11 @@ export declare class NativeConnection {
   executeCommand(sql: string, params: Array<Param>): Promise<number | bigint>
   /**
    * Runs a query; its result as batches of columns. `token` cancels it
-   * while it waits for its turn or runs.
+   * while it waits for its turn or runs. `forRows`: the batches become
+   * rows, so timestamps past Arrow's range come wrapped rather than
+   * refused (`Place::query_row_batches`).
    */
-  queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeBatchStream>
+  queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null, forRows?: boolean | undefined | null): Promise<NativeBatchStream>
   /** Runs a query; its result as one Arrow IPC stream (see `queryBatches`). */
   queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
   /**

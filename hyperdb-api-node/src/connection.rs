@@ -74,7 +74,9 @@ impl NativeConnection {
     }
 
     /// Runs a query; its result as batches of columns. `token` cancels it
-    /// while it waits for its turn or runs.
+    /// while it waits for its turn or runs. `forRows`: the batches become
+    /// rows, so timestamps past Arrow's range come wrapped rather than
+    /// refused (`Place::query_row_batches`).
     #[napi(ts_return_type = "Promise<NativeBatchStream>")]
     pub fn query_batches(
         &self,
@@ -82,12 +84,17 @@ impl NativeConnection {
         sql: String,
         params: Vec<Param>,
         token: Option<&NativeCancelToken>,
+        for_rows: Option<bool>,
     ) -> Result<AsyncBlock<NativeBatchStream>> {
         let place = self.conn.place();
         let params = values(params)?;
         let token = token.map(|t| t.token.clone());
         AsyncBlockBuilder::new(async move {
-            let stream = place.query_arrow(&sql, params, token.as_ref()).await;
+            let stream = if for_rows == Some(true) {
+                place.query_row_batches(&sql, params, token.as_ref()).await
+            } else {
+                place.query_arrow(&sql, params, token.as_ref()).await
+            };
             NativeBatchStream::open(js(stream)?).await
         })
         .build(env)

@@ -7,13 +7,26 @@
 //! gathered here by the row inserters' own column builder ([`ArrowRows`]),
 //! so both routes give batches of one schema: the one hyperd's Arrow stream
 //! would have had (DATE as Date64, `hyper:*` field metadata).
+//!
+//! One value has a HyperBinary form and no Arrow one that hyperd's Arrow
+//! stream would send: a TIMESTAMP or TIMESTAMPTZ after 294247-01-10
+//! 04:00:54.775807, where Arrow's `i64` microseconds since 1970 end (up to
+//! hyperd's greatest, 294276-12-31 23:59:59.999999, its `infinity`). hyperd
+//! refuses those on its Arrow stream (22008), and so do batches meant as
+//! Arrow ([`PastArrow::Refuse`]). Batches a caller reads back as rows carry
+//! them wrapped around `i64` instead ([`PastArrow::Wrap`]): every wrapped
+//! value lies below hyperd's least timestamp (4713-01-01 00:00:00 BC), so
+//! adding 2^64 to such a value gives the true one.
 
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Date32Array, Date64Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use bytes::{BufMut, BytesMut};
-use hyperdb_api_core::types::{ColumnType, SqlType, ToHyperBinary};
+use hyperdb_api_core::error::{DbError, SqlState};
+use hyperdb_api_core::types::{
+    ColumnType, FromHyperBinary, SqlType, Timestamp, TimestampTz, ToHyperBinary,
+};
 
 use super::schema::arrow_schema;
 use super::ArrowRows;
@@ -24,6 +37,16 @@ use crate::table_definition::{ColumnDefinition, TableDefinition};
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
+/// What a batch does with a timestamp Arrow's microseconds cannot hold
+/// (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PastArrow {
+    /// Fails the read with 22008, as hyperd's Arrow stream does.
+    Refuse,
+    /// Carries it wrapped around `i64`, for readers of rows.
+    Wrap,
+}
+
 /// Gathers the rows of one result into record batches.
 #[derive(Debug)]
 pub(crate) struct RowBatcher {
@@ -33,19 +56,21 @@ pub(crate) struct RowBatcher {
     schema: SchemaRef,
     /// Unused: `ArrowRows` writes no frames when batches are taken directly.
     frames: BytesMut,
+    past_arrow: PastArrow,
 }
 
 impl RowBatcher {
     /// Fails when a column has a type that has no Arrow form. A result
     /// without columns (a statement that returns no rows) has an empty
     /// schema and never yields a batch.
-    pub(crate) fn new(result: &Schema) -> Result<RowBatcher> {
+    pub(crate) fn new(result: &Schema, past_arrow: PastArrow) -> Result<RowBatcher> {
         if result.is_empty() {
             return Ok(RowBatcher {
                 sink: None,
                 columns: Vec::new(),
                 schema: Arc::new(arrow_schema::Schema::empty()),
                 frames: BytesMut::new(),
+                past_arrow,
             });
         }
         let mut table = TableDefinition::new("result");
@@ -62,6 +87,7 @@ impl RowBatcher {
             columns: table.column_types(),
             schema: Arc::new(arrow_schema(&table)?),
             frames: BytesMut::new(),
+            past_arrow,
         })
     }
 
@@ -106,17 +132,27 @@ impl RowBatcher {
                 });
             }
             // The sink flags what hyperd's Arrow reader refuses. Of that,
-            // only a long interval has no Arrow form: TIME 24:00:00 has one,
-            // and the latest timestamps wrap, which this crate's Arrow rows
-            // read back bit for bit (`row_columns`).
-            if sink.take_hold() && column.sql_type == SqlType::Interval {
-                sink.discard_row(&mut self.frames, i + 1);
-                return Err(Error::Conversion {
-                    column: name(),
-                    source: hyperdb_api_core::Error::invalid_input(
-                        "an INTERVAL with more than 2^63 nanoseconds of time has no Arrow form",
-                    ),
-                });
+            // TIME 24:00:00 has an Arrow form; a long interval has none; the
+            // latest timestamps wrap, which only a reader of rows may take.
+            if sink.take_hold() {
+                let refused = match column.sql_type {
+                    SqlType::Interval => Some(Error::Conversion {
+                        column: name(),
+                        source: hyperdb_api_core::Error::invalid_input(
+                            "an INTERVAL with more than 2^63 nanoseconds of time has no Arrow form",
+                        ),
+                    }),
+                    SqlType::Timestamp | SqlType::TimestampTz
+                        if self.past_arrow == PastArrow::Refuse =>
+                    {
+                        Some(past_arrow(&column.sql_type, row.raw(i)?, name()))
+                    }
+                    _ => None,
+                };
+                if let Some(e) = refused {
+                    sink.discard_row(&mut self.frames, i + 1);
+                    return Err(e);
+                }
             }
         }
         if sink.row_done() {
@@ -151,6 +187,28 @@ impl RowBatcher {
             .collect();
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
+}
+
+/// hyperd's own refusal of a timestamp past Arrow's range (22008), naming
+/// the column and the value: callers check one SQLSTATE whichever route
+/// the result took.
+fn past_arrow(ty: &SqlType, raw: Option<&[u8]>, column: String) -> Error {
+    let value = raw.and_then(|raw| match ty {
+        SqlType::TimestampTz => TimestampTz::decode_hyper(ty, raw)
+            .ok()
+            .map(|t| t.to_string()),
+        _ => Timestamp::decode_hyper(ty, raw).ok().map(|t| t.to_string()),
+    });
+    let mut db = DbError::new(
+        SqlState::from_code("22008"),
+        format!(
+            "{ty} {} in column \"{column}\" has no Arrow form: Arrow's microseconds since 1970 end at 294247-01-10 04:00:54.775807",
+            value.as_deref().unwrap_or("value"),
+        ),
+    );
+    db.hint = Some("read it as rows (execute_query, or query in Node)".into());
+    db.column = Some(column);
+    Error::Client(hyperdb_api_core::Error::server(db))
 }
 
 /// The inserter's DATE (Date32) as hyperd's Arrow stream sends it (Date64).

@@ -32,6 +32,7 @@ pub use stream::{Gather, ResultStream, StreamCanceller};
 
 use line::Line;
 
+use crate::arrow::from_rows::PastArrow;
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
 use crate::value::Value;
@@ -118,6 +119,7 @@ impl Drop for Waiting<'_> {
 pub(crate) struct Query {
     pub(crate) sql: String,
     pub(crate) params: Vec<Value>,
+    pub(crate) past_arrow: PastArrow,
 }
 
 impl SharedConnection {
@@ -174,7 +176,11 @@ impl SharedConnection {
     /// rows carry no nullability: on the row route every field is nullable,
     /// unless the statement ran as Arrow before on this connection (its
     /// schema from then is kept). A statement without a result gives an
-    /// empty schema and no batch.
+    /// empty schema and no batch. A TIMESTAMP or TIMESTAMPTZ after
+    /// 294247-01-10 04:00:54.775807, which Arrow's `i64` microseconds since
+    /// 1970 cannot hold (hyperd's `infinity` among them), fails the read
+    /// with 22008 on either route, as hyperd's Arrow stream does;
+    /// [`Place::query_row_batches`] carries it for readers of rows.
     pub async fn query_arrow(
         &self,
         sql: &str,
@@ -285,10 +291,41 @@ impl Place {
         params: Vec<Value>,
         token: Option<&CancelToken>,
     ) -> Result<ResultStream<RecordBatch>> {
+        self.query_batches(sql, params, token, PastArrow::Refuse)
+            .await
+    }
+
+    /// [`Place::query_arrow`] for a caller that reads the batches as rows
+    /// (a binding that builds its rows from them). A TIMESTAMP or
+    /// TIMESTAMPTZ after 294247-01-10 04:00:54.775807, past Arrow's `i64`
+    /// microseconds since 1970, is carried instead of refused: wrapped
+    /// around `i64`, below hyperd's least timestamp (4713-01-01 00:00:00
+    /// BC, -210,863,520,000,000,000 microseconds since 1970), so that
+    /// adding 2^64 to such a value gives the true one. hyperd's Arrow
+    /// stream refuses such values, so they come only on the row route:
+    /// one in a later batch of an Arrow result still fails it (22008).
+    pub async fn query_row_batches(
+        self,
+        sql: &str,
+        params: Vec<Value>,
+        token: Option<&CancelToken>,
+    ) -> Result<ResultStream<RecordBatch>> {
+        self.query_batches(sql, params, token, PastArrow::Wrap)
+            .await
+    }
+
+    async fn query_batches(
+        self,
+        sql: &str,
+        params: Vec<Value>,
+        token: Option<&CancelToken>,
+        past_arrow: PastArrow,
+    ) -> Result<ResultStream<RecordBatch>> {
         let guard = self.lock().await?;
         let query = Query {
             sql: sql.to_owned(),
             params,
+            past_arrow,
         };
         ResultStream::spawn(guard, query, sources::start_batches, token).await
     }
@@ -305,6 +342,7 @@ impl Place {
         let query = Query {
             sql: sql.to_owned(),
             params,
+            past_arrow: PastArrow::Refuse,
         };
         ResultStream::spawn(guard, query, sources::start_ipc, token).await
     }

@@ -19,7 +19,7 @@ use hyperdb_api_core::client::AsyncClient;
 
 use super::stream::{BoxFuture, Source, Started};
 use super::Query;
-use crate::arrow::from_rows::RowBatcher;
+use crate::arrow::from_rows::{PastArrow, RowBatcher};
 use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncArrowIpcChunks};
 use crate::error::Result;
 use crate::params::Params;
@@ -42,7 +42,8 @@ pub(super) fn start_batches(
         let mut trace = conn.trace("query_arrow", &q.sql, q.params.len());
         let (client, book) = conn.route_parts();
         if !plain(&q) {
-            let batches = RowBatches::start(client, None, &q.sql, &q.params, trace).await?;
+            let batches =
+                RowBatches::start(client, None, &q.sql, &q.params, q.past_arrow, trace).await?;
             return Ok(batches.started());
         }
         let key = key(&q.sql);
@@ -61,8 +62,8 @@ pub(super) fn start_batches(
                 Err(e) => return trace.result(Err(e), |_| None),
             }
         }
-        let routed = Routed::new(book, key);
-        let batches = RowBatches::start(client, Some(routed), &q.sql, &[], trace).await?;
+        let routed = Some(Routed::new(book, key));
+        let batches = RowBatches::start(client, routed, &q.sql, &[], q.past_arrow, trace).await?;
         Ok(batches.started())
     })
 }
@@ -107,7 +108,8 @@ pub(super) fn start_ipc(
             }
         }
         let routed = routed.then(|| Routed::new(book, key));
-        let batches = RowBatches::start(client, routed, &q.sql, &q.params, trace).await?;
+        let batches =
+            RowBatches::start(client, routed, &q.sql, &q.params, PastArrow::Refuse, trace).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
         let started: Started<'_, Bytes> = (
@@ -255,6 +257,7 @@ impl<'c> RowBatches<'c> {
         routed: Option<Routed<'c>>,
         sql: &str,
         params: &[Value],
+        past_arrow: PastArrow,
         mut trace: StatementTrace,
     ) -> Result<RowBatches<'c>> {
         let params = trace.check(Params::encode(&Value::as_params(params)))?;
@@ -277,7 +280,7 @@ impl<'c> RowBatches<'c> {
             }
         };
         let mut rows = AsyncRows::wire(client, Schema::from_fields(fields), trace);
-        let mut batcher = RowBatcher::new(rows.schema())?;
+        let mut batcher = RowBatcher::new(rows.schema(), past_arrow)?;
         if let Some(routed) = routed {
             rows = rows.learning(routed.learn);
             if let Some(schema) = &routed.schema {

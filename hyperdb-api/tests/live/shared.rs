@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int32Type, Int64Type, Time64MicrosecondType};
+use arrow_array::types::{
+    Float64Type, Int32Type, Int64Type, Time64MicrosecondType, TimestampMicrosecondType,
+};
 use arrow_array::{
     make_array, new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Date64Array,
     Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
