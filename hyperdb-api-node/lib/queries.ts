@@ -267,6 +267,7 @@ export abstract class Queries {
           for (let from = 0; from < batch.numRows; from += CHUNK_ROWS) {
             if (!take(row, from, Math.min(batch.numRows, from + CHUNK_ROWS))) return
             if (loopBudgetSpent()) await loopTurn()
+            reader.throwIfAborted()
           }
         }
       }

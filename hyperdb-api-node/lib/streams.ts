@@ -60,10 +60,7 @@ export class NativeReader<T> {
   /** The next items (at least one), or `null` at the end. */
   async next(): Promise<T[] | null> {
     if (this.done) return null
-    if (this.abortError !== null) {
-      this.close()
-      throw this.abortError
-    }
+    this.throwIfAborted()
     let items: T[]
     try {
       items =
@@ -99,6 +96,19 @@ export class NativeReader<T> {
         },
       )
     })
+  }
+
+  /**
+   * Throws once the signal has fired, closing the reader. Readers check
+   * it between the items of a handover too: a handover of row batches
+   * takes the JS thread hundreds of milliseconds to make into rows (16-32
+   * batches of 64K rows), and an abort waited for all of them.
+   */
+  throwIfAborted(): void {
+    if (this.abortError !== null) {
+      this.close()
+      throw this.abortError
+    }
   }
 
   /** Abandons the rest of the result. Safe to call more than once. */
@@ -184,6 +194,7 @@ export async function* eachItem<T>(reader: NativeReader<T>): AsyncIterableIterat
     for (let items = await reader.next(); items !== null; items = await reader.next()) {
       for (const item of items) {
         await maybeYield()
+        reader.throwIfAborted()
         yield item
       }
     }
