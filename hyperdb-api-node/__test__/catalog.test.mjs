@@ -206,6 +206,26 @@ describe('transactions', () => {
     assert.equal(await conn.queryScalar('SELECT 1 + 1'), 2)
   })
 
+  test('rejects with 25P02, storing nothing, when fn caught a failed statement', async () => {
+    const before = await count()
+    const err = await rejectsHyper(
+      () =>
+        conn.transaction(async (tx) => {
+          await tx.executeCommand('INSERT INTO ledger VALUES (6, 60)')
+          await rejectsHyper(tx.executeCommand('INSERT INTO ledger VALUES (NULL, 1)'), '23502')
+          return 'fn resolved'
+        }),
+      '25P02',
+    )
+    assert.match(err.message, /rolled back/)
+    assert.equal(await count(), before)
+    // The connection is idle again: a transaction after it commits.
+    await conn.transaction(async (tx) => {
+      await tx.executeCommand('INSERT INTO ledger VALUES (7, 70)')
+    })
+    assert.equal(await count(), before + 1)
+  })
+
   test('rolls back when a statement inside fails (a HyperError)', async () => {
     const before = await count()
     const err = await rejectsHyper(

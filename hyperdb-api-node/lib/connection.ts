@@ -183,7 +183,10 @@ export class Connection extends Queries {
 
   /**
    * Runs `fn` in a transaction: COMMIT when it resolves, ROLLBACK when it
-   * throws (and the error is rethrown). Other calls on this connection
+   * throws (and the error is rethrown). If a statement in it failed and
+   * `fn` caught that error, hyperd rolls back instead of committing, and
+   * this rejects with 25P02 (`ErrorCode.IN_FAILED_SQL_TRANSACTION`): it
+   * never resolves without the rows stored. Other calls on this connection
    * made meanwhile run inside the transaction too: give a transaction its
    * own connection when others share it.
    */
@@ -200,7 +203,10 @@ export class Connection extends Queries {
       }
       throw e
     }
-    await this.executeCommand('COMMIT')
+    // hyperd answers COMMIT with a rollback, and no error, when a statement
+    // in the transaction failed (one whose error `fn` caught): the native
+    // commit then rejects with 25P02 instead of reporting rows stored.
+    await call(() => this.native().commit())
     return result
   }
 

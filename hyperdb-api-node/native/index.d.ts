@@ -54,6 +54,11 @@ export declare class NativeConnection {
    */
   executeCommand(sql: string, params: Array<Param>): Promise<number | bigint>
   /**
+   * Commits the open transaction; rejects with 25P02 when hyperd rolled
+   * it back instead (a statement in it had failed).
+   */
+  commit(): Promise<void>
+  /**
    * Runs a query; its result as batches of columns. `token` cancels it
    * while it waits for its turn or runs. `forRows`: the batches become
    * rows, so timestamps past Arrow's range come wrapped rather than

@@ -73,6 +73,14 @@ impl NativeConnection {
         .build(env)
     }
 
+    /// Commits the open transaction; rejects with 25P02 when hyperd rolled
+    /// it back instead (a statement in it had failed).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn commit(&self, env: &Env) -> Result<AsyncBlock<()>> {
+        let place = self.conn.place();
+        AsyncBlockBuilder::new(async move { js(place.commit().await) }).build(env)
+    }
+
     /// Runs a query; its result as batches of columns. `token` cancels it
     /// while it waits for its turn or runs. `forRows`: the batches become
     /// rows, so timestamps past Arrow's range come wrapped rather than

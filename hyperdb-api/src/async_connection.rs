@@ -613,15 +613,29 @@ pub struct AsyncTransaction<'c> {
 }
 
 impl AsyncTransaction<'_> {
+    /// Commits; a failed transaction is rolled back by hyperd and this
+    /// returns 25P02 (see [`crate::Transaction::commit`]).
     pub async fn commit(mut self) -> Result<()> {
         self.open = false;
-        self.conn.execute_command("COMMIT").await.map(drop)
+        commit(self.conn).await
     }
 
     pub async fn rollback(mut self) -> Result<()> {
         self.open = false;
         self.conn.execute_command("ROLLBACK").await.map(drop)
     }
+}
+
+/// `COMMIT` on `conn`, which reports a transaction hyperd rolled back
+/// instead (see [`crate::Transaction::commit`]).
+pub(crate) async fn commit(conn: &mut AsyncConnection) -> Result<()> {
+    conn.client.settle().await?;
+    let failed = conn.transaction_status() == TransactionStatus::Failed;
+    conn.execute_command("COMMIT").await?;
+    if failed {
+        return Err(crate::transaction::rolled_back());
+    }
+    Ok(())
 }
 
 impl Deref for AsyncTransaction<'_> {

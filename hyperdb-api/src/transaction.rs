@@ -5,8 +5,11 @@
 
 use std::ops::{Deref, DerefMut};
 
+use hyperdb_api_core::error::{DbError, SqlState};
+use hyperdb_api_core::protocol::backend::TransactionStatus;
+
 use crate::connection::Connection;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// An open transaction on a [`Connection`]; derefs to it for queries.
 ///
@@ -34,11 +37,22 @@ impl<'c> Transaction<'c> {
         Ok(Transaction { conn, open: true })
     }
 
-    /// Commits. If the transaction had failed, the server rolls back and
-    /// this returns its error.
+    /// Commits. If a statement in the transaction had failed, hyperd
+    /// rolls it back instead (and says so only in the command's tag, as
+    /// PostgreSQL does): this then returns [`rolled_back`]'s 25P02, never
+    /// `Ok`.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
-        self.conn.execute_command("COMMIT").map(drop)
+        let client = self.conn.client();
+        // Drains what an abandoned result still owed: its error, if any,
+        // failed the transaction too.
+        client.settle()?;
+        let failed = client.session().transaction_status() == TransactionStatus::Failed;
+        self.conn.execute_command("COMMIT")?;
+        if failed {
+            return Err(rolled_back());
+        }
+        Ok(())
     }
 
     /// Rolls back.
@@ -69,4 +83,17 @@ impl Drop for Transaction<'_> {
             }
         }
     }
+}
+
+/// What a commit of a failed transaction returns: hyperd answers `COMMIT`
+/// with a rollback and no error, so a caller that caught the failing
+/// statement's error would otherwise believe its rows stored (SQLSTATE
+/// 25P02, as PostgreSQL's JDBC driver reports the same case).
+pub(crate) fn rolled_back() -> Error {
+    let mut db = DbError::new(
+        Some(SqlState::IN_FAILED_SQL_TRANSACTION),
+        "the transaction was rolled back, not committed: a statement in it had failed",
+    );
+    db.hint = Some("nothing the transaction wrote was stored; run it again".into());
+    Error::Client(hyperdb_api_core::Error::server(db))
 }

@@ -270,6 +270,14 @@ impl Place {
         guard
     }
 
+    /// `COMMIT` in this place: a transaction hyperd rolled back instead,
+    /// because a statement in it had failed, is an error (25P02), as
+    /// [`crate::Transaction::commit`] reports it.
+    pub async fn commit(self) -> Result<()> {
+        let mut guard = self.lock().await?;
+        crate::async_connection::commit(guard.conn()).await
+    }
+
     /// [`SharedConnection::execute_command`] in this place.
     pub async fn execute_command(self, sql: &str, params: &[Value]) -> Result<u64> {
         let mut guard = self.lock().await?;

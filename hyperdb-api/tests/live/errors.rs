@@ -44,11 +44,79 @@ fn failed_statement_in_transaction_then_select_1_works() {
     }
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 
-    // commit() of a failed transaction reports it and still leaves us idle.
+    // commit() of a failed transaction reports it (hyperd answers COMMIT
+    // with a rollback and no error), stores nothing, and leaves us idle.
+    c.execute_command("CREATE TEMPORARY TABLE failed_tx (i INT NOT NULL)")
+        .unwrap();
     let mut tx = c.transaction().unwrap();
-    tx.execute_command("SELECT 1/0").unwrap_err();
-    let _ = tx.commit();
+    tx.execute_command("INSERT INTO failed_tx VALUES (1)")
+        .unwrap();
+    tx.execute_command("INSERT INTO failed_tx VALUES (NULL)")
+        .unwrap_err();
+    let e = tx.commit().unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    assert!(e.to_string().contains("rolled back"), "{e}");
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM failed_tx")
+            .unwrap(),
+        0
+    );
     assert_eq!(c.query_scalar::<i32>("SELECT 2").unwrap(), 2);
+    // A committed transaction still commits.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO failed_tx VALUES (2)")
+        .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM failed_tx")
+            .unwrap(),
+        1
+    );
+}
+
+/// The same through the async guard and the owned connection's `commit`
+/// (which Node's `transaction()` calls).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_commit_of_a_failed_transaction_is_an_error() {
+    let options = ConnectOptions::new(server().endpoint().clone());
+    let mut c = AsyncConnection::connect_with(&options).await.unwrap();
+    c.execute_command("CREATE TEMPORARY TABLE failed_tx (i INT NOT NULL)")
+        .await
+        .unwrap();
+    let mut tx = c.transaction().await.unwrap();
+    tx.execute_command("INSERT INTO failed_tx VALUES (1)")
+        .await
+        .unwrap();
+    tx.execute_command("SELECT 1/0").await.unwrap_err();
+    let e = tx.commit().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    let n: i64 = c
+        .query_scalar("SELECT count(*) FROM failed_tx")
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+
+    let shared = hyperdb_api::SharedConnection::new(c);
+    shared.execute_command("BEGIN", &[]).await.unwrap();
+    shared
+        .execute_command("INSERT INTO failed_tx VALUES (3)", &[])
+        .await
+        .unwrap();
+    shared
+        .execute_command("INSERT INTO failed_tx VALUES (NULL)", &[])
+        .await
+        .unwrap_err();
+    let e = shared.place().commit().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    shared.execute_command("BEGIN", &[]).await.unwrap();
+    shared
+        .execute_command("INSERT INTO failed_tx VALUES (4)", &[])
+        .await
+        .unwrap();
+    shared.place().commit().await.unwrap();
+    // Only the committed row is there.
+    let deleted = shared.execute_command("DELETE FROM failed_tx", &[]).await;
+    assert_eq!(deleted.unwrap(), 1);
 }
 
 #[test]
