@@ -39,8 +39,8 @@ impl<'c> Transaction<'c> {
 
     /// Commits. If a statement in the transaction had failed, hyperd
     /// rolls it back instead (and says so only in the command's tag, as
-    /// PostgreSQL does): this then returns [`rolled_back`]'s 25P02, never
-    /// `Ok`.
+    /// PostgreSQL does): this then returns 25P02 ("rolled back, not
+    /// committed"), never `Ok`.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
         let client = self.conn.client();
