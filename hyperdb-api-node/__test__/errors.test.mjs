@@ -122,6 +122,27 @@ describe('statement errors', () => {
   })
 })
 
+describe('arguments', () => {
+  test('a misspelt option or an argument of the wrong type is a HyperError (22023), never ignored', async () => {
+    const refused = {
+      rowMode: () => conn.queryOne('SELECT 1 AS a', [], { rowMode: 'arrays' }),
+      'rowMode (query)': () => drain(conn.query('SELECT 1 AS a', [], { rowMode: 'rows' })),
+      bigint: () => conn.queryOne('SELECT 1::BIGINT AS a', [], { bigint: 'numbers' }),
+      'bigint (queryColumns)': () => drain(conn.queryColumns('SELECT 1::BIGINT AS a', [], { bigint: 'int' })),
+      signal: () => conn.queryAll('SELECT 1', [], { signal: {} }),
+      'signal (queryArrowIpc)': () => drain(conn.queryArrowIpc('SELECT 1', [], { signal: 'abort' })),
+      'sql not a string': () => conn.queryScalar(42),
+      'sql not a string (executeCommand)': () => conn.executeCommand({ sql: 'SELECT 1' }),
+    }
+    for (const [name, f] of Object.entries(refused)) {
+      const err = await rejectsHyper(f, '22023', name)
+      assert.match(err.message, /^invalid argument: /, name)
+    }
+    assert.deepEqual(await conn.queryOne('SELECT 1 AS a', [], { rowMode: 'array', bigint: 'number' }), [1])
+    await stillWorks()
+  })
+})
+
 describe('use after close', () => {
   test('every method rejects with 08003', async () => {
     const c = await ctx.connect()

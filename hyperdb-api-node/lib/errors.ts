@@ -79,10 +79,26 @@ export class HyperError extends Error {
 /** The native layer's JSON: the fields, with the cause chain as messages. */
 type Payload = Omit<HyperErrorFields, 'cause'> & { cause?: string[] }
 
-/** The native layer's error (its message is a JSON payload) as a `HyperError`. */
+/**
+ * The statuses napi gives an argument it could not convert (`42` where a
+ * `string` goes: "StringExpected"), before our code runs.
+ */
+const NAPI_ARGUMENT = /^(InvalidArg|[A-Za-z]+Expected)$/
+
+/**
+ * The native layer's error (its message is a JSON payload) as a
+ * `HyperError`; napi's own refusal of an argument as one with 22023.
+ */
 export function toHyperError(e: unknown): unknown {
+  if (!(e instanceof Error) || e instanceof HyperError) {
+    return e
+  }
+  const status = (e as { code?: unknown }).code
+  if (typeof status === 'string' && NAPI_ARGUMENT.test(status)) {
+    return invalidArgument(e.message.trim(), e)
+  }
   // Thrown before a Promise existed, napi prefixes the payload with "Error: ".
-  const at = e instanceof Error && !(e instanceof HyperError) ? e.message.indexOf('{"') : -1
+  const at = e.message.indexOf('{"')
   if (at < 0 || at > 16) {
     return e
   }
@@ -122,6 +138,11 @@ export function callSync<T>(f: () => T): T {
   } catch (e) {
     throw toHyperError(e)
   }
+}
+
+/** 22023: an argument refused before anything was sent. */
+export function invalidArgument(message: string, cause?: unknown): HyperError {
+  return new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `invalid argument: ${message}`, cause })
 }
 
 export function closedError(): HyperError {

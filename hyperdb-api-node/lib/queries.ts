@@ -7,7 +7,7 @@ import type { RecordBatch, Table } from 'apache-arrow'
 import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
-import { call, canceledError, HyperError } from './errors'
+import { call, canceledError, HyperError, invalidArgument } from './errors'
 import { toParams, type ParamValue } from './params'
 import {
   columnChunk,
@@ -57,6 +57,24 @@ export function loadArrow(): Promise<Arrow> {
     })
   })
   return arrowModule
+}
+
+/**
+ * Refuses read options that would otherwise be ignored: a misspelt
+ * `rowMode` gave objects, a misspelt `bigint` bigints, and a `signal` that
+ * is not an `AbortSignal` a TypeError from deep inside.
+ */
+function checkReadOptions(options: RowQueryOptions): void {
+  const { rowMode, bigint, signal } = options
+  if (rowMode !== undefined && rowMode !== 'object' && rowMode !== 'array') {
+    throw invalidArgument(`rowMode is 'object' or 'array', not ${String(rowMode)}`)
+  }
+  if (bigint !== undefined && bigint !== 'bigint' && bigint !== 'number') {
+    throw invalidArgument(`bigint is 'bigint' or 'number', not ${String(bigint)}`)
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw invalidArgument('signal is an AbortSignal')
+  }
 }
 
 export abstract class Queries {
@@ -121,11 +139,12 @@ export abstract class Queries {
   private async start(
     sql: string,
     params: readonly ParamValue[] | undefined,
-    signal: AbortSignal | undefined,
+    options: RowQueryOptions,
     forRows: boolean,
   ) {
+    checkReadOptions(options)
     const args = toParams(params)
-    const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), signal)
+    const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), options.signal)
     const infos = stream.columns
     const batches: NativeStream<ColumnBatch> = {
       next: nextAfterOpen(
@@ -137,7 +156,7 @@ export abstract class Queries {
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }
-    return { infos, reader: new NativeReader(batches, signal) }
+    return { infos, reader: new NativeReader(batches, options.signal) }
   }
 
   /**
@@ -195,7 +214,7 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions,
   ): AsyncIterableIterator<{ n: number; row: RowMaker }> {
-    const { infos, reader } = await this.start(sql, params, options.signal, true)
+    const { infos, reader } = await this.start(sql, params, options, true)
     const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
     for await (const batch of eachItem(reader)) {
       yield { n: batch.numRows, row: assembler.rowMaker(batch) }
@@ -258,7 +277,7 @@ export abstract class Queries {
     options: RowQueryOptions,
     take: (row: RowMaker, from: number, to: number) => boolean,
   ): Promise<void> {
-    const { infos, reader } = await this.start(sql, params, options.signal, true)
+    const { infos, reader } = await this.start(sql, params, options, true)
     try {
       const assembler = new RowAssembler(infos, options.rowMode ?? 'object', options)
       for (let items = await reader.next(); items !== null; items = await reader.next()) {
@@ -294,7 +313,7 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<ColumnChunk> {
-    const { infos, reader } = await this.start(sql, params, options.signal, false)
+    const { infos, reader } = await this.start(sql, params, options, false)
     for await (const batch of eachItem(reader)) {
       yield columnChunk(infos, batch, options)
     }
@@ -302,7 +321,7 @@ export abstract class Queries {
 
   /** A query's columns (names and types) without reading its rows. */
   async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
-    const { infos, reader } = await this.start(sql, params, undefined, true)
+    const { infos, reader } = await this.start(sql, params, {}, true)
     reader.close()
     return resultColumns(infos)
   }
@@ -317,6 +336,7 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<Uint8Array> {
+    checkReadOptions(options)
     const args = toParams(params)
     const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
     yield* eachItem(new NativeReader<Uint8Array>(stream, options.signal))
@@ -328,6 +348,7 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<RecordBatch> {
+    checkReadOptions(options)
     const arrow = await loadArrow()
     const args = toParams(params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
