@@ -133,6 +133,9 @@ describe('arguments', () => {
       'signal (queryArrowIpc)': () => drain(conn.queryArrowIpc('SELECT 1', [], { signal: 'abort' })),
       'sql not a string': () => conn.queryScalar(42),
       'sql not a string (executeCommand)': () => conn.executeCommand({ sql: 'SELECT 1' }),
+      'HyperProcess parameter not a string': () => HyperProcess.start({ parameters: { log_config: 5 } }),
+      'endpoint not a string': () => Connection.connect({ endpoint: 5432 }),
+      'insertRows rows not iterable': () => conn.insertRows('nn', 5),
     }
     for (const [name, f] of Object.entries(refused)) {
       const err = await rejectsHyper(f, '22023', name)

@@ -73,7 +73,7 @@ export class Connection extends Queries {
   /** Connects, and creates or opens `database` according to `createMode`. */
   static async connect(options: ConnectOptions): Promise<Connection> {
     const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
-    const conn = await call(
+    const conn = await call(() =>
       native.NativeConnection.connect({
         endpoint: options.endpoint,
         database: options.database,

@@ -33,7 +33,7 @@ export class GrpcConnection extends Queries {
 
   static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
     const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
-    const conn = await call(
+    const conn = await call(() =>
       native.NativeGrpcConnection.connect({
         endpoint: options.endpoint,
         database: options.database,

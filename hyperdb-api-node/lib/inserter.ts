@@ -10,7 +10,7 @@
  */
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
-import { call, callSync, ErrorCode, HyperError, toHyperError } from './errors'
+import { call, callSync, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
 import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
@@ -117,6 +117,11 @@ export class Inserter {
    * send queue is full.
    */
   async addRowsFrom(rows: Iterable<InsertRow> | AsyncIterable<InsertRow>): Promise<void> {
+    if (typeof rows !== 'object' || rows === null || !(Symbol.iterator in rows || Symbol.asyncIterator in rows)) {
+      throw invalidArgument(
+        `rows are an iterable or an async iterable of rows, not ${rows === null ? 'null' : typeof rows}`,
+      )
+    }
     if (Symbol.iterator in rows) {
       // A sync source is read without a promise a row; only a full batch waits.
       for (const row of rows) {

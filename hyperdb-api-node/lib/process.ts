@@ -52,7 +52,7 @@ export class HyperProcess {
 
   static async start(options: HyperProcessOptions = {}): Promise<HyperProcess> {
     const parameters = options.parameters === undefined ? undefined : Object.entries(options.parameters)
-    const process = await call(
+    const process = await call(() =>
       native.NativeProcess.start({
         transport: options.transport,
         grpc: options.grpc,
