@@ -668,3 +668,22 @@ describe('every type in one table', () => {
     })
   }
 })
+
+describe('column names as object keys', () => {
+  test('any name is an own property, __proto__ included; a repeated name keeps its last column', async () => {
+    const sql = 'SELECT 1 AS "__proto__", 2 AS "constructor", 3 AS "toString", 4 AS a, 5 AS a'
+    const rows = [await conn.queryOne(sql), (await conn.queryAll(sql, [1].slice(1)))[0]]
+    for await (const row of conn.query(`${sql} WHERE $1 = 1`, [1])) rows.push(row)
+    for (const row of rows) {
+      assert.deepEqual(Object.keys(row), ['__proto__', 'constructor', 'toString', 'a'])
+      assert.equal(Object.getPrototypeOf(row), Object.prototype)
+      assert.equal(Object.getOwnPropertyDescriptor(row, '__proto__').value, 1)
+      assert.equal(row.constructor, 2)
+      assert.equal(row.a, 5)
+    }
+    // An object value under that name does not become the row's prototype.
+    const row = await conn.queryOne('SELECT TIMESTAMP \'2024-01-01 00:00:00\' AS "__proto__"')
+    assert.equal(Object.getPrototypeOf(row), Object.prototype)
+    assert.ok(Object.getOwnPropertyDescriptor(row, '__proto__').value instanceof HyperTimestamp)
+  })
+})

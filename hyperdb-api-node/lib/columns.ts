@@ -312,6 +312,17 @@ export type RowMaker = (i: number) => unknown
 type RowBuilder = (cells: ArrayLike<HyperValue>[], validity: (Uint8Array | null)[]) => RowMaker
 
 /**
+ * A column name as an object literal's key: a JSON string literal, never
+ * code. `"__proto__": v` in a literal sets the prototype instead (a column
+ * of that name vanished from its rows, or became their prototype), so that
+ * name is a computed key, which makes an own property like any other.
+ */
+function propertyKey(name: string): string {
+  const key = JSON.stringify(name)
+  return name === '__proto__' ? `[${key}]` : key
+}
+
+/**
  * A function that, given a batch's cells, makes its rows one at a time:
  * one object literal (or array) per row with the columns in order,
  * generated per shape so that every row has the same hidden class. A row
@@ -328,9 +339,8 @@ function rowBuilder(names: readonly string[], mode: RowMode, nullable: readonly 
   const row =
     mode === 'array'
       ? `{ const r = new Array(${names.length}); ${values.map((v, j) => `r[${j}] = ${v};`).join(' ')} return r; }`
-      : `({ ${names.map((name, j) => `${JSON.stringify(name)}: ${values[j]}`).join(', ')} })`
+      : `({ ${names.map((name, j) => `${propertyKey(name)}: ${values[j]}`).join(', ')} })`
   const locals = names.map((_, j) => `const c${j} = cells[${j}], v${j} = validity[${j}];`).join('\n')
-  // Property keys are JSON string literals of the column names, never code.
   return new Function('cells', 'validity', `${locals}\nreturn (i) => ${row}`) as RowBuilder
 }
 

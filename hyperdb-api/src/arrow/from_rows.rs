@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Date32Array, Date64Array, RecordBatch};
-use arrow_schema::SchemaRef;
+use arrow_schema::{Field, SchemaRef};
 use bytes::{BufMut, BytesMut};
 use hyperdb_api_core::error::{DbError, SqlState};
 use hyperdb_api_core::types::{
@@ -73,19 +73,30 @@ impl RowBatcher {
                 past_arrow,
             });
         }
+        // The sink's columns have positional names: a result may repeat a
+        // name (the `id` of each side of a join), which a table may not.
+        // The batches' fields get the result's own names back.
         let mut table = TableDefinition::new("result");
-        for c in result.columns() {
+        for (i, c) in result.columns().iter().enumerate() {
             let ty = c.sql_type().ok_or_else(|| Error::UnsupportedType {
                 column: c.name().to_owned(),
                 type_name: format!("type OID {}", c.type_oid()),
                 message: "hyperdb-api has no Arrow form for it".into(),
             })?;
-            table.add_column(ColumnDefinition::nullable(c.name(), *ty));
+            table.add_column(ColumnDefinition::nullable(format!("c{i}"), *ty));
         }
+        let positional = arrow_schema(&table)?;
+        let fields: Vec<Field> = positional
+            .fields()
+            .iter()
+            .zip(result.columns())
+            .map(|(f, c)| f.as_ref().clone().with_name(c.name()))
+            .collect();
+        let schema = arrow_schema::Schema::new_with_metadata(fields, positional.metadata().clone());
         Ok(RowBatcher {
             sink: Some(ArrowRows::new(&table)?),
             columns: table.column_types(),
-            schema: Arc::new(arrow_schema(&table)?),
+            schema: Arc::new(schema),
             frames: BytesMut::new(),
             past_arrow,
         })

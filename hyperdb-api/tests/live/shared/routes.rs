@@ -178,6 +178,40 @@ async fn values_arrow_cannot_express_fall_back_to_rows() {
     assert_eq!(scalar(&conn, "SELECT 12").await, 12);
 }
 
+/// A result may repeat a column name (each side's `id` in a join), which
+/// a table may not: both routes, batches and IPC, keep both columns under
+/// that name. The row route used to fail ("column \"id\" appears twice").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_column_names_on_both_routes() {
+    let conn = connect().await;
+    let sql = "SELECT a.id, b.id, a.v FROM (VALUES (1, 'x')) a(id, v) \
+               JOIN (VALUES (1), (2)) b(id) ON b.id >= a.id ORDER BY b.id";
+    let arrow = query(&conn, sql, vec![]).await;
+    let names: Vec<_> = arrow
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["id", "id", "v"]);
+    for (sql, params) in [
+        (format!("-- rows\n{sql}"), vec![]),
+        (
+            sql.replace("ON b.id >= a.id", "ON b.id >= a.id + $1"),
+            vec![Value::Int(0)],
+        ),
+    ] {
+        let rows = query(&conn, &sql, params.clone()).await;
+        assert_same(&rows, &arrow, &sql);
+        let (schema, bytes) = query_ipc(&conn, &sql, params).await;
+        assert_eq!(schema, rows.schema(), "{sql}");
+        let (_, decoded) = decode_ipc(&bytes);
+        assert_same(&concat(&schema, &decoded), &rows, &sql);
+    }
+    let b = arrow.column(1).as_primitive::<Int32Type>();
+    assert_eq!((b.value(0), b.value(1)), (1, 2));
+}
+
 /// Timestamps past Arrow's `i64` microseconds since 1970 (hyperd's
 /// `infinity` among them): `query_arrow` and the IPC bytes refuse them with
 /// hyperd's own 22008 on either route, naming the column and the value,
