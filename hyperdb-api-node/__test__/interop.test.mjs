@@ -68,6 +68,15 @@ for (const [label, insert] of [
     'insertColumns (arrays)',
     (conn) => conn.insertColumns('all_types', Object.fromEntries(NAMES.map((n, j) => [n, ROWS.map((r) => r[j])]))),
   ],
+  [
+    // apache-arrow batches as queryArrowTable reads them back, written again.
+    'insertArrow (a Table read by queryArrowTable)',
+    async (conn) => {
+      await conn.executeCommand(`CREATE TEMPORARY TABLE staged (${COLUMNS})`)
+      await conn.insertRows('staged', ROWS)
+      return conn.insertArrow('all_types', await conn.queryArrowTable('SELECT * FROM staged ORDER BY id'))
+    },
+  ],
 ]) {
   test(`Tableau reads every type exactly: ${label}`, async () => {
     await ctx.ready()
