@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hyperdb_api::{Connection, CreateMode, Inserter};
+use hyperdb_api::{
+    ArrowInserter, ChunkSender, Connection, CreateMode, InsertChunk, InsertFormat, Inserter,
+    TableDefinition,
+};
 
 use crate::arrow::geography;
 use crate::common::{server, temp_dir};
@@ -41,30 +44,78 @@ fn read_with_tableau(file: &Path, table: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The same rows written by every row and chunk writer: the default
+/// `Inserter` (Arrow), the `Inserter` sending HyperBinary, `ChunkSender`
+/// (HyperBinary chunks), and `ArrowInserter` given the batches
+/// `query_arrow` reads back. Tableau's API must read each file as the one
+/// expected file.
 #[test]
 fn tableau_reads_every_type_exactly() {
-    let dir = temp_dir();
-    let file = dir.path().join("interop.hyper");
-    let mut c = Connection::connect(server().endpoint(), &file, CreateMode::Create).unwrap();
-    let table = all_types_table();
-    c.execute_command(&table.create_table_sql(false).unwrap())
-        .unwrap();
-    let mut ins = Inserter::new(&mut c, &table).unwrap();
-    for r in &rows() {
-        ins.add_row(&values(r)).unwrap();
-    }
-    ins.execute().unwrap();
-    c.close().unwrap();
-
     // What Tableau's API returns, rendered by its Python types: NUMERIC as
     // Python Decimal (so -0.500 prints as -0.5), intervals in ISO 8601.
     // The Node package's interop test expects the same file.
     let expected =
         std::fs::read_to_string(repo_root().join("scripts/interop_all_types.json")).unwrap();
-    assert_eq!(
-        read_with_tableau(&file, "all_types").trim_end(),
-        expected.trim_end()
-    );
+    let table = all_types_table();
+    let writers: [(&str, Writer); 4] = [
+        ("Inserter", |c, t| write_rows(c, t, InsertFormat::default())),
+        ("Inserter (HyperBinary)", |c, t| {
+            write_rows(c, t, InsertFormat::HyperBinary)
+        }),
+        ("ChunkSender", |c, t| {
+            let mut chunk = InsertChunk::new(t).unwrap();
+            for r in &rows() {
+                chunk.add_row(&values(r)).unwrap();
+            }
+            let mut sender = ChunkSender::new(c, t).unwrap();
+            sender.send(&mut chunk).unwrap();
+            assert_eq!(sender.execute().unwrap(), 4);
+        }),
+        ("ArrowInserter (batches read by query_arrow)", |c, t| {
+            let mut staged = TableDefinition::new("staged");
+            for column in t.columns() {
+                staged.add_column(column.clone());
+            }
+            c.execute_command(&staged.create_table_sql(false).unwrap())
+                .unwrap();
+            write_rows(c, &staged, InsertFormat::default());
+            let batches: Vec<_> = c
+                .query_arrow("SELECT * FROM staged ORDER BY id")
+                .unwrap()
+                .collect::<hyperdb_api::Result<_>>()
+                .unwrap();
+            let mut ins = ArrowInserter::new(c, t).unwrap();
+            for b in &batches {
+                ins.insert_batch(b).unwrap();
+            }
+            assert_eq!(ins.finish().unwrap(), 4);
+        }),
+    ];
+    let dir = temp_dir();
+    for (i, (name, write)) in writers.iter().enumerate() {
+        let file = dir.path().join(format!("interop-{i}.hyper"));
+        let mut c = Connection::connect(server().endpoint(), &file, CreateMode::Create).unwrap();
+        c.execute_command(&table.create_table_sql(false).unwrap())
+            .unwrap();
+        write(&mut c, &table);
+        c.close().unwrap();
+        assert_eq!(
+            read_with_tableau(&file, "all_types").trim_end(),
+            expected.trim_end(),
+            "{name}"
+        );
+    }
+}
+
+/// Writes the all-types rows into a table of that definition.
+type Writer = fn(&mut Connection, &TableDefinition);
+
+fn write_rows(c: &mut Connection, table: &TableDefinition, format: InsertFormat) {
+    let mut ins = Inserter::with_format(c, table, format).unwrap();
+    for r in &rows() {
+        ins.add_row(&values(r)).unwrap();
+    }
+    assert_eq!(ins.execute().unwrap(), 4);
 }
 
 #[test]
