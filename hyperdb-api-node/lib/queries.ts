@@ -321,6 +321,8 @@ export abstract class Queries {
 
   /** A query's columns (names and types) without reading its rows. */
   async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
+    // As rows: its open reads the first batch, which must not fail on a
+    // value `describe` never hands out.
     const { infos, reader } = await this.start(sql, params, {}, true)
     reader.close()
     return resultColumns(infos)

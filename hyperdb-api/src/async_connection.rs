@@ -630,12 +630,9 @@ impl AsyncTransaction<'_> {
 /// instead (see [`crate::Transaction::commit`]).
 pub(crate) async fn commit(conn: &mut AsyncConnection) -> Result<()> {
     conn.client.settle().await?;
-    let failed = conn.transaction_status() == TransactionStatus::Failed;
+    let before = conn.transaction_status();
     conn.execute_command("COMMIT").await?;
-    if failed {
-        return Err(crate::transaction::rolled_back());
-    }
-    Ok(())
+    crate::transaction::committed(before)
 }
 
 impl Deref for AsyncTransaction<'_> {

@@ -43,16 +43,12 @@ impl<'c> Transaction<'c> {
     /// committed"), never `Ok`.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
-        let client = self.conn.client();
         // Drains what an abandoned result still owed: its error, if any,
         // failed the transaction too.
-        client.settle()?;
-        let failed = client.session().transaction_status() == TransactionStatus::Failed;
+        self.conn.client().settle()?;
+        let before = self.conn.transaction_status();
         self.conn.execute_command("COMMIT")?;
-        if failed {
-            return Err(rolled_back());
-        }
-        Ok(())
+        committed(before)
     }
 
     /// Rolls back.
@@ -85,15 +81,19 @@ impl Drop for Transaction<'_> {
     }
 }
 
-/// What a commit of a failed transaction returns: hyperd answers `COMMIT`
-/// with a rollback and no error, so a caller that caught the failing
-/// statement's error would otherwise believe its rows stored (SQLSTATE
-/// 25P02, as PostgreSQL's JDBC driver reports the same case).
-pub(crate) fn rolled_back() -> Error {
+/// What a `COMMIT` sent with the session in `before` did: hyperd answers
+/// the `COMMIT` of a failed transaction with a rollback and no error, so a
+/// caller that caught the failing statement's error would otherwise
+/// believe its rows stored. That is SQLSTATE 25P02 here, as PostgreSQL's
+/// JDBC driver reports the same case. The sync and async commits share it.
+pub(crate) fn committed(before: TransactionStatus) -> Result<()> {
+    if before != TransactionStatus::Failed {
+        return Ok(());
+    }
     let mut db = DbError::new(
         Some(SqlState::IN_FAILED_SQL_TRANSACTION),
         "the transaction was rolled back, not committed: a statement in it had failed",
     );
     db.hint = Some("nothing the transaction wrote was stored; run it again".into());
-    Error::Client(hyperdb_api_core::Error::server(db))
+    Err(Error::Client(hyperdb_api_core::Error::server(db)))
 }

@@ -217,7 +217,7 @@ fn past_arrow(ty: &SqlType, raw: Option<&[u8]>, column: String) -> Error {
             value.as_deref().unwrap_or("value"),
         ),
     );
-    db.hint = Some("read it as rows (execute_query, or query in Node)".into());
+    db.hint = Some("a row reader takes it (execute_query, Place::query_row_batches)".into());
     db.column = Some(column);
     Error::Client(hyperdb_api_core::Error::server(db))
 }

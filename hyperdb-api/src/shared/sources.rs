@@ -109,7 +109,7 @@ pub(super) fn start_ipc(
         }
         let routed = routed.then(|| Routed::new(book, key));
         let batches =
-            RowBatches::start(client, routed, &q.sql, &q.params, PastArrow::Refuse, trace).await?;
+            RowBatches::start(client, routed, &q.sql, &q.params, q.past_arrow, trace).await?;
         let schema = batches.batcher.schema().clone();
         let writer = StreamWriter::try_new(Vec::new(), &schema)?;
         let started: Started<'_, Bytes> = (
