@@ -7,10 +7,11 @@ use std::time::Duration;
 use hyperdb_api::{
     AuthMethod, AuthMethods, CancelToken, ConnectOptions, CreateMode, Endpoint, SharedConnection,
 };
-use napi::bindgen_prelude::{AsyncBlock, AsyncBlockBuilder, BigInt, Either};
+use napi::bindgen_prelude::{AsyncBlock, BigInt, Either};
 use napi::Env;
 use napi_derive::napi;
 
+use crate::call::promise;
 use crate::catalog::{TableDef, TableRef};
 use crate::error::{invalid, js, Result};
 use crate::inserter::NativeInserter;
@@ -62,7 +63,7 @@ impl NativeConnection {
     ) -> Result<AsyncBlock<Either<f64, BigInt>>> {
         let place = self.conn.place();
         let params = values(params)?;
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let n = js(place.execute_command(&sql, &params).await)?;
             Ok(if n as f64 <= MAX_SAFE_INTEGER {
                 Either::A(n as f64)
@@ -70,7 +71,6 @@ impl NativeConnection {
                 Either::B(BigInt::from(n))
             })
         })
-        .build(env)
     }
 
     /// Commits the open transaction; rejects with 25P02 when hyperd rolled
@@ -78,7 +78,7 @@ impl NativeConnection {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn commit(&self, env: &Env) -> Result<AsyncBlock<()>> {
         let place = self.conn.place();
-        AsyncBlockBuilder::new(async move { js(place.commit().await) }).build(env)
+        promise(env, async move { js(place.commit().await) })
     }
 
     /// Runs a query; its result as batches of columns. `token` cancels it
@@ -97,7 +97,7 @@ impl NativeConnection {
         let place = self.conn.place();
         let params = values(params)?;
         let token = token.map(|t| t.token.clone());
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let stream = if for_rows == Some(true) {
                 place.query_row_batches(&sql, params, token.as_ref()).await
             } else {
@@ -105,7 +105,6 @@ impl NativeConnection {
             };
             NativeBatchStream::open(js(stream)?).await
         })
-        .build(env)
     }
 
     /// Runs a query; its result as one Arrow IPC stream (see `queryBatches`).
@@ -120,11 +119,10 @@ impl NativeConnection {
         let place = self.conn.place();
         let params = values(params)?;
         let token = token.map(|t| t.token.clone());
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let stream = place.query_arrow_ipc(&sql, params, token.as_ref()).await;
             Ok(NativeIpcStream::new(js(stream)?))
         })
-        .build(env)
     }
 
     /// Starts an insert into `table` (see `NativeInserter`); its place in
@@ -150,7 +148,7 @@ impl NativeConnection {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self, env: &Env) -> Result<AsyncBlock<()>> {
         let place = self.conn.place();
-        AsyncBlockBuilder::new(async move { js(place.close().await) }).build(env)
+        promise(env, async move { js(place.close().await) })
     }
 
     #[napi(getter)]
@@ -168,8 +166,9 @@ impl NativeConnection {
         name: Option<String>,
     ) -> Result<AsyncBlock<CatalogAnswer>> {
         let place = self.conn.place();
-        AsyncBlockBuilder::new(async move { crate::catalog::run(place, &op, table, name).await })
-            .build(env)
+        promise(env, async move {
+            crate::catalog::run(place, &op, table, name).await
+        })
     }
 
     /// Creates a table from its definition.
@@ -182,7 +181,7 @@ impl NativeConnection {
     ) -> Result<AsyncBlock<()>> {
         let place = self.conn.place();
         let def = table.to_rust()?;
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let mut guard = js(place.lock().await)?;
             let mut catalog = guard.conn().catalog();
             js(if if_not_exists {
@@ -191,7 +190,6 @@ impl NativeConnection {
                 catalog.create_table(&def).await
             })
         })
-        .build(env)
     }
 }
 

@@ -13,13 +13,12 @@ use hyperdb_api::arrow::{
     ColumnInput,
 };
 use hyperdb_api::{InsertPiece, InsertSink, Place, TableDefinition, TableName};
-use napi::bindgen_prelude::{
-    AsyncBlock, AsyncBlockBuilder, Int32Array, Uint32Array, Uint8Array, Utf16String,
-};
+use napi::bindgen_prelude::{AsyncBlock, Int32Array, Uint32Array, Uint8Array, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 use tokio::sync::{oneshot, Mutex};
 
+use crate::call::{promise, spawn_started};
 use crate::catalog::TableDef;
 use crate::error::{invalid, js, Result};
 
@@ -124,7 +123,7 @@ impl NativeInserter {
         let (tx, rx) = oneshot::channel();
         let schema = Arc::new(OnceLock::new());
         let cell = schema.clone();
-        napi::bindgen_prelude::spawn(async move {
+        spawn_started(async move {
             let opened = place.insert_sink(table, expected.as_ref()).await;
             if let Ok(sink) = &opened {
                 let _ = cell.set(sink.schema().clone());
@@ -165,11 +164,10 @@ impl NativeInserter {
     #[napi(ts_return_type = "Promise<TableDef>")]
     pub fn opened(&self, env: &Env) -> Result<AsyncBlock<TableDef>> {
         let state = self.state.clone();
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let mut state = state.lock().await;
             Ok(TableDef::from_rust(state.open().await?.definition()))
         })
-        .build(env)
     }
 
     /// Hands over `rows` rows and queues them, blocking while the COPY
@@ -198,7 +196,10 @@ impl NativeInserter {
         columns: Vec<NativeColumn>,
     ) -> Result<AsyncBlock<()>> {
         let ready = self.ready(rows, &columns)?;
-        AsyncBlockBuilder::new(queue(self.state.clone(), move |sink| ready.piece(sink))).build(env)
+        promise(
+            env,
+            queue(self.state.clone(), move |sink| ready.piece(sink)),
+        )
     }
 
     /// `rows` rows of `columns`, copied out of JS memory: as a batch once
@@ -250,10 +251,10 @@ impl NativeInserter {
             rows as usize,
             &parts,
         ))?;
-        AsyncBlockBuilder::new(queue(self.state.clone(), move |_| {
-            Ok(InsertPiece::Batch(batch))
-        }))
-        .build(env)
+        promise(
+            env,
+            queue(self.state.clone(), move |_| Ok(InsertPiece::Batch(batch))),
+        )
     }
 
     /// Queues bytes of the insert's one Arrow IPC stream (split anywhere;
@@ -261,8 +262,10 @@ impl NativeInserter {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn send_ipc(&self, env: &Env, bytes: Uint8Array) -> Result<AsyncBlock<()>> {
         let bytes = bytes::Bytes::copy_from_slice(&bytes);
-        AsyncBlockBuilder::new(queue(self.state.clone(), |_| Ok(InsertPiece::Ipc(bytes))))
-            .build(env)
+        promise(
+            env,
+            queue(self.state.clone(), |_| Ok(InsertPiece::Ipc(bytes))),
+        )
     }
 
     /// Commits; the rows stored. `rows` rows of `columns`, when given, are
@@ -280,7 +283,7 @@ impl NativeInserter {
             _ => None,
         };
         let state = self.state.clone();
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let mut state = state.lock().await;
             if let Some(last) = last {
                 send_into(&mut state, |sink| last.piece(sink)).await?;
@@ -289,7 +292,6 @@ impl NativeInserter {
             *state = State::Ended;
             Ok(js(stored)? as f64)
         })
-        .build(env)
     }
 
     /// Ends the insert storing nothing; resolves when the connection is
@@ -297,7 +299,7 @@ impl NativeInserter {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn abort(&self, env: &Env) -> Result<AsyncBlock<()>> {
         let state = self.state.clone();
-        AsyncBlockBuilder::new(async move {
+        promise(env, async move {
             let mut state = state.lock().await;
             let aborted = match state.open().await {
                 Ok(_) => match std::mem::replace(&mut *state, State::Ended) {
@@ -310,7 +312,6 @@ impl NativeInserter {
             *state = State::Ended;
             aborted
         })
-        .build(env)
     }
 }
 

@@ -11,6 +11,7 @@
 #![allow(missing_debug_implementations)]
 
 mod arrow_batches;
+mod call;
 mod catalog;
 mod columns;
 mod connection;

@@ -251,8 +251,8 @@ pub use rows::{Column, ColumnIndex, Row, RowValues, Rows, Schema, TypedRows};
 pub use server_version::ServerVersion;
 #[cfg(all(feature = "async", feature = "arrow"))]
 pub use shared::{
-    CancelToken, ConnectionGuard, Gather, InsertPiece, InsertSink, Place, ResultStream,
-    SharedConnection, StreamCanceller,
+    started, CancelToken, ConnectionGuard, Gather, InsertPiece, InsertSink, Place, ResultStream,
+    SharedConnection, Started, StreamCanceller,
 };
 pub use statement::{Statement, ToStatement};
 pub use table_definition::{ColumnDefinition, TableDefinition};

@@ -73,11 +73,12 @@ impl Place {
         let (opened_tx, opened) = oneshot::channel();
         let (outcome_tx, outcome) = oneshot::channel();
         let expected = expected.cloned();
-        tokio::spawn(async move {
+        // Started here, as a result stream's pump is (see `started`).
+        tokio::spawn(super::started(async move {
             let result = feed(guard, &table, expected.as_ref(), pieces, opened_tx).await;
             // Nobody listens when the sink was dropped: nothing to report.
             let _ = outcome_tx.send(result);
-        });
+        }));
         let definition = opened.await.map_err(|_| task_gone())??;
         let schema = SchemaRef::new(crate::arrow::arrow_schema(&definition)?);
         Ok(InsertSink {

@@ -15,6 +15,7 @@ mod grpc;
 mod insert;
 mod line;
 mod sources;
+mod started;
 mod stream;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +29,7 @@ use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 pub use cancel::CancelToken;
 pub use insert::{InsertPiece, InsertSink};
 pub use line::Place;
+pub use started::{started, Started};
 pub use stream::{Gather, ResultStream, StreamCanceller};
 
 use line::Line;

@@ -139,7 +139,9 @@ impl<T: Send + 'static> ResultStream<T> {
                 how: cancel.clone(),
             })?;
         }
-        tokio::spawn(async move {
+        // Started here: the query is sent before this returns, also from a
+        // thread outside the runtime (see `started`).
+        tokio::spawn(super::started(async move {
             let mut guard = guard;
             let inner = guard.inner.clone();
             match start(guard.conn(), query).await {
@@ -160,7 +162,7 @@ impl<T: Send + 'static> ResultStream<T> {
                 tracing::debug!("settling an abandoned result stream: {e}");
             }
             end.done().await;
-        });
+        }));
         let (schema, route) = first_rx.await.map_err(|_| task_gone())??;
         Ok(ends.stream(schema, route, cancel))
     }

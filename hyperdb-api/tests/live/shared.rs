@@ -10,6 +10,7 @@ mod gather;
 mod lifecycle;
 mod params;
 mod routes;
+mod started;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
