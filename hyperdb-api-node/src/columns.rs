@@ -12,14 +12,22 @@ use arrow_array::types::{Date32Type, Date64Type, Decimal128Type, IntervalMonthDa
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, SchemaRef};
+use hyperdb_api::arrow::text_pieces;
 use hyperdb_api::types::{Numeric, SqlType};
 use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
-use crate::error::{invalid, Result};
+use crate::error::{invalid, js, Result};
 use crate::handover::{Handover, Layout};
 
 const MILLIS_PER_DAY: f64 = 86_400_000.0;
+
+/// The longest string V8 makes (`v8::String::kMaxLength` on 64 bits), in
+/// UTF-16 units; a column's text of a batch is one string, so batches are
+/// cut to hold at most this many bytes of it (bytes >= units).
+const JS_STRING_MAX: usize = (1 << 29) - 24;
+const JS_STRING_WHY: &str = "the longest JavaScript string; \
+     read the column as bytes (cast it to BYTEA, or use queryArrowIpc)";
 
 /// A result column's name and type.
 #[napi(object)]
@@ -130,7 +138,11 @@ pub(crate) fn carries_text(column: &ColumnInfo) -> bool {
 pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
     let mut out = Handover::default();
     let mut text = Vec::new();
-    for batch in batches {
+    let pieces = batches
+        .iter()
+        .map(|b| js(text_pieces(b, JS_STRING_MAX, JS_STRING_WHY)))
+        .collect::<Result<Vec<_>>>()?;
+    for batch in pieces.iter().flatten() {
         out.count(batch.num_rows())?;
         for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
             let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);

@@ -143,6 +143,16 @@ pub enum Error {
     #[error("the query returned no rows")]
     NoRows,
 
+    /// A value read is larger than its consumer can hold (a text value past
+    /// the longest string of the consumer's language).
+    #[error("column `{column}`: a value of {bytes} bytes, over the {limit}-byte limit: {message}")]
+    ValueTooLarge {
+        column: String,
+        bytes: usize,
+        limit: usize,
+        message: String,
+    },
+
     /// An OS-level operation outside the wire protocol (spawning, files) failed.
     #[error("{context}: {source}")]
     Io {
@@ -280,7 +290,7 @@ impl Error {
     /// | a value read as the wrong type, a schema mismatch | `42804` datatype_mismatch |
     /// | an unknown column | `42703` undefined_column |
     /// | NULL where a value was required | `23502` / `22004` |
-    /// | a row too large for one COPY message | `54000` program_limit_exceeded |
+    /// | a row too large for one COPY message, a value read too large for its consumer | `54000` program_limit_exceeded |
     /// | no rows where one was required | `02000` no_data |
     /// | no pooled connection in time / pool closed | `HYT00` / `08003` |
     /// | a field of a derived row type ([`Error::Field`]) | its column error's |
@@ -326,6 +336,7 @@ impl Error {
             #[cfg(feature = "arrow")]
             Error::Arrow(_) => "22000",
             Error::NoRows => "02000",
+            Error::ValueTooLarge { .. } => "54000",
             #[cfg(feature = "pool")]
             Error::PoolTimeout { .. } => "HYT00",
             #[cfg(feature = "pool")]

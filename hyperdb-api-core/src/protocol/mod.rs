@@ -32,13 +32,17 @@ pub use statements::{
 /// Caps on what the server may make us buffer.
 ///
 /// A message's declared length is checked against these before any byte of
-/// its body is awaited, so a broken or hostile server cannot make the client
-/// reserve gigabytes by sending a length word.
+/// its body is awaited; the receive buffer grows only as bytes arrive
+/// whatever the cap, so a broken or hostile server cannot make the client
+/// reserve gigabytes by sending a length word alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest control message (errors, descriptions, statuses).
+    /// Largest control message (errors, descriptions, statuses): 1 MiB.
     pub max_control_message: usize,
-    /// Largest `DataRow` or `CopyData` message.
+    /// Largest `DataRow` or `CopyData` message. By default all a length
+    /// word can declare: hyperd sends text values of up to ~1.5 GB, which
+    /// a smaller cap would refuse with the connection broken. Lower it to
+    /// bound what one row may make the client hold.
     pub max_data_message: usize,
 }
 
@@ -46,7 +50,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_control_message: 1 << 20,
-            max_data_message: 256 << 20,
+            max_data_message: i32::MAX as usize,
         }
     }
 }

@@ -37,6 +37,12 @@ use crate::table_definition::{ColumnDefinition, TableDefinition};
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
+/// Where a batch ends in bytes of values (or at 64K rows): about what
+/// hyperd's own Arrow stream puts in a batch (~1 MiB), so that a result
+/// holds as much memory on either route (a reader's read-ahead counts
+/// batches; the inserters' 16 MiB made 32 of them ~500 MiB).
+const READ_BATCH_BYTES: usize = 1 << 20;
+
 /// What a batch does with a timestamp Arrow's microseconds cannot hold
 /// (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +100,7 @@ impl RowBatcher {
             .collect();
         let schema = arrow_schema::Schema::new_with_metadata(fields, positional.metadata().clone());
         Ok(RowBatcher {
-            sink: Some(ArrowRows::new(&table)?),
+            sink: Some(ArrowRows::new(&table)?.with_batch_bytes(READ_BATCH_BYTES)),
             columns: table.column_types(),
             schema: Arc::new(schema),
             frames: BytesMut::new(),

@@ -83,6 +83,7 @@ mod reader;
 mod row_batch;
 pub(crate) mod row_columns;
 mod schema;
+mod text_pieces;
 mod validate;
 
 /// The IPC end-of-stream marker: continuation, then a zero length. hyperd
@@ -116,3 +117,4 @@ pub use schema::{
     accepts, arrow_field, arrow_schema, sql_type, table_definition, HYPER_MAX_LENGTH_KEY,
     HYPER_TYPE_KEY, UTC,
 };
+pub use text_pieces::text_pieces;

@@ -71,6 +71,8 @@ pub(crate) struct ArrowRows {
     flush_at: usize,
     /// The insert failed taking a held batch: no batch goes out any more.
     abandoned: bool,
+    /// A batch ends at this many bytes of values (or `BATCH_ROWS` rows).
+    batch_bytes_max: usize,
 }
 
 /// One column of the open batch.
@@ -132,7 +134,16 @@ impl ArrowRows {
             held: None,
             flush_at: DEFAULT_ARROW_FLUSH_THRESHOLD,
             abandoned: false,
+            batch_bytes_max: BATCH_BYTES,
         })
+    }
+
+    /// Batches end at `bytes` bytes of values instead (a reader's batches,
+    /// see `from_rows`).
+    #[cfg(feature = "async")]
+    pub(crate) fn with_batch_bytes(mut self, bytes: usize) -> ArrowRows {
+        self.batch_bytes_max = bytes;
+        self
     }
 
     /// Sends the open batch: converts its columns, queues the IPC message
@@ -184,7 +195,7 @@ impl ArrowRows {
     pub(crate) fn row_done(&mut self) -> bool {
         self.rows += 1;
         self.rows == BATCH_ROWS
-            || (self.rows.is_multiple_of(64) && self.batch_bytes() >= BATCH_BYTES)
+            || (self.rows.is_multiple_of(64) && self.batch_bytes() >= self.batch_bytes_max)
     }
 
     fn batch_bytes(&self) -> usize {

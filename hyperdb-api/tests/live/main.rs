@@ -32,6 +32,7 @@ mod insert_large;
 mod insert_mapped;
 mod insert_repeat;
 mod interop;
+mod large_values;
 #[cfg(all(feature = "derive", feature = "arrow", feature = "async"))]
 mod lent_rows;
 mod params;

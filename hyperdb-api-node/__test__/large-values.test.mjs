@@ -1,0 +1,40 @@
+// A text value longer than the longest JavaScript string (2^29 - 24
+// characters in V8): hyperd holds it, and the reads that make strings
+// refuse it by name instead of failing in napi (on either route); the
+// connection goes on, and the value reads as BYTEA, as the error says.
+import { describe, it, before } from 'node:test'
+import assert from 'node:assert/strict'
+import { setupHyper, rejectsHyper, drain } from './helpers.mjs'
+
+const ctx = setupHyper()
+let conn
+/** 36 x 15 MB = 540 MB: past 536,870,888 (`repeat` stops at 16 MB). */
+const BIG = 540_000_000
+
+before(async () => {
+  conn = await ctx.connect()
+  await conn.executeCommand(
+    `CREATE TABLE big AS SELECT 1 AS id, string_agg(repeat('x', 15000000), '') AS s, 'tail' AS t FROM generate_series(1, 36)`,
+  )
+})
+
+describe('a text value past the longest JavaScript string', () => {
+  it('is refused with 54000 naming its column, on either route', async () => {
+    for (const read of [
+      () => drain(conn.query('SELECT id, s, t FROM big WHERE id = $1', [1])),
+      () => drain(conn.queryColumns('SELECT id, s, t FROM big')),
+    ]) {
+      const e = await rejectsHyper(read, '54000')
+      assert.match(e.message, /column `s`: a value of 540000000 bytes/)
+      assert.match(e.message, /BYTEA/)
+      assert.equal(await conn.queryScalar('SELECT 42'), 42, 'the connection goes on')
+    }
+  })
+
+  it('reads as BYTEA', async () => {
+    const row = await conn.queryOne('SELECT s::BYTEA AS b, t FROM big')
+    assert.ok(Buffer.isBuffer(row.b))
+    assert.equal(row.b.length, BIG)
+    assert.equal(row.t, 'tail')
+  })
+})
