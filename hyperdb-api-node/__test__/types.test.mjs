@@ -687,3 +687,30 @@ describe('column names as object keys', () => {
     assert.ok(Object.getOwnPropertyDescriptor(row, '__proto__').value instanceof HyperTimestamp)
   })
 })
+
+describe('results without columns', () => {
+  test('SELECT of no columns has its rows in every read style, on either route', async () => {
+    for (const [sql, params] of [
+      ['SELECT FROM generate_series(1, 3)', []],
+      ['SELECT FROM generate_series(1, 3) WHERE $1 = 1', [1]],
+    ]) {
+      // Twice: a plain query's second run may take the other route.
+      for (let run = 0; run < 2; run++) {
+        const what = `${sql}, run ${run}`
+        assert.deepEqual(await conn.queryAll(sql, params), [{}, {}, {}], what)
+        assert.deepEqual(await conn.queryAll(sql, params, { rowMode: 'array' }), [[], [], []], what)
+        assert.equal((await drain(conn.query(sql, params))).length, 3, what)
+        const chunks = await drain(conn.queryColumns(sql, params))
+        assert.equal(
+          chunks.reduce((n, c) => n + c.numRows, 0),
+          3,
+          what,
+        )
+        assert.ok(chunks.every((c) => c.columns.length === 0))
+        const table = await conn.queryArrowTable(sql, params)
+        assert.equal(table.numRows, 3, what)
+        assert.equal(table.numCols, 0, what)
+      }
+    }
+  })
+})

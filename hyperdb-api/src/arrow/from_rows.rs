@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Date32Array, Date64Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, Date32Array, Date64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, SchemaRef};
 use bytes::{BufMut, BytesMut};
 use hyperdb_api_core::error::{DbError, SqlState};
@@ -43,6 +43,9 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 /// batches; the inserters' 16 MiB made 32 of them ~500 MiB).
 const READ_BATCH_BYTES: usize = 1 << 20;
 
+/// Rows of a result without columns counted into one batch.
+const BARE_BATCH_ROWS: usize = 65_536;
+
 /// What a batch does with a timestamp Arrow's microseconds cannot hold
 /// (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +66,15 @@ pub(crate) struct RowBatcher {
     /// Unused: `ArrowRows` writes no frames when batches are taken directly.
     frames: BytesMut,
     past_arrow: PastArrow,
+    /// Rows not yet handed out of a result without columns.
+    bare_rows: usize,
 }
 
 impl RowBatcher {
     /// Fails when a column has a type that has no Arrow form. A result
-    /// without columns (a statement that returns no rows) has an empty
-    /// schema and never yields a batch.
+    /// without columns has an empty schema, and batches that carry only a
+    /// row count: `SELECT FROM t` has rows (hyperd's Arrow stream counts
+    /// them too), a statement without a result has none, and no batch.
     pub(crate) fn new(result: &Schema, past_arrow: PastArrow) -> Result<RowBatcher> {
         if result.is_empty() {
             return Ok(RowBatcher {
@@ -77,6 +83,7 @@ impl RowBatcher {
                 schema: Arc::new(arrow_schema::Schema::empty()),
                 frames: BytesMut::new(),
                 past_arrow,
+                bare_rows: 0,
             });
         }
         // The sink's columns have positional names: a result may repeat a
@@ -105,6 +112,7 @@ impl RowBatcher {
             schema: Arc::new(schema),
             frames: BytesMut::new(),
             past_arrow,
+            bare_rows: 0,
         })
     }
 
@@ -133,6 +141,10 @@ impl RowBatcher {
     /// Adds a row; returns a batch when one is full.
     pub(crate) fn push(&mut self, row: &Row) -> Result<Option<RecordBatch>> {
         let Some(sink) = self.sink.as_mut() else {
+            self.bare_rows += 1;
+            if self.bare_rows == BARE_BATCH_ROWS {
+                return self.take();
+            }
             return Ok(None);
         };
         for (i, column) in self.columns.iter().enumerate() {
@@ -184,6 +196,12 @@ impl RowBatcher {
     }
 
     fn take(&mut self) -> Result<Option<RecordBatch>> {
+        if self.sink.is_none() && self.bare_rows > 0 {
+            let rows = std::mem::take(&mut self.bare_rows);
+            let options = RecordBatchOptions::new().with_row_count(Some(rows));
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), vec![], &options)?;
+            return Ok(Some(batch));
+        }
         let Some(batch) = self
             .sink
             .as_mut()

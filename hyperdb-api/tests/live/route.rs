@@ -506,3 +506,37 @@ fn catalog_lookups_stay_out_of_the_route_book() {
         assert_eq!(rows, columns, "{sql}");
     }
 }
+
+/// A `SELECT` of no columns has rows on every route: `execute_query`'s
+/// Arrow run and its row runs, parameters, and `query_arrow`.
+#[test]
+fn column_less_rows_are_counted_on_every_route() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "bare.hyper");
+    let sql = "SELECT FROM generate_series(1, 3)";
+    let runs: Vec<_> = (0..3)
+        .map(|_| count(c.execute_query(sql).unwrap()))
+        .collect();
+    assert_eq!(
+        runs,
+        vec![
+            (ReadRoute::Arrow, 3),
+            (ReadRoute::DataRows, 3),
+            (ReadRoute::DataRows, 3)
+        ]
+    );
+    let params = "SELECT FROM generate_series(1, 3) WHERE $1 = 1";
+    assert_eq!(
+        count(c.execute_query_params(params, &[&1i32]).unwrap()).1,
+        3
+    );
+    let batches: Vec<RecordBatch> = c
+        .query_arrow("SELECT FROM generate_series(1, 70000)")
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        batches.iter().map(RecordBatch::num_rows).sum::<usize>(),
+        70_000
+    );
+}

@@ -321,6 +321,31 @@ async fn statements_without_a_result_through_query_arrow() {
     assert_eq!(scalar(&conn, "SELECT count(*) FROM x").await, count + 1);
 }
 
+/// A `SELECT` of no columns has rows all the same: batches of no columns
+/// that count them, on either route, in batches and in IPC bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn column_less_rows_are_counted_on_both_routes() {
+    let conn = connect().await;
+    let rows = |batches: &[RecordBatch]| batches.iter().map(RecordBatch::num_rows).sum::<usize>();
+    for (sql, params) in [
+        ("SELECT FROM generate_series(1, 70000)", vec![]),
+        (
+            "SELECT FROM generate_series(1, 70000) WHERE $1 = 1",
+            vec![Value::Int(1)],
+        ),
+    ] {
+        let stream = conn.query_arrow(sql, params.clone()).await.unwrap();
+        let route = stream.read_route();
+        assert!(stream.schema().fields().is_empty(), "{sql}");
+        let batches = drain(stream).await.unwrap();
+        assert_eq!(rows(&batches), 70_000, "{sql} on {route:?}");
+        assert!(batches.iter().all(|b| b.num_columns() == 0));
+        let (schema, bytes) = query_ipc(&conn, sql, params).await;
+        assert!(schema.fields().is_empty());
+        assert_eq!(rows(&decode_ipc(&bytes).1), 70_000, "{sql} as IPC");
+    }
+}
+
 // --- 2. Raw IPC ----------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
