@@ -162,19 +162,25 @@ fn data_row(fields: &[Option<i32>]) -> Vec<u8> {
     frame(b'D', &body)
 }
 
-/// Declared lengths far past the caps (1 MiB for control messages, 256 MiB
-/// for rows and COPY data) are refused from the header alone: a protocol
-/// error, nothing allocated, the connection broken.
+/// Declared lengths past the caps (1 MiB for control messages by default;
+/// rows and COPY data capped here at 256 MiB, by the caller's `Limits`)
+/// are refused from the header alone: a protocol error, nothing
+/// allocated, the connection broken.
 #[test]
 fn huge_declared_lengths_are_refused_from_the_header() {
-    for reply in [
-        header(b'T', i32::MAX),
-        header(b'E', (1 << 20) + 5),
-        header(b'D', (256 << 20) + 5),
-        [described(1), header(b'D', i32::MAX)].concat(),
+    let capped = Limits {
+        max_data_message: 256 << 20,
+        ..Limits::default()
+    };
+    for (reply, limits) in [
+        (header(b'T', i32::MAX), Limits::default()),
+        (header(b'E', (1 << 20) + 5), Limits::default()),
+        (header(b'D', (256 << 20) + 5), capped),
+        ([described(1), header(b'D', i32::MAX)].concat(), capped),
     ] {
         let (endpoint, server, requests) = hostile(reply, Then::Serve);
-        let mut conn = connect(endpoint);
+        let mut conn =
+            Connection::connect_with(&ConnectOptions::new(endpoint).with_limits(limits)).unwrap();
         let (e, heap) = peak_during(|| read_all_rows(&mut conn).unwrap_err());
         assert_eq!(kind(&e), Some(ErrorKind::Protocol), "{e}");
         assert!(e.to_string().contains("limit"), "{e}");
@@ -185,10 +191,12 @@ fn huge_declared_lengths_are_refused_from_the_header() {
     }
 }
 
-/// Lengths under the caps that the server never fills: what arrived is
-/// all that is held, then the cut-off stream is a `Closed` error. Rows
-/// (DataRow path) and COPY data (the Arrow path of a plain query, read
-/// into a buffer aligned for Arrow) alike.
+/// Lengths under the caps that the server never fills (by default rows
+/// and COPY data may declare all a length word can: hyperd sends values of
+/// up to ~1.5 GB): what arrived is all that is held, then the cut-off
+/// stream is a `Closed` error. Rows (DataRow path) and COPY data (the
+/// Arrow path of a plain query, read into a buffer aligned for Arrow)
+/// alike.
 #[test]
 fn large_declared_lengths_allocate_only_what_arrives() {
     let copy_out = [
@@ -200,6 +208,10 @@ fn large_declared_lengths_allocate_only_what_arrives() {
     for (reply, arrow) in [
         (
             [described(1), header(b'D', 250 << 20), vec![0; 1000]].concat(),
+            false,
+        ),
+        (
+            [described(1), header(b'D', i32::MAX), vec![0; 1000]].concat(),
             false,
         ),
         (copy_out, true),
