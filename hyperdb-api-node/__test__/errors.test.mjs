@@ -49,6 +49,22 @@ describe('HyperError', () => {
     assert.equal(ErrorCode.SYNTAX_ERROR, '42601')
   })
 
+  test('napi failures that carry no payload become XX000, argument ones 22023; other errors pass through', async () => {
+    // The mapping every native call goes through (lib/errors.ts).
+    const { toHyperError } = await import('../dist/errors.js')
+    const napi = (code, message) => Object.assign(new Error(message), { code })
+    const internal = toHyperError(napi('GenericFailure', 'Failed to convert rust `String` into napi `string`'))
+    assert.ok(internal instanceof HyperError)
+    assert.equal(internal.code, ErrorCode.INTERNAL_ERROR)
+    assert.match(internal.message, /Failed to convert/)
+    assert.equal(internal.cause.code, 'GenericFailure')
+    assert.equal(toHyperError(napi('StringExpected', 'Expect type String')).code, '22023')
+    const payload = napi('GenericFailure', JSON.stringify({ code: '54000', message: 'too large' }))
+    assert.equal(toHyperError(payload).code, '54000')
+    const mine = new TypeError('not native')
+    assert.equal(toHyperError(mine), mine)
+  })
+
   test('can be constructed and caught like any Error', () => {
     const e = new HyperError({ code: '22000', message: 'm', detail: 'd', hint: 'h', position: 3 })
     assert.ok(e instanceof Error)

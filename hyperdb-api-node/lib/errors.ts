@@ -34,6 +34,10 @@ export const ErrorCode = {
   IN_FAILED_SQL_TRANSACTION: '25P02',
   /** `0A000`: something hyperd or this package does not support. */
   FEATURE_NOT_SUPPORTED: '0A000',
+  /** `54000`: a value too large for where it goes (a text value past the longest JavaScript string). */
+  PROGRAM_LIMIT_EXCEEDED: '54000',
+  /** `XX000`: a failure inside this package or napi (a bug: please report it), `cause` holding napi's error. */
+  INTERNAL_ERROR: 'XX000',
 } as const
 
 export interface HyperErrorFields {
@@ -85,9 +89,29 @@ type Payload = Omit<HyperErrorFields, 'cause'> & { cause?: string[] }
  */
 const NAPI_ARGUMENT = /^(InvalidArg|[A-Za-z]+Expected)$/
 
+/** napi's other statuses: a failure of napi or of the native layer itself. */
+const NAPI_STATUS =
+  /^(GenericFailure|PendingException|Cancelled|EscapeCalledTwice|HandleScopeMismatch|CallbackScopeMismatch|QueueFull|Closing|WouldDeadlock|NoExternalBuffersAllowed|Unknown)$/
+
+/** The fields of the native layer's JSON payload in `e`'s message, if it has one. */
+function payload(e: Error): Payload | undefined {
+  // Thrown before a Promise existed, napi prefixes the payload with "Error: ".
+  const at = e.message.indexOf('{"')
+  if (at < 0 || at > 16) {
+    return undefined
+  }
+  try {
+    const p = JSON.parse(e.message.slice(at)) as Payload
+    return typeof p.code === 'string' && typeof p.message === 'string' ? p : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * The native layer's error (its message is a JSON payload) as a
- * `HyperError`; napi's own refusal of an argument as one with 22023.
+ * `HyperError`; napi's own refusal of an argument as one with 22023, and
+ * any other failure of napi as one with XX000.
  */
 export function toHyperError(e: unknown): unknown {
   if (!(e instanceof Error) || e instanceof HyperError) {
@@ -97,19 +121,11 @@ export function toHyperError(e: unknown): unknown {
   if (typeof status === 'string' && NAPI_ARGUMENT.test(status)) {
     return invalidArgument(e.message.trim(), e)
   }
-  // Thrown before a Promise existed, napi prefixes the payload with "Error: ".
-  const at = e.message.indexOf('{"')
-  if (at < 0 || at > 16) {
-    return e
-  }
-  let p: Payload
-  try {
-    p = JSON.parse((e as Error).message.slice(at)) as Payload
-  } catch {
-    return e
-  }
-  if (typeof p.code !== 'string' || typeof p.message !== 'string') {
-    return e
+  const p = payload(e)
+  if (p === undefined) {
+    return typeof status === 'string' && NAPI_STATUS.test(status)
+      ? new HyperError({ code: ErrorCode.INTERNAL_ERROR, message: e.message, cause: e })
+      : e
   }
   const causes = p.cause ?? []
   let cause: Error | undefined

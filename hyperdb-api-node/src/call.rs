@@ -14,7 +14,7 @@ use napi::bindgen_prelude::{
 };
 use napi::Env;
 
-use crate::error::Result;
+use crate::error::{internal, Result};
 
 /// `call` as a Promise, started on this thread.
 pub(crate) fn promise<T, F>(env: &Env, call: F) -> Result<AsyncBlock<T>>
@@ -22,14 +22,24 @@ where
     T: ToNapiValue + Send + 'static,
     F: Future<Output = Result<T>> + Send + 'static,
 {
-    let call = within_runtime_if_available(|| hyperdb_api::started(call));
-    AsyncBlockBuilder::new(call).build(env)
+    AsyncBlockBuilder::new(start_here(call)?).build(env)
 }
 
 /// `task` run in the background, started on this thread.
-pub(crate) fn spawn_started<F>(task: F)
+pub(crate) fn spawn_started<F>(task: F) -> Result<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    spawn(within_runtime_if_available(|| hyperdb_api::started(task)));
+    spawn(start_here(task)?);
+    Ok(())
+}
+
+/// `fut` polled once on this (JS) thread. A panic there would unwind into
+/// napi's C frames and abort the process; caught, it is an XX000 error, as
+/// a panic in a task is a rejection.
+fn start_here<F: Future + Send + 'static>(fut: F) -> Result<hyperdb_api::Started<F>> {
+    within_runtime_if_available(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hyperdb_api::started(fut)))
+    })
+    .map_err(|_| internal("the call panicked as it started (a bug in hyperdb-api)"))
 }

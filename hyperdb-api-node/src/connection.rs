@@ -131,11 +131,7 @@ impl NativeConnection {
     #[napi]
     pub fn inserter(&self, table: TableRef, expected: Option<TableDef>) -> Result<NativeInserter> {
         let expected = expected.map(|d| d.to_rust()).transpose()?;
-        Ok(NativeInserter::start(
-            self.conn.place(),
-            table.table_name(),
-            expected,
-        ))
+        NativeInserter::start(self.conn.place(), table.table_name(), expected)
     }
 
     /// Cancels the statement running now, if any.

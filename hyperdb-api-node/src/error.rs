@@ -34,6 +34,11 @@ pub(crate) fn to_napi(e: hyperdb_api::Error) -> napi::Error {
     napi::Error::from_reason(Json::Object(payload).to_string())
 }
 
+/// A failure of the binding itself (a panic caught at the boundary): XX000.
+pub(crate) fn internal(message: &str) -> napi::Error {
+    napi::Error::from_reason(json!({ "code": "XX000", "message": message }).to_string())
+}
+
 /// An argument the binding refused before anything was sent.
 pub(crate) fn invalid(what: &str, message: &str) -> napi::Error {
     to_napi(hyperdb_api::Error::InvalidArgument {

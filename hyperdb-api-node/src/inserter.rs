@@ -119,7 +119,7 @@ impl NativeInserter {
         place: Place,
         table: TableName,
         expected: Option<TableDefinition>,
-    ) -> NativeInserter {
+    ) -> Result<NativeInserter> {
         let (tx, rx) = oneshot::channel();
         let schema = Arc::new(OnceLock::new());
         let cell = schema.clone();
@@ -130,13 +130,13 @@ impl NativeInserter {
             }
             // Dropped unopened: the sink drops here and aborts.
             let _ = tx.send(opened);
-        });
-        NativeInserter {
+        })?;
+        Ok(NativeInserter {
             state: Arc::new(Mutex::new(State::Opening(rx))),
             schema,
             rows: 0,
             arrow_schema: None,
-        }
+        })
     }
 
     /// `columns` as an Arrow batch of `schema`; the rows count as handed over.
