@@ -38,3 +38,29 @@ describe('a text value past the longest JavaScript string', () => {
     assert.equal(row.t, 'tail')
   })
 })
+
+describe('inserts whose text together passes the longest JavaScript string', () => {
+  // 56,000 rows of 10,000 characters: 560M characters, more than one
+  // string holds, in fewer rows than a batch's 65,536. The rows share one
+  // string, so this process holds little of it.
+  const ROWS = 56_000
+  const text = 'z'.repeat(10_000)
+
+  it('go in whole through insertRows, addRow and insertColumns', async () => {
+    await conn.executeCommand('CREATE TABLE docs (id INT NOT NULL, body TEXT, blob BYTEA)')
+    const rows = Array.from({ length: ROWS }, (_, i) => [i, text, null])
+    assert.equal(await conn.insertRows('docs', rows), ROWS)
+    const ins = await conn.inserter('docs')
+    for (const row of rows) ins.addRow(row)
+    assert.equal(await ins.execute(), ROWS)
+    const ids = Int32Array.from({ length: ROWS }, (_, i) => i)
+    const bodies = rows.map(() => text)
+    assert.equal(await conn.insertColumns('docs', { id: ids, body: bodies, blob: bodies.map(() => null) }), ROWS)
+    const [n, chars, distinct] = await conn.queryOne(
+      'SELECT count(*), sum(length(body)), count(DISTINCT id) FROM docs',
+      [],
+      { rowMode: 'array' },
+    )
+    assert.deepEqual([n, chars, distinct], [BigInt(3 * ROWS), BigInt(3 * ROWS * text.length), BigInt(ROWS)])
+  })
+})

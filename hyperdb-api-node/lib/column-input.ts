@@ -9,7 +9,7 @@
 import type { ColumnDef, NativeColumn } from './native'
 import { call, ErrorCode, HyperError } from './errors'
 import type { Catalog, TableDefinition, TableName } from './catalog'
-import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
+import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 import { DEFAULT_BATCH_ROWS, openInserter, type HasNative } from './inserter'
 
 type TypedArray =
@@ -30,7 +30,7 @@ export type ColumnValues = TypedArray | readonly unknown[]
 export interface InsertColumnsOptions {
   /** Per column, which rows are NULL (1 or `true` = NULL). */
   nulls?: Record<string, Uint8Array | readonly boolean[]>
-  /** Rows sent a batch (default 65536). */
+  /** Rows sent a batch (default 65536; a batch also ends at 16 Mi characters and bytes of text and binary values). */
   batchRows?: number
 }
 
@@ -65,6 +65,17 @@ class ColumnSource {
     this.direct = own !== undefined && values instanceof own
     this.builder = columnBuilder(column, start, batchRows)
     this.valid = nulls === undefined ? undefined : new Uint8Array(batchRows)
+  }
+
+  /** Whether the column's values may vary in length (strings, bytes), which bounds a batch's rows. */
+  get varies(): boolean {
+    return !this.direct
+  }
+
+  /** Characters or bytes of row `i`'s value (0 for others). */
+  units(i: number): number {
+    const v = this.values[i] as unknown
+    return typeof v === 'string' || v instanceof Uint8Array ? v.length : 0
   }
 
   /** Rows `from .. from + rows` as a native column. */
@@ -114,14 +125,15 @@ export async function insertColumns(
   try {
     const rows = checkShape(def.columns, columns, options.nulls)
     const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
-    const start: BatchStart = { row: 0 }
+    const start: BatchStart = { row: 0, units: 0 }
     const sources = def.columns.map(
       (c) =>
         new ColumnSource(c, columns[c.name], options.nulls?.[c.name], start, Math.min(batchRows, Math.max(rows, 1))),
     )
-    for (let from = 0; from < rows; from += batchRows) {
+    const varying = sources.filter((s) => s.varies)
+    for (let from = 0, n = 0; from < rows; from += n) {
       start.row = from
-      const n = Math.min(batchRows, rows - from)
+      n = batchLength(varying, from, Math.min(batchRows, rows - from))
       const batch = sources.map((s) => s.batch(from, n))
       // The last batch goes with the commit: one crossing, not two.
       if (from + n >= rows) return await call(() => inserter.finish(n, batch))
@@ -162,4 +174,20 @@ function checkShape(
     }
   }
   return rows ?? 0
+}
+
+/**
+ * Rows from `from` in the next batch: at most `most`, ending once the
+ * varying columns' values reach `BATCH_UNITS` characters or bytes (see
+ * there), and at least one.
+ */
+function batchLength(varying: readonly ColumnSource[], from: number, most: number): number {
+  if (varying.length === 0) return most
+  let units = 0
+  let n = 0
+  while (n < most && units < BATCH_UNITS) {
+    for (const s of varying) units += s.units(from + n)
+    n++
+  }
+  return n
 }

@@ -18,10 +18,23 @@ const MS_PER_DAY = 86_400_000
 const I64_MIN = -(2n ** 63n)
 const I64_MAX = 2n ** 63n - 1n
 
-/** Where the batch being gathered starts within the whole insert. */
+/**
+ * Where the batch being gathered starts within the whole insert, and the
+ * characters and bytes its text and binary values hold so far.
+ */
 export interface BatchStart {
   row: number
+  units: number
 }
+
+/**
+ * A batch also ends once its text and binary values reach this many
+ * characters and bytes: a text column of a batch crosses as one string,
+ * which V8 caps at 2^29 - 24 characters (64K rows of 10 KB text failed
+ * with "Invalid string length"), and a batch's memory stays that of the
+ * Rust inserters' (16 MiB).
+ */
+export const BATCH_UNITS = 16 * 1024 * 1024
 
 /** One column's values for the batch being gathered. */
 export abstract class ColumnBuilder {
@@ -443,6 +456,7 @@ abstract class TextLikeBuilder extends ColumnBuilder {
   protected push(s: string, row: number): void {
     this.parts[row] = s
     this.offsets[row + 1] = this.offsets[row] + s.length
+    this.start.units += s.length
   }
 
   protected pushNull(v: unknown, row: number, expected: string): void {
@@ -532,6 +546,7 @@ class BytesBuilder extends ColumnBuilder {
       this.parts[row] = BytesBuilder.EMPTY
     }
     this.offsets[row + 1] = this.offsets[row] + this.parts[row].length
+    this.start.units += this.parts[row].length
   }
 
   protected growValues(capacity: number): void {

@@ -12,7 +12,7 @@ import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDe
 import { native } from './native'
 import { call, callSync, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
 import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
-import { columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
+import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
 /** The rows a batch gathers before it crosses to the native layer. */
 export const DEFAULT_BATCH_ROWS = 65_536
@@ -26,7 +26,10 @@ export const DEFAULT_BATCH_ROWS = 65_536
 const FIRST_ROWS = 1024
 
 export interface InserterOptions {
-  /** Rows a batch holds before it is sent (default 65536). */
+  /**
+   * Rows a batch holds before it is sent (default 65536); a batch also
+   * ends once its text and binary values hold 16 Mi characters and bytes.
+   */
   batchRows?: number
 }
 
@@ -46,7 +49,7 @@ type RowWriter = (row: InsertRow, at: number) => void
 export class Inserter {
   private readonly native: NativeInserter
   private readonly builders: ColumnBuilder[]
-  private readonly start: BatchStart = { row: 0 }
+  private readonly start: BatchStart = { row: 0, units: 0 }
   private readonly batchRows: number
   private readonly writeArray: RowWriter
   private readonly writeObject: RowWriter
@@ -152,7 +155,7 @@ export class Inserter {
       })
     }
     const n = ++this.n
-    if (n === this.batchRows) return true
+    if (n === this.batchRows || this.start.units >= BATCH_UNITS) return true
     if (n === this.capacity) this.grow()
     return false
   }
@@ -206,6 +209,7 @@ export class Inserter {
 
   private nextBatch(): void {
     this.start.row += this.n
+    this.start.units = 0
     this.n = 0
     for (const b of this.builders) b.reset()
   }
