@@ -331,3 +331,34 @@ fn a_dropped_statement_is_closed_with_the_next_request() {
     let again = c.prepare("SELECT v FROM t WHERE id = $1").unwrap();
     assert_eq!(c.query(&again, &[&1]).unwrap().count(), 1);
 }
+
+/// Closes queued by evictions wait for the next extended request: a plain
+/// query that runs as a simple `Query` (its row route, once it has shown a
+/// small result) meets no `CloseComplete` it did not ask for. It used to
+/// fail with 08P01 "simple query: unexpected CloseComplete".
+#[test]
+fn closes_queued_by_evictions_wait_for_an_extended_request() {
+    let dir = temp_dir();
+    let proxy = Proxy::start();
+    let opts = proxy
+        .options(&dir, "evict.hyper")
+        .with_statement_cache_capacity(1);
+    let mut c = Connection::connect_with(&opts).unwrap();
+    table(&mut c);
+    for sql in [
+        "SELECT v FROM t WHERE id = $1",
+        "SELECT v || 'x' FROM t WHERE id = $1",
+    ] {
+        assert_eq!(c.execute_query_params(sql, &[&1]).unwrap().count(), 1);
+    }
+    // The first statement was evicted; its Close is queued. Three runs of a
+    // plain query: the first as Arrow, then as simple `Query`s.
+    for run in 0..3 {
+        let n: i64 = c.query_scalar("SELECT count(*) FROM t").unwrap();
+        assert_eq!(n, 2, "run {run}");
+    }
+    assert_eq!(proxy.count(b'C'), 0, "not sent with a simple Query");
+    c.ping().unwrap();
+    assert_eq!(proxy.count(b'C'), 1, "sent with the next extended request");
+    assert_eq!(lookup(&mut c, 2), vec!["b".to_owned()]);
+}

@@ -102,8 +102,13 @@ pub struct SimpleQueryStart;
 impl SimpleQueryStart {
     /// Queues `sql` as a simple `Query`. One statement only: hyperd refuses
     /// several in one `Query` (0A000) before running any.
+    ///
+    /// Statements queued for closing stay queued for the next extended
+    /// request, whose `Sync` they share: sent before a `Query`, their
+    /// `CloseComplete`s would come where a simple query's reply is, and a
+    /// failed `Close` would make the server skip everything up to a `Sync`,
+    /// the `Query` included.
     pub fn send(session: &mut Session, sql: &str) -> Result<SimpleQueryStart> {
-        session.write_queued_closes()?;
         frontend::query(session.write_buf(), sql)?;
         session.expect_ready();
         session.expect_stream(false);
