@@ -67,9 +67,9 @@ class ColumnSource {
     this.valid = nulls === undefined ? undefined : new Uint8Array(batchRows)
   }
 
-  /** Whether the column's values may vary in length (strings, bytes), which bounds a batch's rows. */
+  /** Whether the column's values vary in length (text, bytes), which bounds a batch's rows. */
   get varies(): boolean {
-    return !this.direct
+    return this.builder.varies
   }
 
   /** Characters or bytes of row `i`'s value (0 for others). */

@@ -54,6 +54,11 @@ export abstract class ColumnBuilder {
   /** Stores `v` as row `row` of the batch, or throws. */
   abstract set(v: unknown, row: number): void
 
+  /** Whether values vary in length (text, bytes): they count toward `BATCH_UNITS`. */
+  get varies(): boolean {
+    return false
+  }
+
   /** Makes room for `capacity` rows, keeping the batch's rows so far. */
   grow(capacity: number): void {
     const rows = this.valid.length
@@ -453,6 +458,10 @@ abstract class TextLikeBuilder extends ColumnBuilder {
     this.offsets = new Uint32Array(capacity + 1)
   }
 
+  override get varies(): boolean {
+    return true
+  }
+
   protected push(s: string, row: number): void {
     this.parts[row] = s
     this.offsets[row + 1] = this.offsets[row] + s.length
@@ -536,6 +545,10 @@ class BytesBuilder extends ColumnBuilder {
   constructor(c: ColumnDef, start: BatchStart, capacity: number) {
     super(c.name, c.sqlType, c.nullable !== false, start, capacity)
     this.offsets = new Uint32Array(capacity + 1)
+  }
+
+  override get varies(): boolean {
+    return true
   }
 
   set(v: unknown, row: number): void {

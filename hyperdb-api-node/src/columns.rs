@@ -138,26 +138,9 @@ pub(crate) fn carries_text(column: &ColumnInfo) -> bool {
 pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
     let mut out = Handover::default();
     let mut text = Vec::new();
-    let pieces = batches
-        .iter()
-        .map(|b| js(text_pieces(b, JS_STRING_MAX, JS_STRING_WHY)))
-        .collect::<Result<Vec<_>>>()?;
-    for batch in pieces.iter().flatten() {
-        out.count(batch.num_rows())?;
-        for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
-            let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
-            out.maybe(nulls.map(|n| n.inner().sliced()).as_ref())?;
-            let parts = parts(field, array)?;
-            out.maybe(parts.values.as_ref())?;
-            out.maybe(parts.offsets.as_ref())?;
-            out.maybe(parts.micros.as_ref())?;
-            match parts.text {
-                Some(t) => {
-                    out.count(text.len())?;
-                    text.push(t);
-                }
-                None => out.no_index(),
-            }
+    for whole in batches {
+        for batch in &js(text_pieces(whole, JS_STRING_MAX, JS_STRING_WHY))? {
+            lay_out(&mut out, &mut text, batch)?;
         }
     }
     let (memory, layout) = out.finish();
@@ -166,6 +149,27 @@ pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
         layout,
         text,
     })
+}
+
+/// One batch into the handover `out`, its columns' strings into `text`.
+fn lay_out(out: &mut Handover, text: &mut Vec<String>, batch: &RecordBatch) -> Result<()> {
+    out.count(batch.num_rows())?;
+    for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
+        let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
+        out.maybe(nulls.map(|n| n.inner().sliced()).as_ref())?;
+        let parts = parts(field, array)?;
+        out.maybe(parts.values.as_ref())?;
+        out.maybe(parts.offsets.as_ref())?;
+        out.maybe(parts.micros.as_ref())?;
+        match parts.text {
+            Some(t) => {
+                out.count(text.len())?;
+                text.push(t);
+            }
+            None => out.no_index(),
+        }
+    }
+    Ok(())
 }
 
 fn parts(field: &Field, array: &ArrayRef) -> Result<Parts> {

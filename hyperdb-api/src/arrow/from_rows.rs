@@ -28,6 +28,7 @@ use hyperdb_api_core::types::{
     ColumnType, FromHyperBinary, SqlType, Timestamp, TimestampTz, ToHyperBinary,
 };
 
+use super::row_batch::BATCH_ROWS;
 use super::schema::arrow_schema;
 use super::ArrowRows;
 use crate::error::{Error, Result};
@@ -42,9 +43,6 @@ const MILLIS_PER_DAY: i64 = 86_400_000;
 /// holds as much memory on either route (a reader's read-ahead counts
 /// batches; the inserters' 16 MiB made 32 of them ~500 MiB).
 const READ_BATCH_BYTES: usize = 1 << 20;
-
-/// Rows of a result without columns counted into one batch.
-const BARE_BATCH_ROWS: usize = 65_536;
 
 /// What a batch does with a timestamp Arrow's microseconds cannot hold
 /// (see the module docs).
@@ -142,7 +140,7 @@ impl RowBatcher {
     pub(crate) fn push(&mut self, row: &Row) -> Result<Option<RecordBatch>> {
         let Some(sink) = self.sink.as_mut() else {
             self.bare_rows += 1;
-            if self.bare_rows == BARE_BATCH_ROWS {
+            if self.bare_rows == BATCH_ROWS {
                 return self.take();
             }
             return Ok(None);

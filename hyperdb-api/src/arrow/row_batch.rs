@@ -48,7 +48,7 @@ use crate::types::SqlType;
 
 /// Rows per record batch: hyperd ingests batches of this size at full speed
 /// (the `ArrowInserter` figures in the benchmark suite use the same).
-const BATCH_ROWS: usize = 65_536;
+pub(crate) const BATCH_ROWS: usize = 65_536;
 
 /// A batch is also sent once its columns hold this many bytes (wide rows).
 const BATCH_BYTES: usize = 16 << 20;

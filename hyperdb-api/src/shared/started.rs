@@ -18,19 +18,32 @@ use std::task::{Context, Poll, Waker};
 /// set timers on its first poll.
 pub fn started<F: Future>(fut: F) -> Started<F> {
     let mut fut = Box::pin(fut);
-    match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(out) => Started::Done(Some(out)),
-        Poll::Pending => Started::Running(fut),
-    }
+    Started(
+        match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(out) => State::Done(Some(out)),
+            Poll::Pending => State::Running(fut),
+        },
+    )
 }
 
 /// See [`started`].
-#[derive(Debug)]
-pub enum Started<F: Future> {
-    /// Still running.
+pub struct Started<F: Future>(State<F>);
+
+enum State<F: Future> {
     Running(Pin<Box<F>>),
     /// Finished on its first poll; `None` once its output was taken.
     Done(Option<F::Output>),
+}
+
+impl<F: Future> std::fmt::Debug for Started<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.0 {
+            State::Running(_) => "running",
+            State::Done(Some(_)) => "done",
+            State::Done(None) => "taken",
+        };
+        f.debug_tuple("Started").field(&state).finish()
+    }
 }
 
 // The output is moved out, never pinned, and the future is boxed.
@@ -40,9 +53,9 @@ impl<F: Future> Future for Started<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        match self.get_mut() {
-            Started::Running(fut) => fut.as_mut().poll(cx),
-            Started::Done(out) => match out.take() {
+        match &mut self.get_mut().0 {
+            State::Running(fut) => fut.as_mut().poll(cx),
+            State::Done(out) => match out.take() {
                 Some(out) => Poll::Ready(out),
                 None => panic!("`Started` polled after it completed"),
             },
@@ -68,7 +81,7 @@ mod tests {
             v
         });
         assert_eq!(steps.load(Ordering::SeqCst), 1, "ran up to its first wait");
-        assert!(matches!(fut, Started::Running(_)));
+        assert!(matches!(fut.0, State::Running(_)));
         let task = tokio::spawn(fut);
         tx.send(7).unwrap();
         assert_eq!(task.await.unwrap(), 7, "woken through the task's waker");
@@ -78,7 +91,7 @@ mod tests {
     #[tokio::test]
     async fn a_future_that_finishes_at_once_keeps_its_output() {
         let fut = started(async { 5 });
-        assert!(matches!(fut, Started::Done(Some(5))));
+        assert!(matches!(fut.0, State::Done(Some(5))));
         assert_eq!(fut.await, 5);
     }
 }
