@@ -23,7 +23,7 @@ use crate::arrow::from_rows::{PastArrow, RowBatcher};
 use crate::arrow::{arrow_cannot_express, ArrowDecoder, AsyncArrowBatches, AsyncArrowIpcChunks};
 use crate::error::Result;
 use crate::params::Params;
-use crate::route::{key, Learn, ReadRoute, RouteBook};
+use crate::route::{key, Learn, ReadRoute, RouteBook, RouteKey};
 use crate::rows::{arrow_eligible, Schema};
 use crate::trace::StatementTrace;
 use crate::value::Value;
@@ -240,7 +240,7 @@ struct Routed<'c> {
 }
 
 impl<'c> Routed<'c> {
-    fn new(book: &'c mut RouteBook, key: u64) -> Routed<'c> {
+    fn new(book: &'c mut RouteBook, key: RouteKey) -> Routed<'c> {
         Routed {
             schema: book.arrow_schema(key),
             learn: Learn::new(book, key),

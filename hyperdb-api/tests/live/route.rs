@@ -388,6 +388,47 @@ fn lookups_with_new_values_go_as_rows_from_the_second_run() {
     );
 }
 
+/// A query written with a new literal each run goes as rows from its
+/// second run on when the results of its shape were small, with the
+/// values of each; a shape whose result was large once starts new
+/// statements as Arrow again, after reading that one right as rows.
+#[test]
+fn new_literals_of_small_shapes_go_as_rows() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "shapes.hyper");
+    make_tables(&mut c);
+    for (run, k) in [41, 57, 63, 99].into_iter().enumerate() {
+        let sql = format!("SELECT {k} + 1 AS x, 'n{k}' AS n");
+        let (route, got) = read(c.execute_query(&sql).unwrap());
+        let (_, want) = read(
+            c.execute_query_by(
+                &format!("SELECT {}::INT AS x, 'n{k}'::TEXT AS n", k + 1),
+                ReadRoute::Arrow,
+            )
+            .unwrap(),
+        );
+        assert_eq!(got, want, "{sql}");
+        let expected = [ReadRoute::Arrow, ReadRoute::DataRows][usize::from(run > 0)];
+        assert_eq!(route, expected, "run {run}: {sql}");
+    }
+    // 10 rows, 20 rows, then 89,990 of the same shape (ids of 5 digits).
+    let above = |id: i32| format!("SELECT id FROM big WHERE id > {id} AND id < 100000");
+    let runs: Vec<_> = [99_989, 99_979, 10_009, 10_019, 99_969]
+        .into_iter()
+        .map(|id| count(c.execute_query(&above(id)).unwrap()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (ReadRoute::Arrow, 10),
+            (ReadRoute::DataRows, 20),
+            (ReadRoute::DataRows, 89_990),
+            (ReadRoute::Arrow, 89_980),
+            (ReadRoute::Arrow, 30),
+        ]
+    );
+}
+
 /// Batch readers of one lookup with new values keep the Arrow run's
 /// schema, NOT NULL included, on the rows route (hyperd's nullability does
 /// not follow a literal's value).
