@@ -147,13 +147,6 @@ const SYNC_REFUSALS = [
     column: 'dt',
     names: ['1969-12-31T23:59:59.999Z'],
   },
-  {
-    label: 'an impossible dateOnly',
-    row: rowWith(3, { dt: dateOnly('2023-02-29') }),
-    code: '42804',
-    column: 'dt',
-    names: ['2023-02-29'],
-  },
   { label: 'a number into TEXT', row: rowWith(3, { tx: 42 }), code: '42804', column: 'tx', names: ['42'] },
   { label: 'a REAL out of range', row: rowWith(3, { r: 1e39 }), code: '22003', column: 'r', names: ['1e+39'] },
   { label: 'a negative OID', row: rowWith(3, { o: -1 }), code: '22003', column: 'o', names: ['-1'] },
@@ -197,6 +190,7 @@ describe('refused values', () => {
       ['tm', new HyperTime(-1n), '22008'],
       ['tm', new HyperTime(86_400_000_001n), '22008'],
       ['iv', new HyperInterval(2 ** 31, 0, 0n), '22003'],
+      ['iv', new HyperInterval(0, 0, 2n ** 62n), '22003'],
       ['ts', new HyperTimestamp(2n ** 63n), '22003'],
     ]
     for (const [column, v, code] of cases) {

@@ -551,6 +551,25 @@ describe('edge values', () => {
     )
   })
 
+  test('dateOnly goes in as parameters take it: ISO and BC years, years past a JS Date', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, dt DATE')
+    const given = ['-4712-01-01', '4713-01-02 BC', '2024-2-9', '275760-09-14', '294276-12-31']
+    await conn.insertRows(
+      table,
+      given.map((d, k) => [k, dateOnly(d)]),
+    )
+    const stored = await conn.queryAll(`SELECT dt::TEXT AS t FROM ${table} ORDER BY id`)
+    assert.deepStrictEqual(
+      stored.map((r) => r.t),
+      ['4713-01-01 BC', '4713-01-02 BC', '2024-02-09', '275760-09-14', '294276-12-31'],
+    )
+    for (const [k, d] of given.entries()) {
+      const viaParam = await conn.queryScalar('SELECT $1::TEXT', [dateOnly(d)])
+      assert.equal(viaParam, stored[k].t, d)
+    }
+  })
+
   test('CHAR(n) drops spaces past n (as Tableau stores them); VARCHAR(n) keeps them', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, c CHAR(3), v VARCHAR(3)')

@@ -122,6 +122,14 @@ describe('string', () => {
     assert.equal(await conn.queryScalar('SELECT $1 IS NULL', ['']), false)
   })
 
+  test('a lone UTF-16 surrogate rejects with 42804 (it would arrive as U+FFFD)', async () => {
+    for (const s of ['a\ud800b', '\udc00', 'x😀\ud83d']) {
+      await rejectsHyper(() => conn.queryScalar('SELECT $1', [s]), '42804', JSON.stringify(s))
+    }
+    await assert.rejects(conn.queryScalar('SELECT $1', ['a\ud800b']), /lone UTF-16 surrogate \(0xD800\)/)
+    await stillWorks()
+  })
+
   test('a string cast to another type', async () => {
     assert.equal(await conn.queryScalar('SELECT $1::INTEGER', ['17']), 17)
     assert.equal(await conn.queryScalar('SELECT $1::JSON', ['{"a": 1}']), '{"a": 1}')
@@ -298,6 +306,21 @@ describe('HyperTimestamp, HyperTime, HyperInterval, dateOnly', () => {
     assert.equal(ts.toISOString(), '2024-03-01T00:00:00.000001')
   })
 
+  test('HyperInterval months and days that are no 32-bit integers reject with 22023', async () => {
+    for (const iv of [
+      new HyperInterval(2 ** 31, 0, 0n),
+      new HyperInterval(0, -(2 ** 31) - 1, 0n),
+      new HyperInterval(1.5, 0, 0n),
+      new HyperInterval(0, 2.7, 0n),
+      new HyperInterval(NaN, 0, 0n),
+      new HyperInterval(0, Infinity, 0n),
+    ]) {
+      await rejectsHyper(() => conn.queryScalar('SELECT $1', [iv]), '22023', `${iv.months} / ${iv.days}`)
+    }
+    const extremes = new HyperInterval(2 ** 31 - 1, -(2 ** 31), -5n)
+    assert.deepStrictEqual(await conn.queryScalar('SELECT $1', [extremes]), extremes)
+  })
+
   test('dateOnly', async () => {
     const r = await roundTrip(dateOnly('2024-02-29'))
     assert.equal(r.kind, 'date')
@@ -306,8 +329,42 @@ describe('HyperTimestamp, HyperTime, HyperInterval, dateOnly', () => {
     assert.equal((await roundTrip(dateOnly('0001-01-01'))).value.toISOString(), '0001-01-01T00:00:00.000Z')
     assert.equal((await roundTrip(dateOnly('9999-12-31'))).value.toISOString(), '9999-12-31T00:00:00.000Z')
     assert.equal(await conn.queryScalar("SELECT $1 = DATE '2024-02-29'", [dateOnly('2024-02-29')]), true)
-    await rejectsHyper(() => conn.queryScalar('SELECT $1', [dateOnly('2024-02-30')]), '22023')
-    await rejectsHyper(() => conn.queryScalar('SELECT $1', [dateOnly('yesterday')]), '22023')
+  })
+
+  test('dateOnly takes ISO and BC years alike, and refuses what is no date at once', async () => {
+    const text = (d) => conn.queryScalar('SELECT $1::TEXT', [dateOnly(d)])
+    for (const [given, want] of [
+      ['-4712-01-01', '4713-01-01 BC'],
+      ['4713-01-01 BC', '4713-01-01 BC'],
+      ['0000-12-31', '0001-12-31 BC'],
+      ['2024-2-9', '2024-02-09'],
+      [' 2024-02-29 AD ', '2024-02-29'],
+      ['+275760-09-14', '275760-09-14'],
+      ['294276-12-31', '294276-12-31'],
+    ]) {
+      assert.equal(await text(given), want, given)
+      assert.equal(dateOnly(given).days, dateOnly(want).days, given)
+    }
+    assert.equal(dateOnly('1970-01-01').days, 0)
+    assert.equal(dateOnly('1969-12-31').days, -1)
+    for (const bad of [
+      '2023-02-29',
+      '2024-02-30',
+      'yesterday',
+      '2000-13-01',
+      '0000-01-01 BC',
+      '-5-01-01 BC',
+      '2024-01-01 12:00',
+      '1234567-01-01',
+      '',
+    ]) {
+      assert.throws(
+        () => dateOnly(bad),
+        (e) => e.code === '22023' && e.message.includes('invalid DATE'),
+        bad,
+      )
+    }
+    await stillWorks()
   })
 })
 

@@ -318,23 +318,15 @@ class DateBuilder extends Int64Builder {
       }
       this.setNumber(ms, row)
     } else if (v instanceof HyperDate) {
-      this.setNumber(this.parse(v.value, row, v), row)
+      const ms = v.days * MS_PER_DAY
+      if (Number.isSafeInteger(ms)) {
+        this.setNumber(ms, row)
+      } else {
+        this.setBigInt(BigInt(v.days) * BigInt(MS_PER_DAY), row, v)
+      }
     } else {
       this.setNull(v, row, 'a Date at midnight UTC or dateOnly(...)')
     }
-  }
-
-  private parse(text: string, row: number, v: unknown): number {
-    const m = /^(-?\d{4,6})-(\d{2})-(\d{2})$/.exec(text)
-    if (m !== null) {
-      const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-      const date = new Date(0)
-      date.setUTCFullYear(y, mo - 1, d)
-      if (date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d) {
-        return date.getTime()
-      }
-    }
-    throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'not a date YYYY-MM-DD')
   }
 }
 
@@ -420,13 +412,17 @@ class IntervalBuilder extends ColumnBuilder {
       this.setNull(v, row, 'a HyperInterval')
       return
     }
-    if (
-      (v.months | 0) !== v.months ||
-      (v.days | 0) !== v.days ||
-      v.micros < I64_MIN / 1000n ||
-      v.micros > I64_MAX / 1000n
-    ) {
+    if ((v.months | 0) !== v.months || (v.days | 0) !== v.days) {
       throw this.refuse(ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE, row, v, 'months and days must be 32-bit integers')
+    }
+    if (v.micros < I64_MIN / 1000n || v.micros > I64_MAX / 1000n) {
+      // Inserts travel as Arrow, whose intervals count nanoseconds in 64 bits.
+      throw this.refuse(
+        ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+        row,
+        v,
+        'an inserted INTERVAL holds at most 2^63 nanoseconds of time (106,751 days): send a longer one as a parameter',
+      )
     }
     this.ints[4 * row] = v.months
     this.ints[4 * row + 1] = v.days

@@ -44,7 +44,7 @@ function toParam(v: ParamValue, i: number): Param {
     case 'bigint':
       return { kind: 'bigint', bigint: v }
     case 'string':
-      return { kind: 'string', text: v }
+      return { kind: 'string', text: wellFormed(v, i) }
   }
   if (v === null) return { kind: 'null' }
   if (v instanceof Date) return { kind: 'date', number: v.getTime() }
@@ -53,9 +53,32 @@ function toParam(v: ParamValue, i: number): Param {
   if (v instanceof HyperTimestamp) return { kind: v.tz ? 'timestamptz' : 'timestamp', bigint: v.micros }
   if (v instanceof HyperTime) return { kind: 'time', bigint: v.micros }
   if (v instanceof HyperInterval) return { kind: 'interval', months: v.months, days: v.days, bigint: v.micros }
-  if (v instanceof HyperDate) return { kind: 'dateonly', text: v.value }
+  if (v instanceof HyperDate) return { kind: 'dateonly', number: v.days }
   throw new HyperError({
     code: ErrorCode.INVALID_PARAMETER_VALUE,
     message: `parameter $${i + 1}: a ${Object.prototype.toString.call(v)} cannot be sent; see ParamValue`,
+  })
+}
+
+/** `String.prototype.isWellFormed`, in Node since 20 (ES2024). */
+type Checkable = string & { isWellFormed(): boolean }
+
+/**
+ * `text`, refused when it holds a lone UTF-16 surrogate: the conversion to
+ * UTF-8 would turn it into U+FFFD, a value other than the one given (the
+ * inserters refuse it too).
+ */
+function wellFormed(text: string, i: number): string {
+  if ((text as Checkable).isWellFormed()) {
+    return text
+  }
+  // Iterating by code points keeps pairs together; a lone half is alone.
+  const lone = [...text].find((c) => c.length === 1 && c.charCodeAt(0) >= 0xd800 && c.charCodeAt(0) <= 0xdfff)
+  const unit = lone?.charCodeAt(0) ?? 0
+  throw new HyperError({
+    code: ErrorCode.DATATYPE_MISMATCH,
+    message:
+      `parameter $${i + 1}: the string holds a lone UTF-16 surrogate ` +
+      `(0x${unit.toString(16).toUpperCase()}), which is not text`,
   })
 }

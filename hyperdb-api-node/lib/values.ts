@@ -12,6 +12,8 @@
  *   `dateOnly('2024-02-29')`, since a JS `Date` parameter is a TIMESTAMPTZ.
  */
 
+import { ErrorCode, HyperError } from './errors'
+
 const MICROS_PER_MILLI = 1000n
 const MICROS_PER_DAY = 86_400_000_000n
 
@@ -139,12 +141,21 @@ export class HyperNumeric {
   }
 }
 
-/** A DATE parameter: `dateOnly('2024-02-29')`. */
+/**
+ * A DATE to send: `dateOnly('2024-02-29')`. Years before 1 as ISO 8601
+ * writes them (`-4712-01-01`, year 0 being 1 BC) or as hyperd prints
+ * them (`4713-01-01 BC`); years past 9999 with more digits. Parsed here,
+ * once, for parameters and inserts alike; text that is no date throws a
+ * `HyperError` (22023) at once.
+ */
 export class HyperDate {
   readonly value: string
+  /** Days since 1970-01-01. */
+  readonly days: number
 
   constructor(value: string) {
     this.value = value
+    this.days = daysOfDate(value)
   }
 
   toString(): string {
@@ -179,6 +190,47 @@ export function timestampMicros(v: bigint): bigint {
  * 1970-01-01 (H. Hinnant's `civil_from_days`): a `Date` ends at year
  * 275760, hyperd's timestamps go on to 294276.
  */
+const DATE_TEXT = /^\s*([+-])?(\d{1,6})-(\d{1,2})-(\d{1,2})(?:\s+(BC|AD))?\s*$/i
+
+/** Days since 1970 of a date's text (see `HyperDate`). */
+function daysOfDate(text: string): number {
+  const m = typeof text === 'string' ? DATE_TEXT.exec(text) : null
+  if (m !== null) {
+    const [, sign, digits, month, day, era] = m
+    const bc = era?.toUpperCase() === 'BC'
+    let y = sign === '-' ? -Number(digits) : Number(digits)
+    if (bc) {
+      y = sign === undefined && y >= 1 ? 1 - y : NaN
+    }
+    const [mo, d] = [Number(month), Number(day)]
+    if (Number.isInteger(y) && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo)) {
+      return daysFromCivil(y, mo, d)
+    }
+  }
+  throw new HyperError({
+    code: ErrorCode.INVALID_PARAMETER_VALUE,
+    message: `invalid DATE ${JSON.stringify(text)}: expected YYYY-MM-DD, -YYYY-MM-DD or YYYY-MM-DD BC`,
+  })
+}
+
+/** Days in `month` of the astronomical `year` (0 is 1 BC). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) {
+    return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  }
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
+}
+
+/** Days since 1970 of a proleptic Gregorian date (the inverse of `civilFromDays`). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year
+  const era = Math.floor(y / 400)
+  const yoe = y - era * 400
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
+  return era * 146_097 + doe - 719_468
+}
+
 function civilFromDays(days: number): [number, number, number] {
   const z = days + 719_468
   const era = Math.floor(z / 146_097)

@@ -349,7 +349,10 @@ export interface Param {
   text?: string
   bytes?: Buffer
   boolean?: boolean
-  /** INTERVAL's months and days. */
+  /**
+   * INTERVAL's months and days, as JS numbers: checked here to be
+   * 32-bit integers (napi's conversion to `i32` would wrap and truncate).
+   */
   months?: number
   days?: number
 }

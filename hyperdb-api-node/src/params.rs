@@ -24,9 +24,10 @@ pub struct Param {
     pub text: Option<String>,
     pub bytes: Option<Buffer>,
     pub boolean: Option<bool>,
-    /// INTERVAL's months and days.
-    pub months: Option<i32>,
-    pub days: Option<i32>,
+    /// INTERVAL's months and days, as JS numbers: checked here to be
+    /// 32-bit integers (napi's conversion to `i32` would wrap and truncate).
+    pub months: Option<f64>,
+    pub days: Option<f64>,
 }
 
 /// Converts the parameters in order; the error names `$n`.
@@ -75,17 +76,19 @@ fn value(p: Param) -> std::result::Result<Value, String> {
             Time::from_micros(bigint_i64(p.bigint.as_ref())?).map_err(|e| e.to_string())?,
         ),
         "interval" => Value::Interval(Interval::new(
-            p.months.unwrap_or(0),
-            p.days.unwrap_or(0),
+            int32(p.months, "months")?,
+            int32(p.days, "days")?,
             bigint_i64(p.bigint.as_ref())?,
         )),
-        "dateonly" => Value::Date(
-            p.text
-                .as_deref()
-                .ok_or("a date without text")?
-                .parse::<Date>()
-                .map_err(|e| e.to_string())?,
-        ),
+        // Days since 1970, parsed by `HyperDate` (one parser for
+        // parameters and inserts).
+        "dateonly" => {
+            let days = p.number.ok_or("a date without days")?;
+            if days.fract() != 0.0 || days.abs() > MAX_SAFE_INTEGER {
+                return Err(format!("a date of {days} days"));
+            }
+            Value::Date(Date::from_unix_days(days as i64).map_err(|e| e.to_string())?)
+        }
         other => return Err(format!("unsupported parameter kind {other:?}")),
     })
 }
@@ -101,6 +104,18 @@ fn number(n: f64) -> Value {
         Value::BigInt(n as i64)
     } else {
         Value::Double(n)
+    }
+}
+
+/// An INTERVAL's months or days: a JS number that is a 32-bit integer.
+fn int32(n: Option<f64>, what: &str) -> std::result::Result<i32, String> {
+    let n = n.unwrap_or(0.0);
+    if n.fract() == 0.0 && n >= f64::from(i32::MIN) && n <= f64::from(i32::MAX) {
+        Ok(n as i32)
+    } else {
+        Err(format!(
+            "an INTERVAL's {what} must be a 32-bit integer, not {n}"
+        ))
     }
 }
 
