@@ -176,6 +176,9 @@ pub enum RowErrorKind {
     OutOfRange,
     /// A string longer than its VARCHAR(n) or CHAR(n) column.
     TooLong,
+    /// A date or time hyperd does not take (a timestamp before 4713 BC, a
+    /// TIME of 24:00:00 or more, a Date64 that is not a whole day).
+    DateTimeOutOfRange,
     /// The row is larger than one COPY message may carry (hyperd takes
     /// at most 150 MiB): a HyperBinary row is never split, so it cannot be
     /// sent. The column named holds the row's largest value.
@@ -190,6 +193,7 @@ impl std::fmt::Display for RowErrorKind {
             RowErrorKind::NullInNotNull => "NULL in a NOT NULL column",
             RowErrorKind::OutOfRange => "value does not fit",
             RowErrorKind::TooLong => "string too long",
+            RowErrorKind::DateTimeOutOfRange => "date or time out of range",
             RowErrorKind::TooLarge => "row too large",
         })
     }
@@ -329,6 +333,7 @@ impl Error {
                 RowErrorKind::ColumnCount => "22023",
                 RowErrorKind::OutOfRange => "22003",
                 RowErrorKind::TooLong => "22001",
+                RowErrorKind::DateTimeOutOfRange => "22008",
                 RowErrorKind::TooLarge => "54000",
             },
             Error::RowCountMismatch { .. } => "XX000",

@@ -441,8 +441,10 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
 }
 
 /// What hyperd does not check itself (measured): NULLs in NOT NULL columns
-/// fail the whole COPY late, and over-long VARCHAR/CHAR values are stored
-/// as they are (CHAR(1) truncated). Rejecting them here keeps the batch out.
+/// fail the whole COPY late, over-long VARCHAR/CHAR values are stored as
+/// they are (CHAR(1) truncated), and dates and times its Arrow reader
+/// refuses fail the COPY naming neither row nor column
+/// (`layout::refused_temporal`). Rejecting them here keeps the batch out.
 /// CHAR(n) values that are longer only by trailing spaces are cut to n
 /// characters ([`SqlType::fit_text`]): then the batch to send instead is
 /// returned.
@@ -464,6 +466,9 @@ fn check_values(
         if !column.is_nullable() && array.null_count() > 0 {
             let row = (0..array.len()).find(|i| array.is_null(*i)).unwrap_or(0);
             return Err(error(row, RowErrorKind::NullInNotNull, "NULL".into()));
+        }
+        if let Some((row, message)) = super::layout::refused_temporal(array.as_ref()) {
+            return Err(error(row, RowErrorKind::DateTimeOutOfRange, message));
         }
         let ty = column.sql_type();
         let limit = match ty {

@@ -300,3 +300,102 @@ fn raw_ipc_into_other_tables_passes_through() {
     // Forwarded as it came (framed, without its end-of-stream marker).
     assert_eq!(unframe(&buf), stream[..stream.len() - 8]);
 }
+
+/// Dates and times hyperd's Arrow reader refuses are refused with their
+/// row and column (22008); NULL slots are not looked at; the edges hyperd
+/// takes pass.
+#[test]
+fn dates_and_times_hyperd_refuses_are_refused_with_their_row() {
+    use arrow_array::{
+        Date64Array, Time32SecondArray, Time64MicrosecondArray, Time64NanosecondArray,
+        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampSecondArray,
+    };
+    const LEAST_MICROS: i64 = -210_863_520_000_000_000;
+    const DAY_MICROS: i64 = 86_400_000_000;
+    let check = |sql_type: SqlType, values: ArrayRef| {
+        let table = TableDefinition::new("t").with_column("v", sql_type);
+        let schema = Schema::new(vec![Field::new("v", values.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![values]).unwrap();
+        ArrowEncoder::new(&table).unwrap().push_batch(&batch)
+    };
+    let refused_at = |r: Result<()>| match r {
+        Err(Error::InvalidRow {
+            row,
+            kind: RowErrorKind::DateTimeOutOfRange,
+            column: Some(c),
+            message,
+        }) if c == "v" => (row, message),
+        other => panic!("{other:?}"),
+    };
+    let refusals: Vec<(SqlType, ArrayRef, u64)> = vec![
+        (
+            SqlType::Date,
+            Arc::new(Date64Array::from(vec![Some(0), None, Some(86_400_001)])),
+            2,
+        ),
+        (
+            SqlType::Timestamp,
+            Arc::new(TimestampMicrosecondArray::from(vec![
+                LEAST_MICROS,
+                LEAST_MICROS - 1,
+            ])),
+            1,
+        ),
+        (
+            SqlType::Timestamp,
+            Arc::new(TimestampMillisecondArray::from(vec![i64::MIN])),
+            0,
+        ),
+        (
+            SqlType::TimestampTz,
+            Arc::new(TimestampSecondArray::from(vec![0, -210_863_520_001]).with_timezone("UTC")),
+            1,
+        ),
+        (
+            SqlType::Time,
+            Arc::new(Time64MicrosecondArray::from(vec![
+                DAY_MICROS - 1,
+                DAY_MICROS,
+            ])),
+            1,
+        ),
+        (
+            SqlType::Time,
+            Arc::new(Time64NanosecondArray::from(vec![-1])),
+            0,
+        ),
+        (
+            SqlType::Time,
+            Arc::new(Time32SecondArray::from(vec![0, 86_399, 86_400])),
+            2,
+        ),
+    ];
+    for (sql_type, values, row) in refusals {
+        let what = format!("{:?}", values.data_type());
+        let (at, message) = refused_at(check(sql_type, values));
+        assert_eq!(at, row, "{what}: {message}");
+        assert!(message.contains("the batch was not inserted"), "{message}");
+    }
+    // What hyperd takes, and values under NULL slots whatever they are.
+    let mut nulls_over_bad = Date64Array::from(vec![Some(0), Some(5)])
+        .into_data()
+        .into_builder();
+    nulls_over_bad = nulls_over_bad.null_bit_buffer(Some(arrow_buffer::Buffer::from([0b01u8])));
+    let nulls_over_bad: ArrayRef = Arc::new(Date64Array::from(nulls_over_bad.build().unwrap()));
+    for (sql_type, values) in [
+        (SqlType::Date, nulls_over_bad),
+        (
+            SqlType::Timestamp,
+            Arc::new(TimestampMicrosecondArray::from(vec![
+                LEAST_MICROS,
+                i64::MAX,
+            ])) as ArrayRef,
+        ),
+        (
+            SqlType::Time,
+            Arc::new(Time64MicrosecondArray::from(vec![0, DAY_MICROS - 1])),
+        ),
+    ] {
+        check(sql_type, values).unwrap();
+    }
+}

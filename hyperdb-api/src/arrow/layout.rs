@@ -3,6 +3,8 @@
 //! as Arrow batches (`row_batch`). Every other type hyperd maps is the same
 //! little-endian value in both.
 
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
 use arrow_buffer::IntervalMonthDayNano;
 
 use crate::types::Date;
@@ -93,6 +95,93 @@ pub(crate) fn arrow_interval(raw: [u8; 16]) -> Option<IntervalMonthDayNano> {
         i32::from_le_bytes([d0, d1, d2, d3]),
         micros.checked_mul(1000)?,
     ))
+}
+
+/// Where a column sent to hyperd holds a date or time its Arrow reader
+/// refuses, and why: a Date64 that is not a whole day, a timestamp before
+/// hyperd's least (4713-01-01 00:00:00 BC), a TIME outside 00:00:00 up to
+/// (not including) 24:00:00. hyperd fails the whole COPY on them with
+/// "error while reading Arrow file" (XX001), naming neither row nor column
+/// (measured). NULL slots are not values, whatever bytes lie under them.
+pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
+    use arrow_array::types::{
+        Date64Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
+        Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
+        TimestampNanosecondType, TimestampSecondType,
+    };
+    use arrow_schema::{DataType, TimeUnit};
+
+    let least = HYPER_MIN_TIMESTAMP - UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY;
+    let day = |per_second: i64| 86_400 * per_second;
+    let (first, why) = match array.data_type() {
+        DataType::Date64 => (
+            first_where::<Date64Type>(array, |ms| ms % MILLIS_PER_DAY != 0),
+            "is no whole day: a Date64 DATE takes midnights only",
+        ),
+        DataType::Timestamp(unit, _) => {
+            let per_micro = |n: i64, per_second: i64| match 1_000_000 / per_second {
+                0 => n.div_euclid(per_second / 1_000_000),
+                f => n.checked_mul(f).unwrap_or(i64::MIN),
+            };
+            let before = |per_second| move |n: i64| per_micro(n, per_second) < least;
+            let first = match unit {
+                TimeUnit::Second => first_where::<TimestampSecondType>(array, before(1)),
+                TimeUnit::Millisecond => {
+                    first_where::<TimestampMillisecondType>(array, before(1_000))
+                }
+                TimeUnit::Microsecond => {
+                    first_where::<TimestampMicrosecondType>(array, before(1_000_000))
+                }
+                TimeUnit::Nanosecond => {
+                    first_where::<TimestampNanosecondType>(array, before(1_000_000_000))
+                }
+            };
+            (
+                first,
+                "is before hyperd's least timestamp, 4713-01-01 00:00:00 BC",
+            )
+        }
+        DataType::Time32(unit) | DataType::Time64(unit) => {
+            let per_second = match unit {
+                TimeUnit::Second => 1,
+                TimeUnit::Millisecond => 1_000,
+                TimeUnit::Microsecond => 1_000_000,
+                TimeUnit::Nanosecond => 1_000_000_000,
+            };
+            let outside = move |n: i64| !(0..day(per_second)).contains(&n);
+            let first = match array.data_type() {
+                DataType::Time32(TimeUnit::Second) => {
+                    first_where::<Time32SecondType>(array, outside)
+                }
+                DataType::Time32(_) => first_where::<Time32MillisecondType>(array, outside),
+                DataType::Time64(TimeUnit::Nanosecond) => {
+                    first_where::<Time64NanosecondType>(array, outside)
+                }
+                _ => first_where::<Time64MicrosecondType>(array, outside),
+            };
+            (
+                first,
+                "is no time of day: hyperd takes 00:00:00 up to, not including, 24:00:00",
+            )
+        }
+        _ => return None,
+    };
+    first.map(|(row, value)| (row, format!("{value} ({}) {why}", array.data_type())))
+}
+
+/// The first non-NULL value of `array` (of type `T`) that `bad` picks.
+fn first_where<T>(array: &dyn Array, bad: impl Fn(i64) -> bool) -> Option<(usize, i64)>
+where
+    T: arrow_array::ArrowPrimitiveType,
+    T::Native: Into<i64>,
+{
+    let values = array.as_primitive_opt::<T>()?;
+    values
+        .values()
+        .iter()
+        .map(|&v| v.into())
+        .enumerate()
+        .find(|&(row, v)| bad(v) && values.is_valid(row))
 }
 
 #[cfg(test)]

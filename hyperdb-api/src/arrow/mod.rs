@@ -62,7 +62,10 @@
 //! a NOT NULL column, no VARCHAR(n)/CHAR(n) value longer than n characters
 //! (hyperd would store it as is, or truncate CHAR(1)), except that a CHAR(n)
 //! value longer only by trailing spaces is sent cut to n characters
-//! ([`crate::types::SqlType::fit_text`]). A rejected batch is
+//! ([`crate::types::SqlType::fit_text`]), no date or time hyperd's Arrow
+//! reader refuses (a Date64 that is no whole day, a timestamp before
+//! 4713-01-01 00:00:00 BC, a TIME outside 00:00:00 up to 24:00:00: 22008,
+//! where hyperd would fail the COPY naming no row). A rejected batch is
 //! not sent. After `finish()`, the row count the server reports must equal
 //! the rows sent ([`crate::Error::RowCountMismatch`]): hyperd stores only
 //! the first of several IPC streams in one COPY and still reports success,
