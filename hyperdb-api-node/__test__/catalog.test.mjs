@@ -246,6 +246,63 @@ describe('transactions', () => {
   })
 })
 
+describe('transactions, one at a time', () => {
+  before(async () => {
+    await conn.executeCommand('CREATE TABLE tx_one (id INTEGER NOT NULL)')
+  })
+
+  const ids = async () => (await conn.queryAll('SELECT id FROM tx_one ORDER BY id')).map((r) => r.id)
+
+  test('a second transaction while one runs rejects with 25001 and sends nothing; the first commits', async () => {
+    await conn.executeCommand('DELETE FROM tx_one')
+    let release
+    const gate = new Promise((resolve) => (release = resolve))
+    const first = conn.transaction(async (tx) => {
+      await tx.executeCommand('INSERT INTO tx_one VALUES (1)')
+      await gate
+      return 'first'
+    })
+    // A ROLLBACK of this one would have undone the first one's row.
+    await rejectsHyper(
+      () =>
+        conn.transaction(async (tx) => {
+          await tx.executeCommand('INSERT INTO tx_one VALUES (2)')
+          throw new Error('never runs')
+        }),
+      '25001',
+    )
+    release()
+    assert.equal(await first, 'first')
+    assert.deepStrictEqual(await ids(), [1])
+    // Nested in fn: refused too, and fn's error rolls the outer one back.
+    await rejectsHyper(
+      () =>
+        conn.transaction(async (tx) => {
+          await tx.executeCommand('INSERT INTO tx_one VALUES (3)')
+          await tx.transaction(async () => undefined)
+        }),
+      '25001',
+    )
+    assert.deepStrictEqual(await ids(), [1])
+    await rejectsHyper(() => conn.transaction(42), '22023')
+  })
+
+  test('leaving a large result early inside a transaction keeps its writes (queryOne, break)', async () => {
+    await conn.executeCommand('DELETE FROM tx_one')
+    const big = 'SELECT g FROM generate_series(1, 2000000) g'
+    await conn.transaction(async (tx) => {
+      await tx.executeCommand('INSERT INTO tx_one VALUES (10)')
+      assert.deepStrictEqual(await tx.queryOne(big), { g: 1 })
+      for await (const row of tx.query(big)) {
+        assert.equal(row.g, 1)
+        break
+      }
+      await tx.executeCommand('INSERT INTO tx_one VALUES (11)')
+    })
+    assert.deepStrictEqual(await ids(), [10, 11])
+  })
+})
+
 describe('databases', () => {
   test('createDatabase, attach with an alias, CREATE TABLE in it via SQL, query, detach', async () => {
     const second = ctx.dbPath('second.hyper')

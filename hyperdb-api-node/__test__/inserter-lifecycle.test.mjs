@@ -4,7 +4,7 @@
 // open wait for it.
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { setupHyper, rejectsHyper, assertHyperError, sleep } from './helpers.mjs'
+import { setupHyper, rejectsHyper, assertHyperError, sleep, withTimeout } from './helpers.mjs'
 import { freshTable, count, assertUsable, assertRefused } from './inserter-helpers.mjs'
 import { Inserter, DEFAULT_BATCH_ROWS } from '../dist/index.mjs'
 
@@ -29,6 +29,23 @@ describe('an inserter that is not executed commits nothing', () => {
     // The table and the connection take a new insert.
     assert.equal(await conn.insertRows(table, [[7, 'seven']]), 1)
     assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 7, s: 'seven' }])
+  })
+
+  test('a refused batchRows (22023) opens nothing: the connection stays free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    const def = await conn.catalog.getTableDefinition(table)
+    for (const batchRows of [0, NaN, Infinity, 2 ** 40, 1.5, '10']) {
+      await rejectsHyper(() => conn.inserter(table, { batchRows }), '22023', `by name, ${batchRows}`)
+      await rejectsHyper(() => conn.insertRows(table, [[1, 'x']], { batchRows }), '22023', `insertRows, ${batchRows}`)
+      assert.throws(
+        () => new Inserter(conn, def, { batchRows }),
+        (e) => e.code === '22023',
+        `definition, ${batchRows}`,
+      )
+      await withTimeout(assertUsable(conn), 5000, `the connection after batchRows ${batchRows}`)
+    }
+    assert.equal(await count(conn, table), 0)
   })
 
   test('[Symbol.asyncDispose]() without execute stores nothing; after execute it keeps the rows', async () => {

@@ -447,6 +447,19 @@ describe('read styles', () => {
         ['n', 'NUMERIC(18,3)', 'numeric'],
       ],
     )
+    // Other statements are described, never run.
+    await conn.executeCommand('CREATE TABLE described (id INTEGER NOT NULL)')
+    await conn.executeCommand('INSERT INTO described VALUES (1), (2)')
+    assert.deepStrictEqual(await conn.describe('DELETE FROM described'), [])
+    assert.deepStrictEqual(await conn.describe('INSERT INTO described VALUES ($1)', [3]), [])
+    assert.deepStrictEqual(await conn.describe('CREATE TABLE never_made (x INT)'), [])
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM described'), 2n)
+    assert.equal(await conn.catalog.hasTable('never_made'), false)
+    assert.deepStrictEqual(await conn.describe('DELETE FROM described RETURNING id'), [
+      { name: 'id', sqlType: 'INTEGER', kind: 'int32', nullable: true },
+    ])
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM described'), 2n)
+    await rejectsHyper(() => conn.describe('DELETE FROM no_such_table'), '42P01')
     // describe on a huge result does not read it.
     const t0 = performance.now()
     assert.equal((await conn.describe(TEN_MILLION)).length, 1)

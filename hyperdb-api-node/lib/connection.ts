@@ -7,9 +7,10 @@
  */
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
-import { call, callSync, closedError, ErrorCode } from './errors'
+import { call, callSync, closedError, ErrorCode, HyperError } from './errors'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
+import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
 import { sendArrow, type ArrowInsertData } from './arrow-input'
 import { Inserter, nativeHandle, type InserterOptions, type InsertRow } from './inserter'
@@ -52,6 +53,8 @@ export interface ConnectOptions {
 
 export class Connection extends Queries {
   private closed = false
+  /** A `transaction()` runs (see there). */
+  private inTransaction = false
 
   private constructor(private readonly conn: NativeConnection) {
     super()
@@ -97,6 +100,18 @@ export class Connection extends Queries {
   /** For `Inserter` and `insertColumns`. */
   [nativeHandle](): NativeConnection {
     return this.native()
+  }
+
+  /**
+   * A statement's columns (names, types, nullability) without reading its
+   * rows. A query is started and abandoned once its columns are known;
+   * any other statement is only described by the server, never run
+   * (describing a `DELETE` deletes nothing; its columns say nullable, as
+   * a description does not tell).
+   */
+  override async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
+    const infos = await call(() => this.native().describe(sql, toParams(params)))
+    return resultColumns(infos)
   }
 
   /**
@@ -188,26 +203,49 @@ export class Connection extends Queries {
    * this rejects with 25P02 (`ErrorCode.IN_FAILED_SQL_TRANSACTION`): it
    * never resolves without the rows stored. Other calls on this connection
    * made meanwhile run inside the transaction too: give a transaction its
-   * own connection when others share it.
+   * own connection when others share it. One transaction runs at a time:
+   * calling `transaction` while one runs on this connection (from another
+   * task, or nested in `fn`) rejects with 25001
+   * (`ErrorCode.ACTIVE_SQL_TRANSACTION`) and sends nothing, since the two
+   * would share one transaction and one's ROLLBACK undo the other's rows.
    */
   async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
-    await this.executeCommand('BEGIN')
-    let result: T
-    try {
-      result = await fn(this)
-    } catch (e) {
-      try {
-        await this.executeCommand('ROLLBACK')
-      } catch {
-        // The connection may be gone; the original error is what matters.
-      }
-      throw e
+    if (typeof fn !== 'function') {
+      throw new HyperError({
+        code: ErrorCode.INVALID_PARAMETER_VALUE,
+        message: `transaction takes an async function, not ${fn === null ? 'null' : typeof fn}`,
+      })
     }
-    // hyperd answers COMMIT with a rollback, and no error, when a statement
-    // in the transaction failed (one whose error `fn` caught): the native
-    // commit then rejects with 25P02 instead of reporting rows stored.
-    await call(() => this.native().commit())
-    return result
+    if (this.inTransaction) {
+      throw new HyperError({
+        code: ErrorCode.ACTIVE_SQL_TRANSACTION,
+        message:
+          'a transaction already runs on this connection: transactions on one connection run one at a time ' +
+          '(await the first, or give each its own connection)',
+      })
+    }
+    this.inTransaction = true
+    try {
+      await this.executeCommand('BEGIN')
+      let result: T
+      try {
+        result = await fn(this)
+      } catch (e) {
+        try {
+          await this.executeCommand('ROLLBACK')
+        } catch {
+          // The connection may be gone; the original error is what matters.
+        }
+        throw e
+      }
+      // hyperd answers COMMIT with a rollback, and no error, when a statement
+      // in the transaction failed (one whose error `fn` caught): the native
+      // commit then rejects with 25P02 instead of reporting rows stored.
+      await call(() => this.native().commit())
+      return result
+    } finally {
+      this.inTransaction = false
+    }
   }
 
   /** Schemas, tables and databases. */

@@ -30,6 +30,8 @@ export const ErrorCode = {
   STRING_DATA_RIGHT_TRUNCATION: '22001',
   /** `22008`: a date or time out of the range an insert takes, or that Arrow cannot hold. */
   DATETIME_FIELD_OVERFLOW: '22008',
+  /** `25001`: a `transaction()` called while another runs on the same connection. */
+  ACTIVE_SQL_TRANSACTION: '25001',
   /** `25P02`: a transaction was rolled back, not committed, because a statement in it failed. */
   IN_FAILED_SQL_TRANSACTION: '25P02',
   /** `0A000`: something hyperd or this package does not support. */

@@ -73,12 +73,19 @@ export class Inserter {
   /** @internal An inserter opened by name (`Inserter.open`). */
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options?: InserterOptions)
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options: InserterOptions = {}) {
+    // Options first: an inserter once open holds the connection's place.
+    this.batchRows = batchRows(options.batchRows)
     const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
     this.native = native
     this.columns = def.columns
-    this.batchRows = batchRows(options.batchRows)
     this.capacity = Math.min(this.batchRows, FIRST_ROWS)
-    this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.capacity))
+    try {
+      this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.capacity))
+    } catch (e) {
+      // Let go of the connection's place that the open took.
+      native.abort().catch(() => undefined)
+      throw e
+    }
     this.writeArray = rowWriter(this.builders, 'array')
     this.writeObject = rowWriter(this.builders, 'object')
   }
@@ -89,6 +96,7 @@ export class Inserter {
     table: TableName | TableDefinition,
     options: InserterOptions = {},
   ): Promise<Inserter> {
+    batchRows(options.batchRows)
     return new Inserter(conn, isDefinition(table) ? table : await openByName(conn, table), options)
   }
 

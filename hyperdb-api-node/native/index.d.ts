@@ -65,6 +65,11 @@ export declare class NativeConnection {
    * refused (`Place::query_row_batches`).
    */
   queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null, forRows?: boolean | undefined | null): Promise<NativeBatchStream>
+  /**
+   * The columns a statement would return, from the server's description
+   * of it: nothing runs (`Place::describe`).
+   */
+  describe(sql: string, params: Array<Param>): Promise<Array<ColumnInfo>>
   /** Runs a query; its result as one Arrow IPC stream (see `queryBatches`). */
   queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
   /**

@@ -13,6 +13,7 @@ use napi_derive::napi;
 
 use crate::call::promise;
 use crate::catalog::{TableDef, TableRef};
+use crate::columns::{column_infos, ColumnInfo};
 use crate::error::{invalid, js, Result};
 use crate::inserter::NativeInserter;
 use crate::params::{values, Param, MAX_SAFE_INTEGER};
@@ -104,6 +105,22 @@ impl NativeConnection {
                 place.query_arrow(&sql, params, token.as_ref()).await
             };
             NativeBatchStream::open(js(stream)?).await
+        })
+    }
+
+    /// The columns a statement would return, from the server's description
+    /// of it: nothing runs (`Place::describe`).
+    #[napi(ts_return_type = "Promise<Array<ColumnInfo>>")]
+    pub fn describe(
+        &self,
+        env: &Env,
+        sql: String,
+        params: Vec<Param>,
+    ) -> Result<AsyncBlock<Vec<ColumnInfo>>> {
+        let place = self.conn.place();
+        let params = values(params)?;
+        promise(env, async move {
+            column_infos(&js(place.describe(&sql, &params).await)?)
         })
     }
 

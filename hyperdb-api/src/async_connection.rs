@@ -252,11 +252,17 @@ impl AsyncConnection {
     /// [`prepare`](Self::prepare) declaring the first `types.len()`
     /// parameters' types; see [`crate::Connection::prepare_typed`].
     pub async fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
+        let oids = declared_types(sql, types)?;
+        self.prepare_oids(sql, &oids).await
+    }
+
+    /// [`prepare`](Self::prepare) with the parameters' type OIDs (0 for
+    /// one the server infers).
+    pub(crate) async fn prepare_oids(&mut self, sql: &str, oids: &[u32]) -> Result<Statement> {
         let trace = self.trace("prepare", sql, 0);
         let prepared = async {
-            let oids = declared_types(sql, types)?;
             let name = self.client.statements().next_name("s");
-            let description = self.client.prepare(&name, sql, &oids).await?;
+            let description = self.client.prepare(&name, sql, oids).await?;
             Ok((name, description))
         };
         let (name, description) = trace.result(prepared.await, |_| None)?;

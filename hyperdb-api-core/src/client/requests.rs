@@ -91,6 +91,11 @@ macro_rules! request_methods {
         /// the figures). A query not yet described is read until it is: a
         /// command (`NoData`) is then drained, never cancelled.
         ///
+        /// Inside a transaction block the rest is read whatever its size:
+        /// a cancelled statement fails the transaction (hyperd then rolls
+        /// it back at `COMMIT`), and leaving a result early (a `break`, a
+        /// `query_one`) must not lose the transaction's writes.
+        ///
         /// The cancel names the session, not the statement, so it must not
         /// be able to reach another one: it goes out only once the
         /// stream's request went out whole (sent here first if a dropped
@@ -106,7 +111,9 @@ macro_rules! request_methods {
                 self.flush() $($aw)* ?;
             }
             let mut read = 0usize;
-            let mut cancelled = false;
+            // Not cancelling is the same as having cancelled already.
+            let mut cancelled = self.state.session.transaction_status()
+                != crate::protocol::backend::TransactionStatus::Idle;
             while !self.drain_received() {
                 if !cancelled
                     && read >= crate::client::ABANDONED_DRAIN_BYTES

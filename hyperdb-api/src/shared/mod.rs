@@ -280,6 +280,29 @@ impl Place {
         crate::async_connection::commit(guard.conn()).await
     }
 
+    /// The columns `sql` would return with `params`, as batches of it
+    /// declare them ([`Place::query_row_batches`]). A query (`SELECT`,
+    /// `WITH`, `VALUES`, `TABLE`) is started and abandoned once its schema
+    /// is known: a read changes nothing, and its schema says which columns
+    /// are NOT NULL. Any other statement is only described by the server
+    /// (`Parse`, `Describe`), never run, so describing a `DELETE` deletes
+    /// nothing; its columns are nullable, as a description does not say.
+    pub async fn describe(self, sql: &str, params: &[Value]) -> Result<arrow_schema::SchemaRef> {
+        if crate::rows::arrow_eligible(sql) {
+            let stream = self.query_row_batches(sql, params.to_vec(), None).await?;
+            return Ok(stream.schema().clone());
+        }
+        let mut guard = self.lock().await?;
+        let conn = guard.conn();
+        let types = crate::params::Params::encode(&Value::as_params(params))?
+            .types()
+            .to_vec();
+        let statement = conn.prepare_oids(sql, &types).await?;
+        let batcher =
+            crate::arrow::from_rows::RowBatcher::new(statement.schema(), PastArrow::Wrap)?;
+        Ok(batcher.schema().clone())
+    }
+
     /// [`SharedConnection::execute_command`] in this place.
     pub async fn execute_command(self, sql: &str, params: &[Value]) -> Result<u64> {
         let mut guard = self.lock().await?;

@@ -334,3 +334,36 @@ fn the_cancel_of_a_dropped_result_never_reaches_the_next_statement() {
         }
     });
 }
+
+/// Inside a transaction a dropped result is read to its end, not cancelled:
+/// a cancelled statement fails the transaction (hyperd then rolls it back
+/// at COMMIT), and leaving a result early must not lose the transaction's
+/// writes. Outside one (the test above) it is cancelled.
+#[test]
+fn a_dropped_result_inside_a_transaction_is_read_not_cancelled() {
+    let dir = crate::common::temp_dir();
+    let mut c = crate::common::connect(&dir, "abandoned_tx.hyper");
+    c.execute_command("CREATE TABLE kept (id INT NOT NULL)")
+        .unwrap();
+    let big = "SELECT g FROM generate_series(1, 3000000) g";
+    c.execute_command("BEGIN").unwrap();
+    c.execute_command("INSERT INTO kept VALUES (1)").unwrap();
+    for run in 0..2 {
+        // The first run of the text goes as Arrow, the second too (a large
+        // result); the parameterized one as DataRows.
+        let mut rows = c.execute_query(big).unwrap();
+        rows.next_row().unwrap().unwrap();
+        drop(rows);
+        let mut rows = c.execute_query_params(big, &[]).unwrap();
+        rows.next_row().unwrap().unwrap();
+        drop(rows);
+        let mut batches = c.query_arrow(big).unwrap();
+        batches.next().unwrap().unwrap();
+        drop(batches);
+        c.execute_command(&format!("INSERT INTO kept VALUES ({})", run + 2))
+            .unwrap();
+    }
+    c.execute_command("COMMIT").unwrap();
+    let ids: i64 = c.query_scalar("SELECT sum(id) FROM kept").unwrap();
+    assert_eq!(ids, 1 + 2 + 3, "every insert of the transaction is stored");
+}
