@@ -152,6 +152,21 @@ describe('arguments', () => {
       'HyperProcess parameter not a string': () => HyperProcess.start({ parameters: { log_config: 5 } }),
       'endpoint not a string': () => Connection.connect({ endpoint: 5432 }),
       'insertRows rows not iterable': () => conn.insertRows('nn', 5),
+      'query option misspelt': () => conn.queryAll('SELECT 1', [], { rowmode: 'array' }),
+      'query options not an object': () => conn.queryAll('SELECT 1', [], 'array'),
+      'query options null': () => conn.queryAll('SELECT 1', [], null),
+      'connect option misspelt': () => ctx.connect({ queryTimeoutMS: 100 }),
+      'connect without options': () => Connection.connect(),
+      'queryTimeoutMs NaN': () => ctx.connect({ queryTimeoutMs: NaN }),
+      'queryTimeoutMs 0.5': () => ctx.connect({ queryTimeoutMs: 0.5 }),
+      'queryTimeoutMs 2^32': () => ctx.connect({ queryTimeoutMs: 2 ** 32 }),
+      'queryTimeoutMs -1': () => ctx.connect({ queryTimeoutMs: -1 }),
+      'connectTimeoutMs Infinity': () => ctx.connect({ connectTimeoutMs: Infinity }),
+      'HyperProcess option misspelt': () => HyperProcess.start({ transprot: 'tcp' }),
+      'catalog option misspelt': () => conn.catalog.createSchema('s', { ifnotexists: true }),
+      'inserter option misspelt': () => conn.insertRows('nn', [[1]], { batchrows: 10 }),
+      'insertColumns option misspelt': () => conn.insertColumns('nn', { a: [1] }, { nul: {} }),
+      'transaction without a function': () => conn.transaction(42),
     }
     for (const [name, f] of Object.entries(refused)) {
       const err = await rejectsHyper(f, '22023', name)
@@ -196,6 +211,18 @@ describe('use after close', () => {
     // A Catalog taken before close() also reports 08003 (today: 08006).
     await rejectsHyper(() => catalog.hasTable('nn'), '08003', 'catalog taken before close')
     await rejectsHyper(() => catalog.getTableNames(), '08003', 'catalog taken before close')
+  })
+
+  test('cancel() ends a statement that close() waits for', async () => {
+    const c = await ctx.connect()
+    const long = c.queryScalar(LONG_QUERY)
+    long.catch(() => undefined)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const closing = c.close()
+    await c.cancel()
+    await rejectsHyper(() => long, '57014')
+    await withTimeout(closing, 10_000, 'close() after cancel()')
+    await rejectsHyper(() => c.cancel(), '08003', 'cancel() once closed')
   })
 
   test('calls made before close() still complete (10 rounds)', async () => {

@@ -69,6 +69,32 @@ describe('gRPC on a server started with grpc: true', () => {
     await rejectsHyper(c.queryAll('SELEC 1'), '42601')
     assert.equal(await c.queryScalar('SELECT 9'), 9)
   })
+
+  test('statements that write are refused before sending (22023); the table is unchanged', async () => {
+    await ctx.ready()
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    const before = await c.queryScalar('SELECT count(*) FROM items')
+    for (const sql of ["INSERT INTO items VALUES (-1, 'x', 1)", 'DELETE FROM items', 'CREATE TABLE u (x INT)']) {
+      const e = await rejectsHyper(() => c.queryAll(sql), '22023', sql)
+      assert.match(e.message, /gRPC runs queries/)
+    }
+    assert.equal(await c.queryScalar('SELECT count(*) FROM items'), before)
+  })
+
+  test('close(): later calls reject with 08003; Symbol.asyncDispose closes', async () => {
+    await ctx.ready()
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    assert.equal(await c.queryScalar('SELECT 10'), 10)
+    await c.close()
+    assert.equal(c.isClosed, true)
+    await rejectsHyper(() => c.queryScalar('SELECT 1'), '08003')
+    await rejectsHyper(() => c.cancel(), '08003')
+    // What `await using` calls (Node 20 does not parse the statement).
+    const d = await grpc(ctx.hyper.grpcEndpoint)
+    assert.equal(await d.queryScalar('SELECT 11'), 11)
+    await d[Symbol.asyncDispose]()
+    assert.equal(d.isClosed, true)
+  })
 })
 
 describe('gRPC on a server that persists results', () => {

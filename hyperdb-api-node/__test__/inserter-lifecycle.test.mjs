@@ -31,6 +31,50 @@ describe('an inserter that is not executed commits nothing', () => {
     assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table}`), [{ id: 7, s: 'seven' }])
   })
 
+  test('conn.cancel() ends insertRows from an endless source at its next batch (57014), storing nothing', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    let produced = 0
+    async function* endless() {
+      for (;;) yield [produced++, 'x']
+    }
+    const inserting = conn.insertRows(table, endless())
+    inserting.catch(() => undefined)
+    while (produced < 200_000) await sleep(5)
+    await conn.cancel()
+    const at = produced
+    await withTimeout(
+      rejectsHyper(() => inserting, '57014'),
+      10_000,
+      'insertRows after cancel',
+    )
+    assert.ok(produced - at < 4 * DEFAULT_BATCH_ROWS, `${produced - at} rows taken after the cancel`)
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+    // addRow after a cancel: refused once the COPY has ended.
+    const ins = await conn.inserter(table)
+    for (let k = 0; k < DEFAULT_BATCH_ROWS; k++) ins.addRow([k, 'y'])
+    await conn.cancel()
+    const refused = await withTimeout(
+      (async () => {
+        for (let k = 0; ; k++) {
+          try {
+            ins.addRow([k, 'z'])
+          } catch (e) {
+            return e
+          }
+          if (k % 1000 === 0) await sleep(0)
+        }
+      })(),
+      10_000,
+      'addRow after cancel',
+    )
+    assert.equal(refused.code, '57014')
+    await ins.cancel()
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+  })
+
   test('a refused batchRows (22023) opens nothing: the connection stays free', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')

@@ -4,6 +4,7 @@
  */
 import type { NativeConnection, TableDef, TableRef } from './native'
 import { call, ErrorCode, HyperError } from './errors'
+import { checkOptions } from './options'
 
 /** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
 export type TableName = string | { database?: string; schema?: string; name: string }
@@ -84,6 +85,7 @@ export class Catalog {
   }
 
   async createSchema(schema: TableName, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    checkOptions(options, ['ifNotExists'], 'catalog.createSchema')
     await this.op(options.ifNotExists ? 'createSchemaIfNotExists' : 'createSchema', schema)
   }
 
@@ -99,6 +101,7 @@ export class Catalog {
   }
 
   async createTable(table: TableDefinition, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    checkOptions(options, ['ifNotExists'], 'catalog.createTable')
     await call(() => this.conn().createTable(toDef(table), options.ifNotExists === true))
   }
 
@@ -107,6 +110,7 @@ export class Catalog {
   }
 
   async dropTable(table: TableName, options: { ifExists?: boolean } = {}): Promise<void> {
+    checkOptions(options, ['ifExists'], 'catalog.dropTable')
     await this.op(options.ifExists ? 'dropTableIfExists' : 'dropTable', table)
   }
 
@@ -137,10 +141,12 @@ export class Catalog {
   }
 
   async createDatabase(path: string, options: { ifNotExists?: boolean } = {}): Promise<void> {
+    checkOptions(options, ['ifNotExists'], 'catalog.createDatabase')
     await this.op(options.ifNotExists ? 'createDatabaseIfNotExists' : 'createDatabase', undefined, path)
   }
 
   async dropDatabase(path: string, options: { ifExists?: boolean } = {}): Promise<void> {
+    checkOptions(options, ['ifExists'], 'catalog.dropDatabase')
     await this.op(options.ifExists ? 'dropDatabaseIfExists' : 'dropDatabase', undefined, path)
   }
 }

@@ -10,7 +10,7 @@ import type { ColumnDef, NativeColumn } from './native'
 import { call, ErrorCode, HyperError } from './errors'
 import type { Catalog, TableDefinition, TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
-import { DEFAULT_BATCH_ROWS, openInserter, type HasNative } from './inserter'
+import { batchRows as checkBatchRows, openInserter, type HasNative } from './inserter'
 
 type TypedArray =
   | Int8Array
@@ -121,10 +121,11 @@ export async function insertColumns(
   columns: Readonly<Record<string, ColumnValues>>,
   options: InsertColumnsOptions = {},
 ): Promise<number> {
+  // Options first: an inserter once open holds the connection's place.
+  const batchRows = checkBatchRows(options, ['nulls', 'batchRows'])
   const { native: inserter, def } = await openInserter(conn, table)
   try {
     const rows = checkShape(def.columns, columns, options.nulls)
-    const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
     const start: BatchStart = { row: 0, units: 0 }
     const sources = def.columns.map(
       (c) =>

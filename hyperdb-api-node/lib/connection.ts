@@ -7,7 +7,8 @@
  */
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
-import { call, callSync, closedError, ErrorCode, HyperError } from './errors'
+import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument } from './errors'
+import { checkMillis, checkOptions } from './options'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
@@ -51,6 +52,18 @@ export interface ConnectOptions {
   settings?: Record<string, string>
 }
 
+const CONNECT_OPTIONS = [
+  'endpoint',
+  'database',
+  'createMode',
+  'user',
+  'password',
+  'requireAuth',
+  'connectTimeoutMs',
+  'queryTimeoutMs',
+  'settings',
+]
+
 export class Connection extends Queries {
   private closed = false
   /** A `transaction()` runs (see there). */
@@ -75,6 +88,10 @@ export class Connection extends Queries {
 
   /** Connects, and creates or opens `database` according to `createMode`. */
   static async connect(options: ConnectOptions): Promise<Connection> {
+    if (options === undefined) throw invalidArgument('Connection.connect takes options: { endpoint, ... }')
+    checkOptions(options, CONNECT_OPTIONS, 'Connection.connect')
+    checkMillis(options.connectTimeoutMs, 'connectTimeoutMs')
+    checkMillis(options.queryTimeoutMs, 'queryTimeoutMs')
     const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
     const conn = await call(() =>
       native.NativeConnection.connect({
@@ -211,10 +228,7 @@ export class Connection extends Queries {
    */
   async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
     if (typeof fn !== 'function') {
-      throw new HyperError({
-        code: ErrorCode.INVALID_PARAMETER_VALUE,
-        message: `transaction takes an async function, not ${fn === null ? 'null' : typeof fn}`,
-      })
+      throw invalidArgument(`transaction takes an async function, not ${fn === null ? 'null' : typeof fn}`)
     }
     if (this.inTransaction) {
       throw new HyperError({
@@ -254,9 +268,14 @@ export class Connection extends Queries {
     return new Catalog(() => this.native())
   }
 
-  /** Cancels the statement running on this connection now, if any (it fails with 57014). */
+  /**
+   * Cancels the statement running on this connection now, if any (it fails
+   * with 57014); also while `close()` waits for it to end.
+   */
   async cancel(): Promise<void> {
-    return call(this.native().cancel())
+    // Also while `close()` waits for a running statement: the way to end it.
+    if (this.closed && this.conn.isClosed) throw closedError()
+    return call(this.conn.cancel())
   }
 
   /** Closes the connection after the calls queued before it; later calls reject (08003). */

@@ -6,8 +6,9 @@
  */
 import type { NativeBatchStream, NativeGrpcConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
-import { call } from './errors'
+import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
+import { checkOptions } from './options'
 
 export interface GrpcConnectOptions {
   /** `HyperProcess.grpcEndpoint`. */
@@ -27,11 +28,15 @@ export interface GrpcConnectOptions {
 }
 
 export class GrpcConnection extends Queries {
+  private closed = false
+
   private constructor(private readonly conn: NativeGrpcConnection) {
     super()
   }
 
   static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
+    if (options === undefined) throw invalidArgument('GrpcConnection.connect takes options: { endpoint, ... }')
+    checkOptions(options, ['endpoint', 'database', 'transferMode', 'settings'], 'GrpcConnection.connect')
     const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
     const conn = await call(() =>
       native.NativeGrpcConnection.connect({
@@ -48,15 +53,37 @@ export class GrpcConnection extends Queries {
   // needed to cancel one that waits: an abort closes the stream, and
   // `cancel()` sends CancelQuery.
   protected openBatches(sql: string, params: Param[]): Promise<NativeBatchStream> {
-    return this.conn.queryBatches(sql, params)
+    return this.native().queryBatches(sql, params)
   }
 
   protected openIpc(sql: string, params: Param[]): Promise<NativeIpcStream> {
-    return this.conn.queryIpc(sql, params)
+    return this.native().queryIpc(sql, params)
   }
 
   /** Cancels the query most recently started on this connection. */
   async cancel(): Promise<void> {
-    await call(this.conn.cancel())
+    await call(() => this.native().cancel())
+  }
+
+  /**
+   * Closes the connection: later calls reject (08003). Results already
+   * open read on to their end (each is a stream of its own); the channel
+   * goes with the last of them.
+   */
+  async close(): Promise<void> {
+    this.closed = true
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  private native(): NativeGrpcConnection {
+    if (this.closed) throw closedError()
+    return this.conn
   }
 }

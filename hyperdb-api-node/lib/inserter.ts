@@ -11,6 +11,7 @@
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
 import { call, callSync, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
+import { checkOptions } from './options'
 import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
@@ -74,7 +75,7 @@ export class Inserter {
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options?: InserterOptions)
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options: InserterOptions = {}) {
     // Options first: an inserter once open holds the connection's place.
-    this.batchRows = batchRows(options.batchRows)
+    this.batchRows = batchRows(options)
     const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
     this.native = native
     this.columns = def.columns
@@ -96,7 +97,7 @@ export class Inserter {
     table: TableName | TableDefinition,
     options: InserterOptions = {},
   ): Promise<Inserter> {
-    batchRows(options.batchRows)
+    batchRows(options)
     return new Inserter(conn, isDefinition(table) ? table : await openByName(conn, table), options)
   }
 
@@ -323,7 +324,10 @@ export function canonical(table: TableDefinition): TableDef {
   return callSync(() => native.canonicalTable(toDef(table)))
 }
 
-function batchRows(n: number | undefined): number {
+/** Checks `options` (an insert's) and returns its batch size. */
+export function batchRows(options: InserterOptions | undefined, known: readonly string[] = ['batchRows']): number {
+  checkOptions(options, known, 'an insert')
+  const n = options?.batchRows
   if (n === undefined) return DEFAULT_BATCH_ROWS
   if (!Number.isInteger(n) || n < 1 || n > 16_777_216) {
     throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `batchRows must be 1..2^24, not ${n}` })

@@ -12,6 +12,7 @@
  */
 import { native, type NativeProcess } from './native'
 import { call } from './errors'
+import { checkMillis, checkOptions } from './options'
 
 export interface HyperProcessOptions {
   /**
@@ -51,6 +52,21 @@ export class HyperProcess {
   private constructor(private readonly process: NativeProcess) {}
 
   static async start(options: HyperProcessOptions = {}): Promise<HyperProcess> {
+    checkOptions(
+      options,
+      [
+        'transport',
+        'grpc',
+        'hyperdPath',
+        'logDir',
+        'parameters',
+        'defaultDatabaseVersion',
+        'password',
+        'startTimeoutMs',
+      ],
+      'HyperProcess.start',
+    )
+    checkMillis(options.startTimeoutMs, 'startTimeoutMs')
     const parameters = options.parameters === undefined ? undefined : Object.entries(options.parameters)
     const process = await call(() =>
       native.NativeProcess.start({

@@ -8,6 +8,7 @@ import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } fro
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
 import { call, canceledError, HyperError, invalidArgument } from './errors'
+import { checkOptions } from './options'
 import { toParams, type ParamValue } from './params'
 import {
   columnChunk,
@@ -65,6 +66,7 @@ export function loadArrow(): Promise<Arrow> {
  * is not an `AbortSignal` a TypeError from deep inside.
  */
 function checkReadOptions(options: RowQueryOptions): void {
+  checkOptions(options, ['signal', 'bigint', 'rowMode'], 'a query')
   const { rowMode, bigint, signal } = options
   if (rowMode !== undefined && rowMode !== 'object' && rowMode !== 'array') {
     throw invalidArgument(`rowMode is 'object' or 'array', not ${String(rowMode)}`)

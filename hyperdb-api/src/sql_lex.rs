@@ -1,7 +1,8 @@
 //! Walking SQL text without parsing it: where the parts that are not SQL
 //! code (string literals, quoted identifiers, comments, dollar-quoted
 //! strings) end. One lexer for the scanners that need it: the placeholder
-//! count of a prepared statement and the route book's statement key.
+//! count of a prepared statement, the route book's statement key, and a
+//! statement's first word.
 
 /// If a part that is not code starts at `b[i]` (a string literal, `E'..'`
 /// with backslash escapes, a quoted identifier, a `--` or `/* */`
@@ -27,6 +28,29 @@ pub(crate) fn skip_unlexed(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// The statement's first word (its keyword), past spaces, parentheses and
+/// comments; empty when it starts with something else.
+#[cfg(any(feature = "grpc", test))]
+pub(crate) fn first_word(sql: &str) -> &str {
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            c if c.is_ascii_whitespace() || c == b'(' => i += 1,
+            b'-' | b'/' => match skip_unlexed(b, i) {
+                Some(end) => i = end,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let len = b[i..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    &sql[i..i + len]
 }
 
 /// Whether the byte before `at` continues an identifier.
@@ -93,5 +117,28 @@ fn skip_dollar_quoted(b: &[u8], i: usize) -> usize {
     match b[body..].windows(tag.len()).position(|w| w == tag) {
         Some(at) => body + at + tag.len(),
         None => b.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_word;
+
+    #[test]
+    fn first_words_skip_spaces_parentheses_and_comments() {
+        for (sql, word) in [
+            ("SELECT 1", "SELECT"),
+            ("  (select 1)", "select"),
+            (
+                "-- a comment\n/* and /* nested */ one */ WITH x AS (SELECT 1) TABLE x",
+                "WITH",
+            ),
+            ("insert into t values (1)", "insert"),
+            ("", ""),
+            ("$1", ""),
+            ("- 1", ""),
+        ] {
+            assert_eq!(first_word(sql), word, "{sql:?}");
+        }
     }
 }

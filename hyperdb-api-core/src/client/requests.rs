@@ -94,7 +94,9 @@ macro_rules! request_methods {
         /// Inside a transaction block the rest is read whatever its size:
         /// a cancelled statement fails the transaction (hyperd then rolls
         /// it back at `COMMIT`), and leaving a result early (a `break`, a
-        /// `query_one`) must not lose the transaction's writes.
+        /// `query_one`) must not lose the transaction's writes. Unless a
+        /// request is queued behind the stream: that is a dropped
+        /// transaction's `ROLLBACK`, and the rest is cancelled as outside.
         ///
         /// The cancel names the session, not the statement, so it must not
         /// be able to reach another one: it goes out only once the
@@ -113,7 +115,8 @@ macro_rules! request_methods {
             let mut read = 0usize;
             // Not cancelling is the same as having cancelled already.
             let mut cancelled = self.state.session.transaction_status()
-                != crate::protocol::backend::TransactionStatus::Idle;
+                != crate::protocol::backend::TransactionStatus::Idle
+                && !self.state.session.stream_queued_behind();
             while !self.drain_received() {
                 if !cancelled
                     && read >= crate::client::ABANDONED_DRAIN_BYTES

@@ -294,6 +294,18 @@ impl AsyncGrpcConnection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> Result<Pending> {
+        if writes(sql) {
+            let trace = StatementTrace::start(call, sql, params.len(), self.slow);
+            let e = Error::invalid_argument(
+                "sql",
+                format!(
+                    "gRPC runs queries, not {}: hyperd would run it and report no result \
+                     it had; run it on a Connection",
+                    crate::sql_lex::first_word(sql).to_uppercase()
+                ),
+            );
+            return trace.result(Err(e), |_| None);
+        }
         let mut query = self.query.clone();
         query.sql = sql.to_owned();
         if !params.is_empty() {
@@ -329,6 +341,47 @@ impl AsyncGrpcConnection {
         let (result, trace) = self.start(pending).await?;
         Ok(AsyncGrpcArrowIpcChunks::new(result, trace))
     }
+}
+
+/// Whether `sql` is a statement that writes or changes the session (its
+/// first word), which Hyper's gRPC service runs and then answers with a
+/// result that does not match what it did (an `INSERT` "reported 2 rows
+/// but 0 arrived", a `CREATE TABLE` a 22000), so a caller that retried
+/// would write twice. Refused before anything is sent; anything else
+/// (queries, and a misspelt word, which hyperd answers with 42601) goes.
+fn writes(sql: &str) -> bool {
+    const WRITES: [&str; 28] = [
+        "insert",
+        "update",
+        "delete",
+        "merge",
+        "create",
+        "drop",
+        "alter",
+        "truncate",
+        "copy",
+        "begin",
+        "start",
+        "commit",
+        "end",
+        "rollback",
+        "abort",
+        "savepoint",
+        "release",
+        "set",
+        "reset",
+        "grant",
+        "revoke",
+        "attach",
+        "detach",
+        "vacuum",
+        "checkpoint",
+        "lock",
+        "comment",
+        "discard",
+    ];
+    let word = crate::sql_lex::first_word(sql);
+    WRITES.iter().any(|k| word.eq_ignore_ascii_case(k))
 }
 
 /// A query ready to send, and what its trace records.

@@ -10,6 +10,8 @@
 //!
 //! [`SharedConnection`]: super::SharedConnection
 
+use std::sync::atomic::Ordering;
+
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
@@ -173,6 +175,8 @@ async fn feed(
     mut pieces: mpsc::Receiver<Message>,
     opened: oneshot::Sender<Result<TableDefinition>>,
 ) -> Result<u64> {
+    let inner = guard.inner.clone();
+    let cancels_before = inner.cancels.load(Ordering::SeqCst);
     let conn = guard.conn();
     // The table's definition comes from the inserter's own lookup, in its
     // transaction: one catalog query per insert.
@@ -192,7 +196,19 @@ async fn feed(
             opened.send(Err(e))
         }
     };
-    while let Some(message) = pieces.recv().await {
+    loop {
+        // A cancel ends the COPY now (see `Inner::cancels`), whether it
+        // came while a piece was written or while waiting for one.
+        let message = tokio::select! {
+            biased;
+            () = inner.cancelled.notified() => None,
+            message = pieces.recv() => message,
+        };
+        if inner.cancels.load(Ordering::SeqCst) != cancels_before {
+            failed = cancelled();
+            break;
+        }
+        let Some(message) = message else { break };
         let written = match message {
             Message::Piece(InsertPiece::Batch(batch)) => inserter.insert_batch(&batch).await,
             Message::Piece(InsertPiece::Ipc(bytes)) => inserter.insert_ipc(&bytes).await,
@@ -211,6 +227,16 @@ async fn feed(
         tracing::debug!("settling an aborted insert: {e}");
     }
     Err(failed)
+}
+
+/// The insert's error after [`SharedConnection::cancel`](super::SharedConnection::cancel):
+/// 57014, as hyperd reports a cancelled statement.
+fn cancelled() -> Error {
+    let db = hyperdb_api_core::error::DbError::new(
+        Some(hyperdb_api_core::error::SqlState::QUERY_CANCELED),
+        "the insert was cancelled: nothing is stored",
+    );
+    Error::Client(hyperdb_api_core::Error::server(db))
 }
 
 fn task_gone() -> Error {

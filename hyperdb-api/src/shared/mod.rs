@@ -58,6 +58,12 @@ pub(crate) struct Inner {
     line: std::sync::Mutex<Line>,
     /// Wakes places when the place served changes.
     turn: Notify,
+    /// [`SharedConnection::cancel`] calls so far, and their wake-up: an
+    /// insert's feed task ends its COPY on one (`insert::feed`), since the
+    /// server's cancel alone reaches the client only at the COPY's end, and
+    /// the producer would go on handing over rows until then.
+    pub(crate) cancels: std::sync::atomic::AtomicU64,
+    pub(crate) cancelled: Notify,
 }
 
 impl Inner {
@@ -142,6 +148,8 @@ impl SharedConnection {
                 waiting_changed: Notify::new(),
                 line: std::sync::Mutex::new(Line::default()),
                 turn: Notify::new(),
+                cancels: std::sync::atomic::AtomicU64::new(0),
+                cancelled: Notify::new(),
             }),
         }
     }
@@ -218,6 +226,8 @@ impl SharedConnection {
         if self.inner.conn.try_lock().is_ok() {
             return Ok(());
         }
+        self.inner.cancels.fetch_add(1, Ordering::SeqCst);
+        self.inner.cancelled.notify_waiters();
         Ok(self.inner.cancel.cancel_async().await?)
     }
 

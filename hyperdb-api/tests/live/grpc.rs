@@ -723,3 +723,37 @@ fn spooled_bytes(dir: &std::path::Path, prefix: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// Statements that write are refused before anything is sent (hyperd's
+/// gRPC runs them, then answers with a result that does not match: a
+/// caller that retried would write twice); queries and misspelt words go.
+#[test]
+fn statements_that_write_are_refused_before_sending() {
+    let dir = crate::common::temp_dir();
+    let path = dir.path().join("grpc_writes.hyper");
+    let mut pg = Connection::connect_with(
+        &server()
+            .connect_options()
+            .with_database(&path, hyperdb_api::CreateMode::Create),
+    )
+    .unwrap();
+    pg.execute_command("CREATE TABLE t (id INT)").unwrap();
+    let c =
+        GrpcConnection::connect_with(&options(TransferMode::Sync).with_database(&path).unwrap())
+            .unwrap();
+    for sql in [
+        "INSERT INTO t VALUES (1), (2)",
+        "  /* a note */ delete from t",
+        "CREATE TABLE u (x INT)",
+        "(UPDATE t SET id = 3)",
+        "DROP TABLE t",
+    ] {
+        let e = c.query_scalar::<i64>(sql).unwrap_err();
+        assert_eq!(e.sqlstate(), "22023", "{sql}: {e}");
+        assert!(e.to_string().contains("gRPC runs queries"), "{e}");
+    }
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 0);
+    assert!(!pg.catalog().has_table("u").unwrap());
+    let typo = c.query_scalar::<i64>("SELEC 1").unwrap_err();
+    assert_eq!(typo.sqlstate(), "42601", "{typo}");
+}

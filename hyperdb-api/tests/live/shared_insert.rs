@@ -295,3 +295,39 @@ async fn a_sink_by_name_takes_the_table_its_name_resolves_to() {
     assert_eq!(err.sqlstate(), "42804", "{err}");
     assert_eq!(count(&conn, "sink_tmp").await, 2);
 }
+
+/// `SharedConnection::cancel` during an insert ends its COPY at once: the
+/// next piece the producer hands over fails with 57014 (before, the
+/// producer went on handing over rows until it finished, the server's
+/// cancel unseen), nothing is stored, and the connection is usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_ends_an_insert_at_its_next_piece() {
+    let (conn, _dir) = connect().await;
+    table(&conn, "sink_cancel").await;
+    let mut sink = conn.insert_sink("sink_cancel", None).await.unwrap();
+    let schema = sink.schema().clone();
+    sink.send(InsertPiece::Batch(batch(&schema, &[Some(1), Some(2)])))
+        .await
+        .unwrap();
+    conn.cancel().await.unwrap();
+    let mut refused = None;
+    for i in 0..100 {
+        if let Err(e) = sink.send(InsertPiece::Batch(batch(&schema, &[Some(i)]))).await {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (at, e) = refused.expect("pieces were still taken after the cancel");
+    assert!(at <= 3, "refused only at piece {at}");
+    assert_eq!(e.sqlstate(), "57014", "{e}");
+    assert!(e.to_string().contains("insert was cancelled"), "{e}");
+    assert_eq!(count(&conn, "sink_cancel").await, 0);
+    // A cancel with nothing running sends nothing, and the next insert works.
+    conn.cancel().await.unwrap();
+    let mut sink = conn.insert_sink("sink_cancel", None).await.unwrap();
+    sink.send(InsertPiece::Batch(batch(&schema, &[Some(7)])))
+        .await
+        .unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 1);
+    assert_eq!(count(&conn, "sink_cancel").await, 1);
+}
