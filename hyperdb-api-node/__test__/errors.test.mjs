@@ -5,7 +5,16 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import path from 'node:path'
 import { setupHyper, rejectsHyper, drain, withTimeout, LONG_QUERY, makeTempDir, removeDir } from './helpers.mjs'
-import { HyperProcess, Connection, HyperError, ErrorCode } from '../dist/index.mjs'
+import {
+  HyperProcess,
+  Connection,
+  HyperError,
+  ErrorCode,
+  HyperTime,
+  HyperTimestamp,
+  HyperInterval,
+  numeric,
+} from '../dist/index.mjs'
 
 const ctx = setupHyper()
 let conn
@@ -167,6 +176,12 @@ describe('arguments', () => {
       'inserter option misspelt': () => conn.insertRows('nn', [[1]], { batchrows: 10 }),
       'insertColumns option misspelt': () => conn.insertColumns('nn', { a: [1] }, { nul: {} }),
       'transaction without a function': () => conn.transaction(42),
+      'hasTable(null)': () => conn.catalog.hasTable(null),
+      'inserter(null)': () => conn.inserter(null),
+      'numeric() of a number': async () => numeric(19.99),
+      'HyperTime of a number': async () => new HyperTime(1.5),
+      'HyperTimestamp of a number': async () => new HyperTimestamp(5),
+      'HyperInterval micros of a number': async () => new HyperInterval(0, 0, 5),
     }
     for (const [name, f] of Object.entries(refused)) {
       const err = await rejectsHyper(f, '22023', name)

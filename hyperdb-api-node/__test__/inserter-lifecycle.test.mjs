@@ -75,6 +75,18 @@ describe('an inserter that is not executed commits nothing', () => {
     await assertUsable(conn)
   })
 
+  test('cancel() while execute() commits waits for the commit, which stands', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+    const ins = await conn.inserter(table)
+    for (let k = 0; k < 1000; k++) ins.addRow([k, 'x'])
+    const executing = ins.execute()
+    await ins.cancel()
+    assert.equal(await executing, 1000)
+    assert.equal(await count(conn, table), 1000)
+    await assertUsable(conn)
+  })
+
   test('a refused batchRows (22023) opens nothing: the connection stays free', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')

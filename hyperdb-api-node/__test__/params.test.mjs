@@ -143,6 +143,12 @@ describe('boolean, null, undefined', () => {
     assert.equal(await conn.queryScalar('SELECT NOT $1', [false]), true)
   })
 
+  test('holes of a sparse array are NULL, as undefined is', async () => {
+    // eslint-disable-next-line no-sparse-arrays
+    assert.deepStrictEqual(await conn.queryOne('SELECT $1::INT AS a, $2::INT AS b', [, 2]), { a: null, b: 2 })
+    assert.equal(await conn.queryScalar('SELECT $1::INT IS NULL', new Array(1)), true)
+  })
+
   test('null and undefined are NULL', async () => {
     assert.equal(await conn.queryScalar('SELECT $1::INTEGER', [null]), null)
     assert.equal(await conn.queryScalar('SELECT $1::TEXT', [undefined]), null)

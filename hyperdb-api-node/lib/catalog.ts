@@ -3,7 +3,7 @@
  * `TableDefinition`, the shape tables are created from and described as.
  */
 import type { NativeConnection, TableDef, TableRef } from './native'
-import { call, ErrorCode, HyperError } from './errors'
+import { call, ErrorCode, HyperError, invalidArgument } from './errors'
 import { checkOptions } from './options'
 
 /** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
@@ -54,7 +54,13 @@ function checkInt(n: number): number {
 }
 
 export function tableRef(name: TableName): TableRef {
-  return typeof name === 'string' ? { name } : { database: name.database, schema: name.schema, name: name.name }
+  if (typeof name === 'string') return { name }
+  if (typeof name !== 'object' || name === null || typeof name.name !== 'string') {
+    throw invalidArgument(
+      `a table name is a string or { name, schema?, database? }, not ${name === null ? 'null' : typeof name}`,
+    )
+  }
+  return { database: name.database, schema: name.schema, name: name.name }
 }
 
 export function toDef(t: TableDefinition): TableDef {

@@ -59,6 +59,8 @@ export class Inserter {
   /** Rows the builders hold now. */
   private capacity: number
   private ended = false
+  /** `execute()`'s commit, once it started. */
+  private executing: Promise<number> | undefined
   /** The table's columns, in order. */
   readonly columns: readonly ColumnDef[]
 
@@ -182,19 +184,31 @@ export class Inserter {
   async execute(): Promise<number> {
     this.check()
     this.ended = true
-    try {
-      // The last batch goes with the commit: one crossing, not two.
-      const rows = this.n
-      return await call(() => (rows > 0 ? this.native.finish(rows, this.columnsOfBatch()) : this.native.finish()))
-    } catch (e) {
-      await this.native.abort().catch(() => undefined)
-      throw e
-    }
+    const executing = (async () => {
+      try {
+        // The last batch goes with the commit: one crossing, not two.
+        const rows = this.n
+        return await call(() => (rows > 0 ? this.native.finish(rows, this.columnsOfBatch()) : this.native.finish()))
+      } catch (e) {
+        await this.native.abort().catch(() => undefined)
+        throw e
+      }
+    })()
+    this.executing = executing
+    return executing
   }
 
-  /** Ends the insert storing nothing; the connection is free when this resolves. */
+  /**
+   * Ends the insert storing nothing; the connection is free when this
+   * resolves. Once `execute()` runs, its commit is under way: this waits
+   * for it instead (and what it stored stays).
+   */
   async cancel(): Promise<void> {
     this.ended = true
+    if (this.executing !== undefined) {
+      await this.executing.catch(() => undefined)
+      return
+    }
     await call(this.native.abort())
   }
 
@@ -287,7 +301,7 @@ export class OpenedInserter {
 }
 
 function isDefinition(table: TableName | TableDefinition): table is TableDefinition {
-  return typeof table === 'object' && 'columns' in table
+  return typeof table === 'object' && table !== null && 'columns' in table
 }
 
 /** An inserter into `table`, checked against the server's definition once the COPY starts. */

@@ -30,7 +30,8 @@ export function toParams(values: readonly ParamValue[] | undefined): Param[] {
   if (!Array.isArray(values)) {
     throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: 'params must be an array' })
   }
-  return values.map(toParam)
+  // Holes of a sparse array are NULL, as `undefined` is.
+  return Array.from(values, toParam)
 }
 
 function toParam(v: ParamValue, i: number): Param {

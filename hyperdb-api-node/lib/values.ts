@@ -12,10 +12,18 @@
  *   `dateOnly('2024-02-29')`, since a JS `Date` parameter is a TIMESTAMPTZ.
  */
 
-import { ErrorCode, HyperError } from './errors'
+import { ErrorCode, HyperError, invalidArgument } from './errors'
 
 const MICROS_PER_MILLI = 1000n
 const MICROS_PER_DAY = 86_400_000_000n
+
+/** `micros` when it is a `bigint` (a `number` of microseconds may already be rounded). */
+function exactMicros(micros: bigint, what: string): bigint {
+  if (typeof micros !== 'bigint') {
+    throw invalidArgument(`${what} takes microseconds as a bigint (${String(micros)}n), not a ${typeof micros}`)
+  }
+  return micros
+}
 
 function pad(n: number | bigint, width: number): string {
   return n.toString().padStart(width, '0')
@@ -28,7 +36,7 @@ export class HyperTimestamp {
   readonly tz: boolean
 
   constructor(micros: bigint, tz = false) {
-    this.micros = micros
+    this.micros = exactMicros(micros, 'HyperTimestamp')
     this.tz = tz
   }
 
@@ -86,7 +94,7 @@ export class HyperTime {
   readonly micros: bigint
 
   constructor(micros: bigint) {
-    this.micros = micros
+    this.micros = exactMicros(micros, 'HyperTime')
   }
 
   static format(micros: bigint): string {
@@ -113,7 +121,7 @@ export class HyperInterval {
   constructor(months: number, days: number, micros: bigint) {
     this.months = months
     this.days = days
-    this.micros = micros
+    this.micros = exactMicros(micros, 'HyperInterval')
   }
 
   toString(): string {
@@ -130,6 +138,10 @@ export class HyperNumeric {
   readonly value: string
 
   constructor(value: string) {
+    if (typeof value !== 'string') {
+      // A number would have been rounded already: 0.1 + 0.2 is not 0.3.
+      throw invalidArgument(`numeric() takes the exact decimal text, not a ${typeof value}`)
+    }
     if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(value)) {
       throw new RangeError(`not a decimal number: ${JSON.stringify(value)}`)
     }

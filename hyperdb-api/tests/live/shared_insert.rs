@@ -312,7 +312,10 @@ async fn a_cancel_ends_an_insert_at_its_next_piece() {
     conn.cancel().await.unwrap();
     let mut refused = None;
     for i in 0..100 {
-        if let Err(e) = sink.send(InsertPiece::Batch(batch(&schema, &[Some(i)]))).await {
+        if let Err(e) = sink
+            .send(InsertPiece::Batch(batch(&schema, &[Some(i)])))
+            .await
+        {
             refused = Some((i, e));
             break;
         }
