@@ -97,6 +97,20 @@ describe('statement errors', () => {
     await stillWorks()
   })
 
+  test('a NUL byte in the SQL: 22023 at its offset in the caller text, on every route', async () => {
+    for (const [f, at] of [
+      [() => conn.queryAll('SELECT 1\0'), 8],
+      [() => conn.queryAll('SELECT 1\0', [], { rowMode: 'array' }), 8],
+      [() => conn.queryAll('SELECT $1\0', [1]), 9],
+      [() => conn.executeCommand('SELECT 1\0'), 8],
+      [() => conn.queryArrowTable('SELECT 1\0'), 8],
+    ]) {
+      const e = await rejectsHyper(f, '22023')
+      assert.ok(e.message.includes(`NUL byte at offset ${at}`), e.message)
+    }
+    await stillWorks()
+  })
+
   test('missing table: 42P01', async () => {
     const err = await rejectsHyper(() => conn.queryAll('SELECT * FROM no_such_table'), '42P01')
     assert.match(err.message, /no_such_table/)

@@ -710,6 +710,7 @@ describe('results without columns', () => {
         const table = await conn.queryArrowTable(sql, params)
         assert.equal(table.numRows, 3, what)
         assert.equal(table.numCols, 0, what)
+        await rejectsHyper(() => conn.queryScalar(sql, params), '42703', `queryScalar: ${what}`)
       }
     }
   })

@@ -303,6 +303,10 @@ export abstract class Queries {
     if (row === null) {
       throw new HyperError({ code: '02000', message: 'the query returned no rows' })
     }
+    if (row.length === 0) {
+      // As Rust's `query_scalar` reports it (ColumnNotFound).
+      throw new HyperError({ code: '42703', message: 'the query returned no columns: a scalar is its first' })
+    }
     return row[0]
   }
 

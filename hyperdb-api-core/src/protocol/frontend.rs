@@ -58,13 +58,21 @@ fn message(
     Ok(())
 }
 
+/// Refuses a string a message cannot carry (it ends at a NUL byte); `what`
+/// names it in the error. For callers that wrap a caller's text in more
+/// (a `COPY (...)`), so that the offset is the caller's.
+pub fn check_cstr(s: &str, what: &str) -> Result<()> {
+    match s.bytes().position(|b| b == 0) {
+        Some(at) => Err(Error::invalid_input(format!(
+            "{what} contains a NUL byte at offset {at}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Appends a NUL-terminated string; `what` names it in the error.
 fn cstr(buf: &mut BytesMut, s: &str, what: &str) -> Result<()> {
-    if let Some(at) = s.bytes().position(|b| b == 0) {
-        return Err(Error::invalid_input(format!(
-            "{what} contains a NUL byte at offset {at}"
-        )));
-    }
+    check_cstr(s, what)?;
     buf.put_slice(s.as_bytes());
     buf.put_u8(0);
     Ok(())

@@ -57,15 +57,20 @@ fn refused_in_text(e: &hyperdb_api_core::Error, session: &Session) -> bool {
 macro_rules! start_copy {
     ($client:expr, $sql:expr $(, $aw:tt)*) => {{
         let client = $client;
-        match client.copy_out(&copy_out_sql($sql)) $(.$aw)* {
-            Ok(_) => Ok(()),
-            Err(e) if refused_in_text(&e, client.session()) => {
-                match client.prepare("", $sql, &[]) $(.$aw)* {
-                    Err(parsed) => Err(Error::Client(parsed)),
-                    Ok(_) => Err(from_server(e)),
+        // Checked before the wrap, so that the offset is the caller's.
+        if let Err(e) = hyperdb_api_core::protocol::frontend::check_cstr($sql, "query text") {
+            Err(Error::Client(e))
+        } else {
+            match client.copy_out(&copy_out_sql($sql)) $(.$aw)* {
+                Ok(_) => Ok(()),
+                Err(e) if refused_in_text(&e, client.session()) => {
+                    match client.prepare("", $sql, &[]) $(.$aw)* {
+                        Err(parsed) => Err(Error::Client(parsed)),
+                        Ok(_) => Err(from_server(e)),
+                    }
                 }
+                Err(e) => Err(from_server(e)),
             }
-            Err(e) => Err(from_server(e)),
         }
     }};
 }

@@ -581,3 +581,29 @@ fn column_less_rows_are_counted_on_every_route() {
         70_000
     );
 }
+
+/// A NUL byte in the SQL, which no message can carry, is refused before
+/// anything is sent with the offset in the caller's text on every route
+/// (the Arrow route wraps the text in a COPY, and reported 6 bytes more).
+#[test]
+fn nul_bytes_are_refused_at_their_offset_on_every_route() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "nul.hyper");
+    let sql = "SELECT 1\0";
+    let errors = [
+        c.execute_query(sql).map(drop).unwrap_err(),
+        c.execute_query_by(sql, ReadRoute::Arrow)
+            .map(drop)
+            .unwrap_err(),
+        c.execute_query_by(sql, ReadRoute::DataRows)
+            .map(drop)
+            .unwrap_err(),
+        c.execute_query_params(sql, &[]).map(drop).unwrap_err(),
+        c.execute_command(sql).unwrap_err(),
+        c.query_arrow(sql).map(drop).unwrap_err(),
+    ];
+    for e in &errors {
+        assert!(e.to_string().contains("NUL byte at offset 8"), "{e}");
+    }
+    assert_eq!(c.query_scalar::<i32>("SELECT 2").unwrap(), 2);
+}
