@@ -44,12 +44,6 @@ impl Params {
         Ok(p)
     }
 
-    /// The parameters' type OIDs, as a `Parse` declares them.
-    #[cfg(all(feature = "async", feature = "arrow"))]
-    pub(crate) fn types(&self) -> &[u32] {
-        &self.types
-    }
-
     /// The values as the protocol layer takes them.
     pub(crate) fn slices(&self) -> Vec<Option<&[u8]>> {
         self.spans

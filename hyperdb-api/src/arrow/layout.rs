@@ -111,30 +111,30 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
     };
     use arrow_schema::{DataType, TimeUnit};
 
-    let least = HYPER_MIN_TIMESTAMP - UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY;
-    let day = |per_second: i64| 86_400 * per_second;
+    let per_second = |unit: &TimeUnit| match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    };
     let (first, why) = match array.data_type() {
         DataType::Date64 => (
             first_where::<Date64Type>(array, |ms| ms % MILLIS_PER_DAY != 0),
             "is no whole day: a Date64 DATE takes midnights only",
         ),
         DataType::Timestamp(unit, _) => {
-            let per_micro = |n: i64, per_second: i64| match 1_000_000 / per_second {
-                0 => n.div_euclid(per_second / 1_000_000),
-                f => n.checked_mul(f).unwrap_or(i64::MIN),
-            };
-            let before = |per_second| move |n: i64| per_micro(n, per_second) < least;
+            // hyperd's least in the column's unit, once (a whole number of
+            // seconds); in nanoseconds it lies below every `i64`.
+            let least_micros = HYPER_MIN_TIMESTAMP - UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY;
+            let least =
+                i64::try_from(i128::from(least_micros) * i128::from(per_second(unit)) / 1_000_000)
+                    .unwrap_or(i64::MIN);
+            let before = move |n: i64| n < least;
             let first = match unit {
-                TimeUnit::Second => first_where::<TimestampSecondType>(array, before(1)),
-                TimeUnit::Millisecond => {
-                    first_where::<TimestampMillisecondType>(array, before(1_000))
-                }
-                TimeUnit::Microsecond => {
-                    first_where::<TimestampMicrosecondType>(array, before(1_000_000))
-                }
-                TimeUnit::Nanosecond => {
-                    first_where::<TimestampNanosecondType>(array, before(1_000_000_000))
-                }
+                TimeUnit::Second => first_where::<TimestampSecondType>(array, before),
+                TimeUnit::Millisecond => first_where::<TimestampMillisecondType>(array, before),
+                TimeUnit::Microsecond => first_where::<TimestampMicrosecondType>(array, before),
+                TimeUnit::Nanosecond => first_where::<TimestampNanosecondType>(array, before),
             };
             (
                 first,
@@ -142,22 +142,13 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
             )
         }
         DataType::Time32(unit) | DataType::Time64(unit) => {
-            let per_second = match unit {
-                TimeUnit::Second => 1,
-                TimeUnit::Millisecond => 1_000,
-                TimeUnit::Microsecond => 1_000_000,
-                TimeUnit::Nanosecond => 1_000_000_000,
-            };
-            let outside = move |n: i64| !(0..day(per_second)).contains(&n);
-            let first = match array.data_type() {
-                DataType::Time32(TimeUnit::Second) => {
-                    first_where::<Time32SecondType>(array, outside)
-                }
-                DataType::Time32(_) => first_where::<Time32MillisecondType>(array, outside),
-                DataType::Time64(TimeUnit::Nanosecond) => {
-                    first_where::<Time64NanosecondType>(array, outside)
-                }
-                _ => first_where::<Time64MicrosecondType>(array, outside),
+            let day = 86_400 * per_second(unit);
+            let outside = move |n: i64| !(0..day).contains(&n);
+            let first = match unit {
+                TimeUnit::Second => first_where::<Time32SecondType>(array, outside),
+                TimeUnit::Millisecond => first_where::<Time32MillisecondType>(array, outside),
+                TimeUnit::Microsecond => first_where::<Time64MicrosecondType>(array, outside),
+                TimeUnit::Nanosecond => first_where::<Time64NanosecondType>(array, outside),
             };
             (
                 first,

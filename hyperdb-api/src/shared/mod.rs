@@ -304,9 +304,11 @@ impl Place {
         }
         let mut guard = self.lock().await?;
         let conn = guard.conn();
-        let types = crate::params::Params::encode(&Value::as_params(params))?
-            .types()
-            .to_vec();
+        // The parameters' types are what a description needs of them.
+        let types: Vec<u32> = Value::as_params(params)
+            .iter()
+            .map(|p| p.param_type_oid())
+            .collect();
         let statement = conn.prepare_oids(sql, &types).await?;
         let batcher =
             crate::arrow::from_rows::RowBatcher::new(statement.schema(), PastArrow::Wrap)?;
