@@ -78,8 +78,12 @@ fn pki(names: &[&str]) -> Pki {
 }
 
 /// The shared TLS server: a certificate for `localhost` and `127.0.0.1`.
-fn tls_server() -> &'static (HyperProcess, Pki) {
-    static SERVER: OnceLock<(HyperProcess, Pki)> = OnceLock::new();
+///
+/// hyperd reads its certificate and key once, at start, so their directory
+/// is removed as soon as it runs: a static is never dropped, and the
+/// directory would otherwise outlive every test run.
+fn tls_server() -> &'static (HyperProcess, String) {
+    static SERVER: OnceLock<(HyperProcess, String)> = OnceLock::new();
     SERVER.get_or_init(|| {
         let pki = pki(&["localhost", "127.0.0.1"]);
         let server = HyperProcess::new(
@@ -88,7 +92,7 @@ fn tls_server() -> &'static (HyperProcess, Pki) {
                 .with_tls_root_certificate(pki.dir.path().join("ca.pem")),
         )
         .unwrap();
-        (server, pki)
+        (server, pki.ca_pem)
     })
 }
 
@@ -130,7 +134,7 @@ fn verify_full_accepts_the_servers_certificate() {
     assert_eq!(info.key_exchange, "secp256r1");
     assert_eq!(c.query_scalar::<i64>("SELECT 6 * 7").unwrap(), 42);
     // By name as well as by address.
-    let ca = tls_server().1.ca_pem.clone();
+    let ca = tls_server().1.clone();
     let named = opts("localhost", SslMode::VerifyFull).with_root_certificate(ca);
     assert_eq!(scalar(&named).unwrap(), 42);
 }
@@ -182,7 +186,7 @@ fn an_untrusted_ca_is_refused() {
 
 #[test]
 fn the_host_name_is_checked_under_verify_full_only() {
-    let ca = tls_server().1.ca_pem.clone();
+    let ca = tls_server().1.clone();
     let wrong = |mode| {
         opts("127.0.0.1", mode)
             .with_root_certificate(ca.clone())
