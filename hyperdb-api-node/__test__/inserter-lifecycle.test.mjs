@@ -75,6 +75,43 @@ describe('an inserter that is not executed commits nothing', () => {
     await assertUsable(conn)
   })
 
+  test('a source that stalls: queryTimeoutMs (HYT00) and conn.cancel() (57014) settle insertRows at once', async () => {
+    for (const [how, code] of [
+      ['queryTimeoutMs', 'HYT00'],
+      ['cancel', '57014'],
+    ]) {
+      const conn = await ctx.connect(how === 'queryTimeoutMs' ? { queryTimeoutMs: 300 } : {})
+      const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')
+      let release
+      const never = new Promise((resolve) => {
+        release = resolve
+      })
+      let produced = 0
+      async function* stalls() {
+        // More than a batch, so rows are on their way, then nothing.
+        for (; produced < DEFAULT_BATCH_ROWS + 10; produced++) yield [produced, 'x']
+        await never
+      }
+      const started = Date.now()
+      const inserting = conn.insertRows(table, stalls())
+      inserting.catch(() => undefined)
+      if (how === 'cancel') {
+        while (produced < DEFAULT_BATCH_ROWS + 10) await sleep(5)
+        await sleep(50)
+        await conn.cancel()
+      }
+      await withTimeout(
+        rejectsHyper(() => inserting, code, how),
+        10_000,
+        `insertRows from a stalled source, ${how}`,
+      )
+      if (how === 'queryTimeoutMs') assert.ok(Date.now() - started >= 300, `${Date.now() - started} ms`)
+      assert.equal(await count(conn, table), 0, how)
+      await assertUsable(conn)
+      release()
+    }
+  })
+
   test('cancel() while execute() commits waits for the commit, which stands', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')

@@ -143,6 +143,21 @@ export class Inserter {
       }
       return
     }
+    // An async source may stall. The COPY ends without it when the query
+    // timeout expires, `conn.cancel()` is called or the server fails:
+    // `stopped` then rejects with that error, which settles this at once
+    // rather than at the source's next row, which may never come.
+    const reading = this.gatherFrom(rows)
+    const stopped = call(this.native.stopSignal().wait())
+    try {
+      await Promise.race([reading, stopped.then(() => reading)])
+    } finally {
+      reading.catch(() => undefined)
+      stopped.catch(() => undefined)
+    }
+  }
+
+  private async gatherFrom(rows: AsyncIterable<InsertRow>): Promise<void> {
     for await (const row of rows) {
       if (this.gather(row)) await this.send()
     }

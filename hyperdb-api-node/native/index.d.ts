@@ -139,6 +139,12 @@ export declare class NativeInserter {
    */
   finish(rows?: number | undefined | null, columns?: Array<NativeColumn> | undefined | null): Promise<number>
   /**
+   * What settles once the COPY has stopped taking rows (see
+   * [`NativeStopSignal::wait`]). A separate object, so that waiting on
+   * it does not hold a borrow of this inserter while rows are sent.
+   */
+  stopSignal(): NativeStopSignal
+  /**
    * Ends the insert storing nothing; resolves when the connection is
    * free again. Aborting twice, or after `finish`, does nothing.
    */
@@ -177,6 +183,17 @@ export declare class NativeProcess {
   get pid(): number
   /** Shuts hyperd down (killing it after 10 s); closing twice is fine. */
   close(): Promise<void>
+}
+
+/** Where an inserter's COPY stands, to wait on beside the rows' source. */
+export declare class NativeStopSignal {
+  /**
+   * Settles once the COPY has stopped taking rows: rejects with its
+   * error when it failed while open (a query timeout, `conn.cancel()`,
+   * the server), resolves otherwise. A producer awaits it beside its
+   * source, so a source that stalls does not hide the failure.
+   */
+  wait(): Promise<void>
 }
 
 /**

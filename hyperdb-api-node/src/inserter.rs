@@ -16,7 +16,7 @@ use hyperdb_api::{InsertPiece, InsertSink, Place, TableDefinition, TableName};
 use napi::bindgen_prelude::{AsyncBlock, Int32Array, Uint32Array, Uint8Array, Utf16String};
 use napi::Env;
 use napi_derive::napi;
-use tokio::sync::{oneshot, Mutex};
+use tokio::sync::{oneshot, watch, Mutex};
 
 use crate::call::{promise, spawn_started};
 use crate::catalog::TableDef;
@@ -111,6 +111,9 @@ pub struct NativeInserter {
     rows: u64,
     /// The last Arrow schema message `sendArrow` decoded, and its schema.
     arrow_schema: Option<(Vec<u8>, SchemaRef)>,
+    /// Turns true (or loses its sender) once the COPY has stopped taking
+    /// rows, or failed to start.
+    stopped: watch::Receiver<bool>,
 }
 
 impl NativeInserter {
@@ -121,21 +124,28 @@ impl NativeInserter {
         expected: Option<TableDefinition>,
     ) -> Result<NativeInserter> {
         let (tx, rx) = oneshot::channel();
+        let (stop, stopped) = watch::channel(false);
         let schema = Arc::new(OnceLock::new());
         let cell = schema.clone();
         spawn_started(async move {
             let opened = place.insert_sink(table, expected.as_ref()).await;
-            if let Ok(sink) = &opened {
+            let running = opened.as_ref().ok().map(|sink| {
                 let _ = cell.set(sink.schema().clone());
-            }
+                sink.stopped()
+            });
             // Dropped unopened: the sink drops here and aborts.
             let _ = tx.send(opened);
+            if let Some(running) = running {
+                running.await;
+            }
+            let _ = stop.send(true);
         })?;
         Ok(NativeInserter {
             state: Arc::new(Mutex::new(State::Opening(rx))),
             schema,
             rows: 0,
             arrow_schema: None,
+            stopped,
         })
     }
 
@@ -294,6 +304,18 @@ impl NativeInserter {
         })
     }
 
+    /// What settles once the COPY has stopped taking rows (see
+    /// [`NativeStopSignal::wait`]). A separate object, so that waiting on
+    /// it does not hold a borrow of this inserter while rows are sent.
+    #[napi]
+    pub fn stop_signal(&self) -> NativeStopSignal {
+        NativeStopSignal {
+            stopped: self.stopped.clone(),
+            // Weak: a pending wait must not keep a forgotten insert open.
+            state: Arc::downgrade(&self.state),
+        }
+    }
+
     /// Ends the insert storing nothing; resolves when the connection is
     /// free again. Aborting twice, or after `finish`, does nothing.
     #[napi(ts_return_type = "Promise<void>")]
@@ -311,6 +333,42 @@ impl NativeInserter {
             };
             *state = State::Ended;
             aborted
+        })
+    }
+}
+
+/// Where an inserter's COPY stands, to wait on beside the rows' source.
+#[napi]
+pub struct NativeStopSignal {
+    stopped: watch::Receiver<bool>,
+    state: std::sync::Weak<Mutex<State>>,
+}
+
+#[napi]
+impl NativeStopSignal {
+    /// Settles once the COPY has stopped taking rows: rejects with its
+    /// error when it failed while open (a query timeout, `conn.cancel()`,
+    /// the server), resolves otherwise. A producer awaits it beside its
+    /// source, so a source that stalls does not hide the failure.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn wait(&self, env: &Env) -> Result<AsyncBlock<()>> {
+        let mut stopped = self.stopped.clone();
+        let state = self.state.clone();
+        promise(env, async move {
+            // An error means the sender is gone: stopped too.
+            let _ = stopped.wait_for(|stopped| *stopped).await;
+            let Some(state) = state.upgrade() else {
+                return Ok(());
+            };
+            let mut state = state.lock().await;
+            match &mut *state {
+                State::Open(sink) => {
+                    let failure = sink.failure().await;
+                    *state = State::Ended;
+                    js(Err(failure))
+                }
+                _ => Ok(()),
+            }
         })
     }
 }

@@ -56,6 +56,17 @@ impl AsyncClient<AsyncSocket> {
     }
 }
 
+impl<T> AsyncClient<T> {
+    /// When the running request's query timeout expires next (`None`
+    /// without a query timeout, or between requests). The driver enforces
+    /// it only while it waits on the socket; a writer whose data comes from
+    /// elsewhere (a COPY fed by another task) waits for that data no longer
+    /// than this.
+    pub fn query_deadline(&self) -> Option<std::time::Instant> {
+        self.state.deadline.as_ref().map(Deadline::at)
+    }
+}
+
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
     /// Runs the startup handshake over an already connected stream.
     pub async fn handshake(

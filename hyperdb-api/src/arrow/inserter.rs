@@ -221,6 +221,11 @@ impl<'c> AsyncArrowInserter<'c> {
     }
 
     arrow_inserter_methods!(async; .await);
+
+    /// When the COPY's query timeout expires (`None` without one).
+    pub(crate) fn query_deadline(&self) -> Option<std::time::Instant> {
+        self.client.query_deadline()
+    }
 }
 
 #[cfg(feature = "async")]

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use bytes::Bytes;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{ConnectionGuard, Place};
 use crate::error::{Error, Result};
@@ -57,6 +57,8 @@ pub struct InsertSink {
     outcome: Option<oneshot::Receiver<Result<u64>>>,
     definition: TableDefinition,
     schema: SchemaRef,
+    /// Closed when the task ends (its sender is dropped then).
+    running: watch::Receiver<()>,
 }
 
 impl Place {
@@ -74,9 +76,11 @@ impl Place {
         let (queue, pieces) = mpsc::channel(QUEUE_DEPTH);
         let (opened_tx, opened) = oneshot::channel();
         let (outcome_tx, outcome) = oneshot::channel();
+        let (alive, running) = watch::channel(());
         let expected = expected.cloned();
         // Started here, as a result stream's pump is (see `started`).
         tokio::spawn(super::started(async move {
+            let _alive = alive;
             let result = feed(guard, &table, expected.as_ref(), pieces, opened_tx).await;
             // Nobody listens when the sink was dropped: nothing to report.
             let _ = outcome_tx.send(result);
@@ -88,6 +92,7 @@ impl Place {
             outcome: Some(outcome),
             definition,
             schema,
+            running,
         })
     }
 }
@@ -147,8 +152,23 @@ impl InsertSink {
         }
     }
 
-    /// The error the task ended with, once its queue is closed.
-    async fn failure(&mut self) -> Error {
+    /// Completes once the COPY has stopped taking pieces: committed,
+    /// aborted, or failed (a timeout, a cancel, a server error), with the
+    /// connection free again. Owns what it waits on, so a producer can
+    /// await it beside its own source: a source that stalls then learns
+    /// of the failure at once instead of at its next piece.
+    pub fn stopped(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut running = self.running.clone();
+        async move {
+            // Only ever an error: the task's sender sends nothing, and is
+            // dropped when the task ends.
+            while running.changed().await.is_ok() {}
+        }
+    }
+
+    /// The error the insert ended with, once it has
+    /// [`stopped`](InsertSink::stopped) without being finished.
+    pub async fn failure(&mut self) -> Error {
         let outcome = match self.outcome.take() {
             Some(outcome) => Some(outcome.await),
             None => None,
@@ -198,10 +218,18 @@ async fn feed(
     };
     loop {
         // A cancel ends the COPY now (see `Inner::cancels`), whether it
-        // came while a piece was written or while waiting for one.
+        // came while a piece was written or while waiting for one. The
+        // query timeout bounds the wait for a piece too: the driver
+        // enforces it only on the socket, and a source that stalls would
+        // otherwise hold the COPY open past it.
+        let deadline = inserter.query_deadline();
         let message = tokio::select! {
             biased;
             () = inner.cancelled.notified() => None,
+            () = expiry(deadline) => {
+                failed = timed_out();
+                break;
+            }
             message = pieces.recv() => message,
         };
         if inner.cancels.load(Ordering::SeqCst) != cancels_before {
@@ -237,6 +265,22 @@ fn cancelled() -> Error {
         "the insert was cancelled: nothing is stored",
     );
     Error::Client(hyperdb_api_core::Error::server(db))
+}
+
+/// Completes at `deadline`; never without one.
+async fn expiry(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The insert's error when its query timeout expired while it waited for
+/// its next piece: a timeout (`is_timeout()`), as the driver reports one.
+fn timed_out() -> Error {
+    Error::Client(hyperdb_api_core::Error::timeout(
+        "query timeout expired while the insert waited for its next rows: nothing is stored",
+    ))
 }
 
 fn task_gone() -> Error {

@@ -2,6 +2,7 @@
 //! connection usable after every failure.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -294,6 +295,42 @@ async fn a_sink_by_name_takes_the_table_its_name_resolves_to() {
         .unwrap_err();
     assert_eq!(err.sqlstate(), "42804", "{err}");
     assert_eq!(count(&conn, "sink_tmp").await, 2);
+}
+
+/// The query timeout bounds the wait for the next piece: a producer that
+/// stalls does not hold the COPY (and the connection) open past it.
+#[tokio::test]
+async fn the_query_timeout_ends_an_insert_whose_source_stalls() {
+    let dir = temp_dir();
+    let options = ConnectOptions::new(server().endpoint().clone())
+        .with_database(dir.path().join("sink.hyper"), CreateMode::CreateIfNotExists)
+        .with_query_timeout(Some(Duration::from_millis(300)));
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    table(&conn, "sink_stall").await;
+    let started = Instant::now();
+    let mut sink = conn.insert_sink("sink_stall", None).await.unwrap();
+    let schema = sink.schema().clone();
+    sink.send(InsertPiece::Batch(batch(&schema, &[Some(1), Some(2)])))
+        .await
+        .unwrap();
+    // The task stops at the timeout, not at the producer's next piece.
+    tokio::time::timeout(Duration::from_secs(10), sink.stopped())
+        .await
+        .expect("the stalled insert was still open after 10 s");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+    let e = sink.failure().await;
+    assert!(e.is_timeout(), "{e:?}");
+    assert_eq!(e.sqlstate(), "HYT00", "{e}");
+    assert!(e.to_string().contains("nothing is stored"), "{e}");
+    assert_eq!(count(&conn, "sink_stall").await, 0);
+    // The next insert within the timeout works.
+    let mut sink = conn.insert_sink("sink_stall", None).await.unwrap();
+    sink.send(InsertPiece::Batch(batch(&schema, &[Some(7)])))
+        .await
+        .unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 1);
+    assert_eq!(count(&conn, "sink_stall").await, 1);
 }
 
 /// `SharedConnection::cancel` during an insert ends its COPY at once: the
