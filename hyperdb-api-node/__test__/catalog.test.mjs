@@ -226,6 +226,35 @@ describe('transactions', () => {
     assert.equal(await count(), before + 1)
   })
 
+  test('rejects with 25P02 when the caught failure, or a statement after it, had parameters', async () => {
+    // hyperd does not fail a transaction for an error of a statement with
+    // parameters, and one sent into a failed transaction clears the failure.
+    const cases = {
+      'a failed statement with parameters': async (tx) => {
+        await rejectsHyper(tx.executeCommand('INSERT INTO ledger VALUES ($1, 1)', [null]), '23502')
+      },
+      'a plain failure, then a statement with parameters': async (tx) => {
+        await rejectsHyper(tx.executeCommand('INSERT INTO missing_table VALUES (1)'), '42P01')
+        await tx.queryScalar('SELECT $1::INT', [1]).catch(() => undefined)
+      },
+    }
+    for (const [label, fail] of Object.entries(cases)) {
+      const before = await count()
+      await rejectsHyper(
+        () =>
+          conn.transaction(async (tx) => {
+            await tx.executeCommand('INSERT INTO ledger VALUES (8, 80)')
+            await fail(tx)
+            await tx.executeCommand('INSERT INTO ledger VALUES (9, 90)').catch(() => undefined)
+            return 'fn resolved'
+          }),
+        '25P02',
+        label,
+      )
+      assert.equal(await count(), before, label)
+    }
+  })
+
   test('rolls back when a statement inside fails (a HyperError)', async () => {
     const before = await count()
     const err = await rejectsHyper(

@@ -96,8 +96,12 @@ impl AsyncConnection {
     /// Runs one SQL statement; returns the affected row count (0 for DDL).
     /// hyperd refuses several statements in one string (SQLSTATE 0A000,
     /// "multi-part queries are disabled").
+    ///
+    /// A `COMMIT` of a transaction in which a statement failed rolls it
+    /// back, as PostgreSQL does (see [`crate::Transaction::commit`]).
     pub async fn execute_command(&mut self, sql: &str) -> Result<u64> {
         let trace = self.trace("execute_command", sql, 0);
+        let sql = crate::transaction::ending(self.transaction_status(), sql);
         trace.result(self.client.execute(sql).await.map_err(Into::into), |n| {
             Some(*n)
         })

@@ -32,7 +32,6 @@ pub(crate) fn skip_unlexed(b: &[u8], i: usize) -> Option<usize> {
 
 /// The statement's first word (its keyword), past spaces, parentheses and
 /// comments; empty when it starts with something else.
-#[cfg(any(feature = "grpc", test))]
 pub(crate) fn first_word(sql: &str) -> &str {
     let b = sql.as_bytes();
     let mut i = 0;

@@ -37,10 +37,11 @@ impl<'c> Transaction<'c> {
         Ok(Transaction { conn, open: true })
     }
 
-    /// Commits. If a statement in the transaction had failed, hyperd
-    /// rolls it back instead (and says so only in the command's tag, as
-    /// PostgreSQL does): this then returns 25P02 ("rolled back, not
-    /// committed"), never `Ok`.
+    /// Commits. If a statement in the transaction had failed, it is
+    /// rolled back instead, as PostgreSQL does, and this returns 25P02
+    /// ("rolled back, not committed"), never `Ok`: also when the failed
+    /// statement had parameters, which hyperd does not count as failing
+    /// the transaction (see `Session::transaction_status` in the core).
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
         // Drains what an abandoned result still owed: its error, if any,
@@ -78,6 +79,23 @@ impl Drop for Transaction<'_> {
                 tracing::warn!("could not queue ROLLBACK for a dropped transaction: {e}");
             }
         }
+    }
+}
+
+/// What to send for the caller's `sql` with the session in `status`: a
+/// `COMMIT` (or `END`) of a failed transaction block goes as `ROLLBACK`,
+/// which is what PostgreSQL does with it. hyperd may report a block as
+/// running after a statement in it failed, and would then commit the
+/// writes around the failure (see `Session::transaction_status`).
+pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
+    if status != TransactionStatus::Failed {
+        return sql;
+    }
+    let word = crate::sql_lex::first_word(sql);
+    if word.eq_ignore_ascii_case("COMMIT") || word.eq_ignore_ascii_case("END") {
+        "ROLLBACK"
+    } else {
+        sql
     }
 }
 

@@ -310,6 +310,8 @@ macro_rules! request_methods {
                     };
                 };
                 let described = (!columns.is_empty()).then_some(columns.len());
+                let failed_before = self.state.session.transaction_status()
+                    == crate::protocol::backend::TransactionStatus::Failed;
                 let res = self.run_prepared(&name, described, req.params, req.result_format) $($aw)*;
                 let Err(e) = res else {
                     return Ok(columns);
@@ -320,9 +322,10 @@ macro_rules! request_methods {
                 let statements = self.state.session.statements();
                 statements.cache().remove(&name);
                 statements.close_queue().push(name);
-                let failed = self.state.session.transaction_status()
-                    == crate::protocol::backend::TransactionStatus::Failed;
-                if !retry || retried || failed {
+                // A stale statement is the cache's doing, not the caller's:
+                // inside a transaction that hyperd left running, it does
+                // not fail the transaction (see `transaction_status`).
+                if !retry || retried || failed_before || !self.state.session.forgive_failure() {
                     return Err(e);
                 }
                 retried = true;

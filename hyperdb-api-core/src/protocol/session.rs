@@ -104,6 +104,9 @@ pub struct Session {
     /// [`Session::set_mark`]).
     mark: Option<u64>,
     tx_status: TransactionStatus,
+    /// A statement failed inside the transaction block that hyperd still
+    /// reports as running: see [`Session::transaction_status`].
+    failed_unreported: bool,
     /// At most [`MAX_PARAMETERS`] entries (see [`Session::set_parameter`]).
     parameters: HashMap<String, String>,
     /// Fields every `DataRow` of the running query has: its
@@ -152,6 +155,7 @@ impl Session {
             outstanding: 0,
             mark: None,
             tx_status: TransactionStatus::Idle,
+            failed_unreported: false,
             parameters: HashMap::new(),
             row_fields: None,
             backend_key: None,
@@ -386,9 +390,35 @@ impl Session {
         }
     }
 
-    /// Transaction status from the last `ReadyForQuery`.
+    /// Transaction status from the last `ReadyForQuery`, except that a
+    /// transaction block in which any statement failed is `Failed` until
+    /// it ends, whatever hyperd reports since. hyperd 0.0.26963 (measured)
+    /// fails the block only for errors of simple `Query` messages: an
+    /// error of an extended-protocol statement (one with parameters)
+    /// leaves it running, and one sent into a failed block clears the
+    /// failure, so a later `COMMIT` would store the writes around the
+    /// failed statement. PostgreSQL fails the block on any error; the
+    /// commits of this crate roll such a block back and report 25P02.
     pub fn transaction_status(&self) -> TransactionStatus {
-        self.tx_status
+        if self.failed_unreported && self.tx_status != TransactionStatus::Idle {
+            TransactionStatus::Failed
+        } else {
+            self.tx_status
+        }
+    }
+
+    /// Takes back the failure of the last error in a transaction block
+    /// that hyperd did not count as failing it, for an error the client
+    /// itself caused and repairs (a cached statement gone stale, prepared
+    /// again and rerun); the caller checks that no earlier statement had
+    /// failed the block. `false`, taking nothing back, when hyperd reports
+    /// the block failed.
+    pub fn forgive_failure(&mut self) -> bool {
+        if self.tx_status == TransactionStatus::Failed {
+            return false;
+        }
+        self.failed_unreported = false;
+        true
     }
 
     /// A `ParameterStatus` value the server reported (e.g. `server_version`).
@@ -491,6 +521,11 @@ impl Session {
                     self.copy_out = false;
                     self.stream.ended();
                     self.tx_status = status;
+                    match status {
+                        TransactionStatus::Idle => self.failed_unreported = false,
+                        _ if self.pending_error.is_some() => self.failed_unreported = true,
+                        _ => {}
+                    }
                     self.outstanding = self.outstanding.saturating_sub(1);
                     if let Some(e) = self.pending_error.take() {
                         return Err(Error::server(*e));

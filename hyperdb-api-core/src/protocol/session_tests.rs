@@ -51,6 +51,41 @@ fn error_is_held_until_ready_and_session_stays_usable() {
     assert!(s.check_usable().is_ok());
 }
 
+/// An error inside a transaction block fails it until the block ends,
+/// whatever hyperd reports after it (it reports `T` after an error of a
+/// statement with parameters); forgiving takes back only what hyperd did
+/// not report itself.
+#[test]
+fn an_error_in_a_transaction_block_fails_it_until_it_ends() {
+    let mut s = Session::new(Limits::default(), None);
+    s.finish_startup();
+    let mut reply = |s: &mut Session, error: bool, status: &[u8]| {
+        s.expect_ready();
+        if error {
+            push(s, b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
+        }
+        push(s, b'Z', status);
+        while let Ok(Some(_)) = s.next_message() {}
+    };
+    reply(&mut s, false, b"T");
+    assert_eq!(s.transaction_status(), TransactionStatus::InTransaction);
+    reply(&mut s, true, b"T");
+    assert_eq!(s.transaction_status(), TransactionStatus::Failed);
+    reply(&mut s, false, b"T");
+    assert_eq!(s.transaction_status(), TransactionStatus::Failed, "sticky");
+    assert!(s.forgive_failure());
+    assert_eq!(s.transaction_status(), TransactionStatus::InTransaction);
+    reply(&mut s, true, b"E");
+    assert!(!s.forgive_failure(), "hyperd's own failure stays");
+    assert_eq!(s.transaction_status(), TransactionStatus::Failed);
+    reply(&mut s, true, b"T");
+    reply(&mut s, false, b"I");
+    assert_eq!(s.transaction_status(), TransactionStatus::Idle);
+    // Outside a block an error fails nothing.
+    reply(&mut s, true, b"I");
+    assert_eq!(s.transaction_status(), TransactionStatus::Idle);
+}
+
 /// After hyperd's "packet too large" the stream is out of step: the
 /// error is reported, and every later request fails fast.
 #[test]

@@ -119,6 +119,93 @@ async fn async_commit_of_a_failed_transaction_is_an_error() {
     assert_eq!(deleted.unwrap(), 1);
 }
 
+/// hyperd does not fail a transaction for an error of a statement with
+/// parameters, and such a statement sent into a failed transaction clears
+/// the failure (measured, 0.0.26963): a commit would store the rows around
+/// the failed statement. Every commit path rolls the transaction back and
+/// reports 25P02, as PostgreSQL would; the status says `Failed`.
+#[test]
+fn a_failed_statement_with_parameters_fails_the_transaction() {
+    use hyperdb_api::TransactionStatus;
+    let mut c = connect();
+    c.execute_command("CREATE TEMPORARY TABLE failed_params (i INT NOT NULL)")
+        .unwrap();
+    let count = |c: &mut Connection| {
+        c.query_scalar::<i64>("SELECT count(*) FROM failed_params")
+            .unwrap()
+    };
+    // A failing statement with parameters, then more writes: Transaction::commit.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO failed_params VALUES (1)")
+        .unwrap();
+    let e = tx
+        .execute_command_params("SELECT $1::INT / 0", &[&1i32])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22012", "{e}");
+    assert_eq!(tx.transaction_status(), TransactionStatus::Failed);
+    // hyperd takes more writes; they are rolled back with the rest.
+    let _ = tx.execute_command("INSERT INTO failed_params VALUES (2)");
+    let e = tx.commit().unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    assert_eq!(count(&mut c), 0);
+    assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+
+    // A plain failure, then a statement with parameters (which hyperd
+    // answers by clearing the failure), then a raw COMMIT.
+    c.execute_command("BEGIN").unwrap();
+    c.execute_command("INSERT INTO failed_params VALUES (1)")
+        .unwrap();
+    c.execute_command("INSERT INTO missing_table VALUES (1)")
+        .unwrap_err();
+    c.execute_command_params("SELECT $1::INT", &[&1i32])
+        .unwrap_err();
+    let _ = c.execute_command("INSERT INTO failed_params VALUES (2)");
+    assert_eq!(c.transaction_status(), TransactionStatus::Failed);
+    c.execute_command("commit").unwrap();
+    assert_eq!(count(&mut c), 0);
+    assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+
+    // A transaction without a failure still commits, parameters and all.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command_params("INSERT INTO failed_params VALUES ($1)", &[&5i32])
+        .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(count(&mut c), 1);
+}
+
+/// The same through the owned connection (Node's `transaction()`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_statement_with_parameters_fails_a_shared_transaction() {
+    use hyperdb_api::Value;
+    let options = ConnectOptions::new(server().endpoint().clone());
+    let c = AsyncConnection::connect_with(&options).await.unwrap();
+    let shared = hyperdb_api::SharedConnection::new(c);
+    shared
+        .execute_command("CREATE TEMPORARY TABLE failed_params (i INT NOT NULL)", &[])
+        .await
+        .unwrap();
+    shared.execute_command("BEGIN", &[]).await.unwrap();
+    shared
+        .execute_command("INSERT INTO failed_params VALUES (1)", &[])
+        .await
+        .unwrap();
+    let e = shared
+        .execute_command("INSERT INTO failed_params VALUES ($1)", &[Value::Null])
+        .await
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "23502", "{e}");
+    shared
+        .execute_command("INSERT INTO failed_params VALUES (2)", &[])
+        .await
+        .unwrap();
+    let e = shared.place().commit().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    let deleted = shared
+        .execute_command("DELETE FROM failed_params", &[])
+        .await;
+    assert_eq!(deleted.unwrap(), 0);
+}
+
 #[test]
 fn dropped_half_read_stream_then_select_1_works() {
     let mut c = connect();
