@@ -59,7 +59,7 @@ fn error_is_held_until_ready_and_session_stays_usable() {
 fn an_error_in_a_transaction_block_fails_it_until_it_ends() {
     let mut s = Session::new(Limits::default(), None);
     s.finish_startup();
-    let mut reply = |s: &mut Session, error: bool, status: &[u8]| {
+    let reply = |s: &mut Session, error: bool, status: &[u8]| {
         s.expect_ready();
         if error {
             push(s, b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
