@@ -44,6 +44,8 @@ impl SqlState {
     /// schema object is no longer valid", e.g. a prepared statement over a
     /// table dropped and created again.
     pub const T_R_SERIALIZATION_FAILURE: SqlState = SqlState(*b"40001");
+    /// `08003`: the connection does not exist (closed by its owner).
+    pub const CONNECTION_DOES_NOT_EXIST: SqlState = SqlState(*b"08003");
     /// `26000`: no prepared statement of that name.
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState(*b"26000");
 

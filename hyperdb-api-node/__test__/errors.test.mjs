@@ -254,6 +254,35 @@ describe('use after close', () => {
     await rejectsHyper(() => c.cancel(), '08003', 'cancel() once closed')
   })
 
+  test('a second close() resolves only when the first has closed', async () => {
+    const c = await ctx.connect()
+    let done = false
+    const long = c.queryScalar('SELECT count(*) FROM generate_series(1, 30000000)').then(() => {
+      done = true
+    })
+    const first = c.close()
+    await c.close()
+    assert.equal(done, true, 'the second close() resolved before the call queued ahead of the first ended')
+    await first
+    await long
+  })
+
+  test('close() ends an inserter that was neither executed nor cancelled, storing nothing (08003)', async () => {
+    const dbPath = ctx.dbPath('close-inserter.hyper')
+    const c = await ctx.connect({ database: dbPath, createMode: 'createAndReplace' })
+    await c.executeCommand('CREATE TABLE t (i INTEGER NOT NULL)')
+    const ins = await c.inserter('t')
+    for (let k = 0; k < 100_000; k++) ins.addRow([k])
+    assert.throws(
+      () => ins.addRow([null]),
+      (e) => e.code === '23502',
+    )
+    await withTimeout(c.close(), 10_000, 'close() with an open inserter')
+    await rejectsHyper(() => ins.execute(), '08003')
+    const again = await ctx.connect({ database: dbPath, createMode: 'doNotCreate' })
+    assert.equal(await again.queryScalar('SELECT count(*) FROM t'), 0n)
+  })
+
   test('calls made before close() still complete (10 rounds)', async () => {
     // "Closes the connection after the calls queued before it". Today the
     // queued calls sometimes reject with 08006 "the connection was closed".

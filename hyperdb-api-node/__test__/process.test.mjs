@@ -147,6 +147,12 @@ describe('failures', () => {
     }
   })
 
+  test('a defaultDatabaseVersion that is no whole number from 0 to 2^32 - 1 rejects with 22023', async () => {
+    for (const defaultDatabaseVersion of [1.5, NaN, -1, 2 ** 32 + 2, '4']) {
+      await rejectsHyper(() => HyperProcess.start({ defaultDatabaseVersion }), '22023', String(defaultDatabaseVersion))
+    }
+  })
+
   test('a bad transport rejects with 22023', async () => {
     await rejectsHyper(() => HyperProcess.start({ transport: 'udp' }), '22023')
   })
@@ -164,6 +170,15 @@ describe('lifecycle', () => {
     assert.equal(isAlive(pid), false)
     await hyper.close()
     await Promise.all([hyper.close(), hyper.close()])
+  })
+
+  test('a second close() resolves only once hyperd has stopped', async () => {
+    const hyper = await HyperProcess.start()
+    const pid = hyper.pid
+    const first = hyper.close()
+    await hyper.close()
+    assert.equal(isAlive(pid), false, 'hyperd still ran when the second close() resolved')
+    await first
   })
 
   test('the event loop keeps turning while hyperd starts and stops', async () => {

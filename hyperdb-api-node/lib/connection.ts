@@ -66,6 +66,8 @@ const CONNECT_OPTIONS = [
 
 export class Connection extends Queries {
   private closed = false
+  /** The first `close()`'s work, which every later one waits for. */
+  private closing: Promise<void> | undefined
   /** A `transaction()` runs (see there). */
   private inTransaction = false
 
@@ -278,11 +280,17 @@ export class Connection extends Queries {
     return call(this.conn.cancel())
   }
 
-  /** Closes the connection after the calls queued before it; later calls reject (08003). */
+  /**
+   * Closes the connection after the calls queued before it; later calls
+   * reject (08003). An inserter still open (neither executed nor
+   * cancelled) is ended first, storing nothing (its `execute()` rejects
+   * with 08003): its owner may never finish it. A second `close()`
+   * resolves when the first has closed.
+   */
   async close(): Promise<void> {
-    if (this.closed) return
     this.closed = true
-    await call(() => this.conn.close())
+    this.closing ??= call(() => this.conn.close())
+    await this.closing
   }
 
   get isClosed(): boolean {

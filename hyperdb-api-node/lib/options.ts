@@ -32,3 +32,11 @@ export function checkMillis(value: unknown, name: string): void {
     throw invalidArgument(`${name} is a whole number of milliseconds from 1 to ${MAX_MILLIS}, not ${String(value)}`)
   }
 }
+
+/** Refuses a value that is not a whole number from `min` to `max`. */
+export function checkInteger(value: unknown, name: string, min: number, max: number): void {
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidArgument(`${name} is a whole number from ${min} to ${max}, not ${String(value)}`)
+  }
+}

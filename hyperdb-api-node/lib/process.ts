@@ -12,7 +12,7 @@
  */
 import { native, type NativeProcess } from './native'
 import { call } from './errors'
-import { checkMillis, checkOptions } from './options'
+import { checkInteger, checkMillis, checkOptions } from './options'
 
 export interface HyperProcessOptions {
   /**
@@ -49,6 +49,9 @@ export interface HyperProcessOptions {
 }
 
 export class HyperProcess {
+  /** The first `close()`'s work, which every later one waits for. */
+  private closing: Promise<void> | undefined
+
   private constructor(private readonly process: NativeProcess) {}
 
   static async start(options: HyperProcessOptions = {}): Promise<HyperProcess> {
@@ -67,6 +70,8 @@ export class HyperProcess {
       'HyperProcess.start',
     )
     checkMillis(options.startTimeoutMs, 'startTimeoutMs')
+    // A u32 natively: napi would wrap or truncate anything else.
+    checkInteger(options.defaultDatabaseVersion, 'defaultDatabaseVersion', 0, 2 ** 32 - 1)
     const parameters = options.parameters === undefined ? undefined : Object.entries(options.parameters)
     const process = await call(() =>
       native.NativeProcess.start({
@@ -102,9 +107,13 @@ export class HyperProcess {
     return this.process.pid
   }
 
-  /** Stops hyperd (killing it if it does not stop within 10 s). */
+  /**
+   * Stops hyperd (killing it if it does not stop within 10 s). Every call
+   * resolves once hyperd has stopped, a second one too.
+   */
   async close(): Promise<void> {
-    await call(this.process.close())
+    this.closing ??= call(this.process.close())
+    await this.closing
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -181,6 +181,11 @@ impl InsertSink {
 fn failure(outcome: Option<std::result::Result<Result<u64>, oneshot::error::RecvError>>) -> Error {
     match outcome {
         Some(Ok(Err(e))) => e,
+        // Its outcome was returned before.
+        None => Error::invalid_argument(
+            "insert",
+            "the insert has ended (finished, aborted, or failed with the error returned before)",
+        ),
         _ => task_gone(),
     }
 }
@@ -223,17 +228,26 @@ async fn feed(
         // enforces it only on the socket, and a source that stalls would
         // otherwise hold the COPY open past it.
         let deadline = inserter.query_deadline();
-        let message = tokio::select! {
-            biased;
-            () = inner.cancelled.notified() => None,
-            () = expiry(deadline) => {
-                failed = timed_out();
-                break;
+        let woken = inner.cancelled.notified();
+        let message = if stopping(&inner, cancels_before) {
+            None
+        } else {
+            tokio::select! {
+                biased;
+                () = woken => None,
+                () = expiry(deadline) => {
+                    failed = timed_out();
+                    break;
+                }
+                message = pieces.recv() => message,
             }
-            message = pieces.recv() => message,
         };
         if inner.cancels.load(Ordering::SeqCst) != cancels_before {
             failed = cancelled();
+            break;
+        }
+        if inner.closing.load(Ordering::SeqCst) {
+            failed = closed_while_open();
             break;
         }
         let Some(message) = message else { break };
@@ -263,6 +277,21 @@ fn cancelled() -> Error {
     let db = hyperdb_api_core::error::DbError::new(
         Some(hyperdb_api_core::error::SqlState::QUERY_CANCELED),
         "the insert was cancelled: nothing is stored",
+    );
+    Error::Client(hyperdb_api_core::Error::server(db))
+}
+
+/// Whether a cancel or a close came since the COPY started (checked after
+/// the wake-up is armed, so one that comes between is not missed).
+fn stopping(inner: &super::Inner, cancels_before: u64) -> bool {
+    inner.cancels.load(Ordering::SeqCst) != cancels_before || inner.closing.load(Ordering::SeqCst)
+}
+
+/// The insert's error when the connection's close ended it (08003).
+fn closed_while_open() -> Error {
+    let db = hyperdb_api_core::error::DbError::new(
+        Some(hyperdb_api_core::error::SqlState::CONNECTION_DOES_NOT_EXIST),
+        "the connection was closed while the insert was open: nothing is stored",
     );
     Error::Client(hyperdb_api_core::Error::server(db))
 }

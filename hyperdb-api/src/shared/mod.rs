@@ -64,6 +64,9 @@ pub(crate) struct Inner {
     /// the producer would go on handing over rows until then.
     pub(crate) cancels: std::sync::atomic::AtomicU64,
     pub(crate) cancelled: Notify,
+    /// A close was asked for: an open insert ends (nothing stored) rather
+    /// than hold the connection from it; `cancelled` wakes it.
+    pub(crate) closing: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -150,6 +153,7 @@ impl SharedConnection {
                 turn: Notify::new(),
                 cancels: std::sync::atomic::AtomicU64::new(0),
                 cancelled: Notify::new(),
+                closing: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -238,7 +242,9 @@ impl SharedConnection {
 
     /// Closes the connection once the calls made before this one are
     /// done; later calls fail with a closed-connection error. Closing twice
-    /// is fine.
+    /// is fine. An insert still open ([`SharedConnection::insert_sink`])
+    /// ends at once, storing nothing: its producer may never finish it,
+    /// and the close would wait for it forever.
     pub async fn close(&self) -> Result<()> {
         self.place().close().await
     }
@@ -394,6 +400,8 @@ impl Place {
 
     /// [`SharedConnection::close`] in this place.
     pub async fn close(self) -> Result<()> {
+        self.inner.closing.store(true, Ordering::SeqCst);
+        self.inner.cancelled.notify_waiters();
         let mut guard = self.wait().await;
         match guard.take() {
             Some(conn) => conn.close().await,

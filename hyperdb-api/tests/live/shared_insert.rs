@@ -333,6 +333,42 @@ async fn the_query_timeout_ends_an_insert_whose_source_stalls() {
     assert_eq!(count(&conn, "sink_stall").await, 1);
 }
 
+/// `close()` ends an insert that is still open, storing nothing, instead
+/// of waiting for a producer that may never finish it.
+#[tokio::test]
+async fn close_ends_an_open_insert() {
+    let dir = temp_dir();
+    let path = dir.path().join("sink.hyper");
+    let options = ConnectOptions::new(server().endpoint().clone())
+        .with_database(&path, CreateMode::CreateIfNotExists);
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    table(&conn, "sink_close").await;
+    let mut sink = conn.insert_sink("sink_close", None).await.unwrap();
+    let schema = sink.schema().clone();
+    sink.send(InsertPiece::Batch(batch(&schema, &[Some(1), Some(2)])))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), conn.close())
+        .await
+        .expect("close() waited for the open insert")
+        .unwrap();
+    assert!(conn.is_closed());
+    let e = sink.failure().await;
+    assert_eq!(e.sqlstate(), "08003", "{e}");
+    assert!(e.to_string().contains("nothing is stored"), "{e}");
+    let e = sink
+        .send(InsertPiece::Batch(batch(&schema, &[Some(3)])))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("the insert has ended"), "{e}");
+    conn.close().await.unwrap();
+    // Nothing of it was stored.
+    let options = ConnectOptions::new(server().endpoint().clone())
+        .with_database(&path, CreateMode::DoNotCreate);
+    let conn = SharedConnection::connect_with(&options).await.unwrap();
+    assert_eq!(count(&conn, "sink_close").await, 0);
+}
+
 /// `SharedConnection::cancel` during an insert ends its COPY at once: the
 /// next piece the producer hands over fails with 57014 (before, the
 /// producer went on handing over rows until it finished, the server's
