@@ -221,6 +221,35 @@ describe('concurrency', () => {
     assert.equal(typeof cmd, 'number')
     assert.equal(arrow.numRows, 10)
   })
+
+  test('several consumers pulling one query iterator each get their own rows, in call order', async () => {
+    for (const n of [10, 200_000]) {
+      const it = conn
+        .query(`SELECT i FROM generate_series(1, ${n}) g(i)`, [], { rowMode: 'array' })
+        [Symbol.asyncIterator]()
+      const seen = []
+      const consumer = async () => {
+        for (;;) {
+          const r = await it.next()
+          if (r.done) return
+          seen.push(r.value[0])
+          if (seen.length % 1000 === 0) await new Promise((resolve) => setImmediate(resolve))
+        }
+      }
+      await withTimeout(Promise.all([consumer(), consumer(), consumer(), consumer()]), 60_000, 'four consumers')
+      assert.equal(seen.length, n, `${n} rows: rows lost or repeated`)
+      assert.equal(new Set(seen).size, n)
+      // next() calls made together resolve in the order they were made.
+      const it2 = conn
+        .query('SELECT i FROM generate_series(1, 5) g(i)', [], { rowMode: 'array' })
+        [Symbol.asyncIterator]()
+      const pulled = await Promise.all(Array.from({ length: 7 }, () => it2.next()))
+      assert.deepStrictEqual(
+        pulled.map((r) => (r.done ? 'done' : r.value[0])),
+        [1, 2, 3, 4, 5, 'done', 'done'],
+      )
+    }
+  })
 })
 
 describe('read styles', () => {

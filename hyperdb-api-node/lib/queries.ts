@@ -408,25 +408,40 @@ class RowIterator implements AsyncIterableIterator<unknown> {
   private row: RowMaker = () => undefined
   private n = 0
   private i = 0
+  /**
+   * The last `next()` still to settle, when it waits for a batch or a
+   * turn of the loop: a `next()` called meanwhile runs after it, so that
+   * callers pulling at once each get their own row, as from an async
+   * generator (they got `done` and lost the rest of the batch).
+   */
+  private pending: Promise<IteratorResult<unknown>> | undefined
 
   constructor(private readonly batches: AsyncIterableIterator<{ n: number; row: RowMaker }>) {}
 
   next(): Promise<IteratorResult<unknown>> {
-    if (this.i < this.n) {
-      // Rows within a batch resolve in microtasks, so the event loop waits
-      // for the whole batch unless the budget is checked here too: a
-      // query's first 10K-row batch, read before the row code is compiled,
-      // held the loop for 8-33 ms.
-      if ((this.i & BUDGET_CHECK_MASK) === 0 && loopBudgetSpent()) {
-        return this.afterATurn()
-      }
+    // Rows within a batch resolve in microtasks, so the event loop waits
+    // for the whole batch unless the budget is checked here too: a
+    // query's first 10K-row batch, read before the row code is compiled,
+    // held the loop for 8-33 ms.
+    if (this.pending === undefined && this.i < this.n && ((this.i & BUDGET_CHECK_MASK) !== 0 || !loopBudgetSpent())) {
       return Promise.resolve({ value: this.row(this.i++), done: false })
     }
-    return this.refill()
+    const now = () => this.nextNow()
+    return this.track(this.pending === undefined ? now() : this.pending.then(now, now))
   }
 
-  private async afterATurn(): Promise<IteratorResult<unknown>> {
-    await loopTurn()
+  private track(next: Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown>> {
+    this.pending = next
+    const settled = () => {
+      if (this.pending === next) this.pending = undefined
+    }
+    next.then(settled, settled)
+    return next
+  }
+
+  /** The next row, after a turn of the loop if its budget is spent. */
+  private async nextNow(): Promise<IteratorResult<unknown>> {
+    if (this.i < this.n && (this.i & BUDGET_CHECK_MASK) === 0 && loopBudgetSpent()) await loopTurn()
     return this.i < this.n ? { value: this.row(this.i++), done: false } : this.refill()
   }
 
