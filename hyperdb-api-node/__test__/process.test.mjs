@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setupHyper, rejectsHyper, makeTempDir, removeDir } from './helpers.mjs'
-import { HyperProcess, Connection, HyperError } from '../dist/index.mjs'
+import { HyperProcess, Connection, HyperError, ErrorCode } from '../dist/index.mjs'
 
 const ctx = setupHyper()
 
@@ -62,7 +62,8 @@ describe('transport tcp', () => {
     assert.ok(hyper.password.length >= 32, `password of ${hyper.password.length} characters`)
     const err = await rejectsHyper(() => Connection.connect({ endpoint: hyper.endpoint }), '28000')
     assert.match(err.message, /password/)
-    await rejectsHyper(() => Connection.connect({ endpoint: hyper.endpoint, password: 'guess' }), '42501')
+    const wrong = await rejectsHyper(() => Connection.connect({ endpoint: hyper.endpoint, password: 'guess' }), '42501')
+    assert.equal(wrong.code, ErrorCode.INSUFFICIENT_PRIVILEGE)
     const conn = await Connection.connect({
       endpoint: hyper.endpoint,
       password: hyper.password,
@@ -137,6 +138,7 @@ describe('failures', () => {
       fs.writeFileSync(notExecutable, 'not a program')
       for (const hyperdPath of ['/nonexistent/dir/hyperd', dir, notExecutable]) {
         const err = await rejectsHyper(() => HyperProcess.start({ hyperdPath }), '58000', hyperdPath)
+        assert.equal(err.code, ErrorCode.SYSTEM_ERROR)
         assert.ok(err instanceof HyperError)
         assert.match(err.message, /hyperd/)
       }

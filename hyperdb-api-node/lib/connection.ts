@@ -39,8 +39,9 @@ export interface ConnectOptions {
    * servers elsewhere (the connection has no TLS).
    */
   requireAuth?: Array<'none' | 'password' | 'md5' | 'scram-sha-256'>
+  /** How long connecting (socket, TLS, authentication) may take: default 30,000 (`HYT00` when it expires). */
   connectTimeoutMs?: number
-  /** Each statement is cancelled after this long (error code `HYT00`). */
+  /** Each statement is cancelled after this long (error code `HYT00`). Default: no limit. */
   queryTimeoutMs?: number
   /**
    * Session settings (`SET name = value`), validated by hyperd. Sessions

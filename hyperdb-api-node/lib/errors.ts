@@ -38,6 +38,14 @@ export const ErrorCode = {
   FEATURE_NOT_SUPPORTED: '0A000',
   /** `54000`: a value too large for where it goes (a text value past the longest JavaScript string). */
   PROGRAM_LIMIT_EXCEEDED: '54000',
+  /** `58000`: hyperd could not be started or stopped (not found, not executable, failed, too slow to start). */
+  SYSTEM_ERROR: '58000',
+  /** `55006`: the database file is in use by another connection or server. */
+  OBJECT_IN_USE: '55006',
+  /** `58S01`: hyperd cannot use the database path (e.g. its directory does not exist). */
+  DATABASE_PATH: '58S01',
+  /** `42501`: access refused (a wrong password or user). */
+  INSUFFICIENT_PRIVILEGE: '42501',
   /** `XX000`: a failure inside this package or napi (a bug: please report it), `cause` holding napi's error. */
   INTERNAL_ERROR: 'XX000',
 } as const

@@ -45,6 +45,7 @@ export interface HyperProcessOptions {
   defaultDatabaseVersion?: number
   /** Require this password (SCRAM), on either transport. Default: generated for `tcp` (unless `grpc`), none for `ipc`. */
   password?: string
+  /** How long hyperd may take to start listening: default 30,000 (then `58000`, and the child is killed). */
   startTimeoutMs?: number
 }
 

@@ -395,6 +395,39 @@ fn bad_rows_are_rejected_in(format: InsertFormat) {
     );
 }
 
+/// TIME 24:00:00 is refused (22008, row and column named) in both formats:
+/// hyperd stores it, and Tableau's Hyper API then cannot read the table.
+/// The rows before it, and 23:59:59.999999, are stored.
+#[test]
+fn time_24_00_is_refused() {
+    for format in FORMATS {
+        let dir = temp_dir();
+        let table = TableDefinition::new("times")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("t", SqlType::Time);
+        let mut c = db_with_table(&dir, "times.hyper", &table);
+        let mut ins = Inserter::with_format(&mut c, &table, format).unwrap();
+        let last = Time::from_micros(86_400_000_000 - 1).unwrap();
+        ins.add_row(&[&1i32, &Some(last)]).unwrap();
+        let midnight = Time::from_micros(86_400_000_000).unwrap();
+        let e = ins.add_row(&[&2i32, &Some(midnight)]).unwrap_err();
+        assert_eq!(e.sqlstate(), "22008", "{format:?}: {e}");
+        match &e {
+            Error::InvalidRow {
+                kind, row, column, ..
+            } => {
+                assert_eq!(*kind, RowErrorKind::DateTimeOutOfRange);
+                assert_eq!(*row, 1);
+                assert_eq!(column.as_deref(), Some("t"));
+            }
+            other => panic!("{format:?}: not InvalidRow: {other:?}"),
+        }
+        assert_eq!(ins.execute().unwrap(), 1, "{format:?}");
+        let stored: Time = c.query_scalar("SELECT t FROM times").unwrap();
+        assert_eq!(stored, last, "{format:?}");
+    }
+}
+
 #[test]
 fn dropped_inserter_leaves_the_table_unchanged() {
     for format in FORMATS {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::DataType;
-use hyperdb_api::types::{SqlType, Time};
+use hyperdb_api::types::{Interval, SqlType};
 use hyperdb_api::{
     AsyncInserter, ConnectOptions, Connection, CreateMode, Error, InsertPiece, Inserter,
     SharedConnection, TableDefinition, TransactionStatus,
@@ -151,19 +151,20 @@ fn held_rows_check_the_table_first() {
     let mut other = connect(&dir, "held.hyper");
     let def = TableDefinition::new("h")
         .with_not_null_column("id", SqlType::Int)
-        .with_column("t", SqlType::Time);
+        .with_column("t", SqlType::Interval);
     conn.execute_command(&def.create_table_sql(false).unwrap())
         .unwrap();
-    let midnight = Time::from_micros(86_400_000_000).unwrap();
+    // Past Arrow's 2^63 ns of interval time: held for HyperBinary.
+    let long = Interval::new(0, 0, 300 * 365 * 86_400_000_000);
     let add = |conn: &mut Connection| -> hyperdb_api::Result<u64> {
         let mut ins = Inserter::new(conn, &def)?;
-        ins.add_row(&[&1, &Some(midnight)])?;
+        ins.add_row(&[&1, &Some(long)])?;
         ins.execute()
     };
     assert_eq!(add(&mut conn).unwrap(), 1);
     other.execute_command("DROP TABLE h").unwrap();
     other
-        .execute_command("CREATE TABLE h (id INT, t TIME)")
+        .execute_command("CREATE TABLE h (id INT, t INTERVAL)")
         .unwrap();
     let e = add(&mut conn).unwrap_err();
     assert!(
