@@ -232,6 +232,19 @@ describe('numeric()', () => {
     assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(38,5)', [numeric('-7')]), '-7.00000')
   })
 
+  test('numeric() of any scale compares, adds and inserts as the column type', async () => {
+    await conn.executeCommand('CREATE TEMPORARY TABLE nprices (n NUMERIC(5,2))')
+    for (const v of ['1.5', '1', '1.255', '-0.5']) {
+      await conn.executeCommand('INSERT INTO nprices VALUES ($1)', [numeric(v)])
+    }
+    const stored = await conn.queryAll('SELECT n FROM nprices ORDER BY n', [], { rowMode: 'array' })
+    assert.deepStrictEqual(stored.flat(), ['-0.50', '1.00', '1.26', '1.50'])
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nprices WHERE n = $1', [numeric('1.5')]), 1n)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nprices WHERE n > $1', [numeric('1')]), 2n)
+    assert.equal(await conn.queryScalar('SELECT max(n) + $1 FROM nprices', [numeric('0.25')]), '1.75')
+    await rejectsHyper(() => conn.executeCommand('INSERT INTO nprices VALUES ($1)', [numeric('1000')]), '22003')
+  })
+
   test('an untyped numeric parameter reads back as the same number', async () => {
     // A numeric() parameter travels as its exact text (README), so an
     // uncast `SELECT $1` gives that text back, digit for digit.

@@ -308,7 +308,13 @@ impl AsyncConnection {
                 Ok(stmt) => {
                     trace.check(
                         self.client
-                            .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                            .query_prepared(
+                                stmt.name(),
+                                stmt.described(),
+                                &slices,
+                                params.formats(),
+                                RESULT_FORMAT,
+                            )
                             .await
                             .map_err(Into::into),
                     )?;

@@ -312,7 +312,13 @@ impl Connection {
         let slices = params.slices();
         trace.check(
             self.client
-                .query_prepared(stmt.name(), stmt.described(), &slices, RESULT_FORMAT)
+                .query_prepared(
+                    stmt.name(),
+                    stmt.described(),
+                    &slices,
+                    params.formats(),
+                    RESULT_FORMAT,
+                )
                 .map_err(Into::into),
         )?;
         Ok(Rows::new(&mut self.client, stmt.schema().clone(), trace))

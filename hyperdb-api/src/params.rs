@@ -1,11 +1,12 @@
-//! Bound query parameters (`$1`, `$2`, ...) in PostgreSQL binary format,
-//! encoded once into one buffer for both connection types.
+//! Bound query parameters (`$1`, `$2`, ...) in PostgreSQL binary format
+//! (NUMERIC as text: see `ToPgBinary::param_format`), encoded once into
+//! one buffer for both connection types.
 
 use std::ops::Range;
 
 use bytes::BytesMut;
 use hyperdb_api_core::protocol::ops::{QueryRequest, FORMAT_HYPER_BINARY};
-use hyperdb_api_core::types::{IsNull, ToPgBinary};
+use hyperdb_api_core::types::{IsNull, ToPgBinary, PARAM_FORMAT_BINARY};
 
 use crate::error::{Error, Result};
 
@@ -15,6 +16,8 @@ pub(crate) struct Params {
     buf: BytesMut,
     spans: Vec<Option<Range<usize>>>,
     types: Vec<u32>,
+    /// One format a parameter; empty when all are binary.
+    formats: Vec<i16>,
 }
 
 impl Params {
@@ -23,6 +26,7 @@ impl Params {
             buf: BytesMut::new(),
             spans: Vec::with_capacity(values.len()),
             types: Vec::with_capacity(values.len()),
+            formats: Vec::with_capacity(values.len()),
         };
         for (i, v) in values.iter().enumerate() {
             let start = p.buf.len();
@@ -40,8 +44,18 @@ impl Params {
                 }
             }
             p.types.push(v.param_type_oid());
+            p.formats.push(v.param_format());
+        }
+        if p.formats.iter().all(|&f| f == PARAM_FORMAT_BINARY) {
+            // The Bind then names one format for all.
+            p.formats.clear();
         }
         Ok(p)
+    }
+
+    /// The parameters' Bind formats (empty: all binary).
+    pub(crate) fn formats(&self) -> &[i16] {
+        &self.formats
     }
 
     /// The values as the protocol layer takes them.
@@ -62,6 +76,7 @@ impl Params {
             sql,
             param_types: &self.types,
             params: slices,
+            param_formats: &self.formats,
             result_format: FORMAT_HYPER_BINARY,
         }
     }

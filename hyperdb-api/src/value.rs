@@ -8,7 +8,7 @@
 use bytes::BytesMut;
 use hyperdb_api_core::types::pg_binary::ToPgBinary;
 use hyperdb_api_core::types::{
-    oid, Date, Interval, IsNull, Numeric, SqlType, Time, Timestamp, TimestampTz, ToHyperBinary,
+    Date, Interval, IsNull, Numeric, SqlType, Time, Timestamp, TimestampTz, ToHyperBinary,
 };
 
 /// An owned SQL value: a bound parameter or a value for an inserter.
@@ -121,28 +121,17 @@ impl ToPgBinary for Value {
     }
 
     fn param_type_oid(&self) -> u32 {
-        match self {
-            Value::Numeric(_) => oid::TEXT,
-            _ => with_inner!(self, ToPgBinary, |v| v.param_type_oid(), null => 0),
-        }
+        with_inner!(self, ToPgBinary, |v| v.param_type_oid(), null => 0)
     }
 
-    /// A `Numeric` travels as its exact decimal text: hyperd converts text
-    /// to the NUMERIC of the column or cast it meets whatever the value's
-    /// scale, where a binary NUMERIC parameter must have exactly the
-    /// column's scale ("cannot handle truncation") and, untyped, is read as
-    /// TEXT bytes. Arithmetic on an uncast parameter (`n + $1`) then needs a
-    /// cast: `n + $1::NUMERIC(18,3)`.
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> hyperdb_api_core::Result<IsNull> {
-        match self {
-            Value::Numeric(n) => {
-                buf.extend_from_slice(n.to_string().as_bytes());
-                Ok(IsNull::No)
-            }
-            _ => {
-                with_inner!(self, ToPgBinary, |v| v.encode_pg_binary(buf), null => Ok(IsNull::Yes))
-            }
-        }
+        with_inner!(self, ToPgBinary, |v| v.encode_pg_binary(buf), null => Ok(IsNull::Yes))
+    }
+
+    /// A `Numeric` travels as decimal text, its type inferred from where
+    /// it stands (see `hyperdb_api_core::types::ToPgBinary`).
+    fn param_format(&self) -> i16 {
+        with_inner!(self, ToPgBinary, |v| v.param_format(), null => hyperdb_api_core::types::PARAM_FORMAT_BINARY)
     }
 }
 
@@ -183,6 +172,7 @@ mod tests {
         let bytes: &[u8] = &[0, 255];
         let interval = Interval::new(1, 2, 3);
         let cases: Vec<(Value, &dyn ToPgBinary)> = vec![
+            (Value::Numeric(numeric), &numeric),
             (Value::Bool(true), &true),
             (Value::SmallInt(-3), &-3i16),
             (Value::Int(i32::MIN), &i32::MIN),
@@ -197,12 +187,18 @@ mod tests {
         ];
         for (value, rust) in &cases {
             assert_eq!(pg(value), pg(*rust), "{value:?}");
+            assert_eq!(value.param_format(), rust.param_format(), "{value:?}");
         }
         assert_eq!(pg(&Value::Null), (0, None));
+        // NUMERIC goes as its exact text, its type inferred (OID 0).
+        assert_eq!(pg(&Value::Numeric(numeric)), (0, Some(b"-12.345".to_vec())));
         assert_eq!(
-            pg(&Value::Numeric(numeric)),
-            pg(&"-12.345"),
-            "NUMERIC goes as its exact text"
+            Value::Numeric(numeric).param_format(),
+            hyperdb_api_core::types::PARAM_FORMAT_TEXT
+        );
+        assert_eq!(
+            Value::Int(1).param_format(),
+            hyperdb_api_core::types::PARAM_FORMAT_BINARY
         );
     }
 

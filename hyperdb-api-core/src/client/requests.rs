@@ -312,7 +312,7 @@ macro_rules! request_methods {
                 let described = (!columns.is_empty()).then_some(columns.len());
                 let failed_before = self.state.session.transaction_status()
                     == crate::protocol::backend::TransactionStatus::Failed;
-                let res = self.run_prepared(&name, described, req.params, req.result_format) $($aw)*;
+                let res = self.run_prepared(&name, described, req.params, req.param_formats, req.result_format) $($aw)*;
                 let Err(e) = res else {
                     return Ok(columns);
                 };
@@ -350,10 +350,11 @@ macro_rules! request_methods {
             name: &str,
             described: Option<usize>,
             params: &[Option<&[u8]>],
+            formats: &[i16],
             result_format: i16,
         ) -> Result<()> {
             self.begin() $($aw)* ?;
-            self.run_prepared(name, described, params, result_format) $($aw)*
+            self.run_prepared(name, described, params, formats, result_format) $($aw)*
         }
 
         $($async_kw)? fn run_prepared(
@@ -361,9 +362,10 @@ macro_rules! request_methods {
             name: &str,
             described: Option<usize>,
             params: &[Option<&[u8]>],
+            formats: &[i16],
             result_format: i16,
         ) -> Result<()> {
-            let mut op = ops::BoundStart::send(&mut self.state.session, name, described, params, result_format)?;
+            let mut op = ops::BoundStart::send(&mut self.state.session, name, described, params, formats, result_format)?;
             self.run(&mut op) $($aw)* ?;
             // The first message after BindComplete, looked at in place.
             let limits = *self.state.session.limits();

@@ -2,13 +2,15 @@
 //! parameters, and for results when a caller asks for it.
 //!
 //! Measured on hyperd 0.0.26963: every type below binds in binary with its
-//! own OID and with OID 0 (unspecified), except NUMERIC, which must be
-//! declared with OID 0 so hyperd infers NUMERIC(p,s) from the statement;
-//! declared as 1700 the parameter is typed without a scale and every value
-//! with decimals fails ("cannot handle truncation when reading numerics").
-//! The value's scale must also equal the inferred one (see `pg_numeric`), so
-//! bind a [`Numeric`] rescaled to the column's scale. GEOGRAPHY has no binary
-//! input at all: bind WKT text and cast it.
+//! own OID and with OID 0 (unspecified), except NUMERIC. In binary a NUMERIC
+//! must be declared with OID 0 (so hyperd infers NUMERIC(p,s) from the
+//! statement) and carry exactly the inferred scale, else "cannot handle
+//! truncation when reading numerics" (0A000). So a [`Numeric`] binds in
+//! *text* format (format code 0, [`ToPgBinary::param_format`]) with OID 0:
+//! hyperd infers the type from where the parameter stands and reads the
+//! decimal text into it as it reads a literal, at any scale (rounding to
+//! the column's), in inserts, casts, comparisons and arithmetic alike.
+//! GEOGRAPHY has no binary input at all: bind WKT text and cast it.
 
 use bytes::{BufMut, BytesMut};
 
@@ -24,7 +26,13 @@ pub enum IsNull {
     No,
 }
 
-/// A Rust value that can be bound as a binary parameter.
+/// Bind format code of a parameter sent as text.
+pub const PARAM_FORMAT_TEXT: i16 = 0;
+/// Bind format code of a parameter in PostgreSQL binary.
+pub const PARAM_FORMAT_BINARY: i16 = 1;
+
+/// A Rust value that can be bound as a parameter: in PostgreSQL binary,
+/// or as text where binary cannot carry it ([`ToPgBinary::param_format`]).
 pub trait ToPgBinary {
     /// The OID to declare for parameters of this type in Parse; 0 lets the
     /// server infer the type from the statement.
@@ -38,6 +46,13 @@ pub trait ToPgBinary {
     /// Appends the value's bytes (without length), or returns
     /// [`IsNull::Yes`] having appended nothing.
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> Result<IsNull>;
+
+    /// The Bind format code of the bytes [`ToPgBinary::encode_pg_binary`]
+    /// writes: [`PARAM_FORMAT_BINARY`] but for [`Numeric`] (see the
+    /// module docs).
+    fn param_format(&self) -> i16 {
+        PARAM_FORMAT_BINARY
+    }
 }
 
 /// Appends one Bind parameter: its i32 length and bytes, or -1 for NULL.
@@ -97,6 +112,10 @@ impl<T: ToPgBinary> ToPgBinary for Option<T> {
             None => Ok(IsNull::Yes),
         }
     }
+
+    fn param_format(&self) -> i16 {
+        self.as_ref().map_or(PARAM_FORMAT_BINARY, T::param_format)
+    }
 }
 
 impl<T: ToPgBinary> ToPgBinary for &T {
@@ -110,6 +129,10 @@ impl<T: ToPgBinary> ToPgBinary for &T {
 
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> Result<IsNull> {
         (**self).encode_pg_binary(buf)
+    }
+
+    fn param_format(&self) -> i16 {
+        (**self).param_format()
     }
 }
 
@@ -328,14 +351,51 @@ pg_impl!(
         })
     }
 );
-// OID 0, not NUMERIC's 1700: see the module docs.
-pg_impl!(
-    Numeric,
-    0,
-    SqlType::Numeric { .. },
-    |v, buf| pg_numeric::encode(*v, buf),
-    |_ty, raw| pg_numeric::decode(raw)
-);
+// OID 0, not NUMERIC's 1700, and decimal text: see the module docs.
+impl ToPgBinary for Numeric {
+    fn type_oid() -> u32 {
+        0
+    }
+
+    fn param_type_oid(&self) -> u32 {
+        0
+    }
+
+    fn encode_pg_binary(&self, buf: &mut BytesMut) -> Result<IsNull> {
+        use std::fmt::Write;
+        // `Display` writes the exact decimal text.
+        let mut text = BytesMutWriter(buf);
+        write!(text, "{self}").map_err(|_| Error::invalid_input("NUMERIC text"))?;
+        Ok(IsNull::No)
+    }
+
+    fn param_format(&self) -> i16 {
+        PARAM_FORMAT_TEXT
+    }
+}
+
+/// `fmt::Write` into a `BytesMut`, so a value's text is written in place.
+struct BytesMutWriter<'b>(&'b mut BytesMut);
+
+impl std::fmt::Write for BytesMutWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl<'a> FromPgBinary<'a> for Numeric {
+    fn accepts(ty: &SqlType) -> bool {
+        matches!(ty, SqlType::Numeric { .. })
+    }
+
+    fn decode_pg_binary(ty: &SqlType, raw: &'a [u8]) -> Result<Self> {
+        if !matches!(ty, SqlType::Numeric { .. }) {
+            return Err(mismatch("Numeric", ty));
+        }
+        pg_numeric::decode(raw)
+    }
+}
 
 fn pg_days(d: Date) -> Result<i32> {
     i32::try_from(d.days_since_2000())

@@ -46,8 +46,17 @@ fn layouts_hyperd_accepts() {
     iv.extend_from_slice(&2i32.to_be_bytes());
     iv.extend_from_slice(&1i32.to_be_bytes());
     assert_eq!(enc(&Interval::new(1, 2, 3)), iv);
+    // NUMERIC binds as its decimal text (format 0), its type inferred.
     let n: Numeric = "-0.05".parse().expect("numeric");
-    assert_eq!(enc(&n), [0, 2, 0, 0, 0x40, 0, 0, 2, 0, 0, 0x01, 0xf4]);
+    assert_eq!(enc(&n), b"-0.05");
+    assert_eq!(n.param_format(), PARAM_FORMAT_TEXT);
+    assert_eq!(n.param_type_oid(), 0);
+    assert_eq!(Some(n).param_format(), PARAM_FORMAT_TEXT);
+    assert_eq!(
+        <&Numeric as ToPgBinary>::param_format(&&n),
+        PARAM_FORMAT_TEXT
+    );
+    assert_eq!(1i32.param_format(), PARAM_FORMAT_BINARY);
 }
 
 #[test]
@@ -127,7 +136,8 @@ fn round_trips() {
         "-0.00000000000000000000000000000000000001",
     ] {
         let n: Numeric = text.parse().expect(text);
-        let raw = enc(&n);
+        let mut raw = BytesMut::new();
+        super::pg_numeric::encode(n, &mut raw);
         let back = Numeric::decode_pg_binary(
             &SqlType::Numeric {
                 precision: 38,

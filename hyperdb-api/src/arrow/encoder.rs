@@ -448,6 +448,37 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
 /// CHAR(n) values that are longer only by trailing spaces are cut to n
 /// characters ([`SqlType::fit_text`]): then the batch to send instead is
 /// returned.
+/// The first valid value of a decimal column with more digits than
+/// `precision`, and its digit count. Arrow does not hold a Decimal128 to
+/// its declared precision, and hyperd stores such a value past its
+/// column's (100000 in a NUMERIC(5,2) column reads back as 1000.00,
+/// measured), where the row inserter refuses it.
+fn past_precision(array: &dyn Array, precision: u8) -> Option<(usize, u32)> {
+    let decimals = array.as_primitive_opt::<arrow_array::types::Decimal128Type>()?;
+    let bound = 10u128.checked_pow(u32::from(precision))?;
+    let values = decimals.values();
+    let mut from = 0;
+    // One pass over the values; validity only where one is too long
+    // (a NULL slot's bytes are not a value).
+    while let Some(at) = values[from..]
+        .iter()
+        .position(|v| v.unsigned_abs() >= bound)
+    {
+        let row = from + at;
+        if decimals.is_valid(row) {
+            return Some((
+                row,
+                values[row]
+                    .unsigned_abs()
+                    .checked_ilog10()
+                    .map_or(1, |d| d + 1),
+            ));
+        }
+        from = row + 1;
+    }
+    None
+}
+
 fn check_values(
     table: &TableDefinition,
     columns: &[usize],
@@ -473,6 +504,16 @@ fn check_values(
         let ty = column.sql_type();
         let limit = match ty {
             SqlType::Varchar(n) | SqlType::Char(n) => *n as usize,
+            SqlType::Numeric { precision, scale } => {
+                if let Some((row, digits)) = past_precision(array.as_ref(), *precision) {
+                    return Err(error(
+                        row,
+                        RowErrorKind::OutOfRange,
+                        format!("{digits} digits for {ty} (scale {scale})"),
+                    ));
+                }
+                continue;
+            }
             _ => continue,
         };
         if array.data_type() != &DataType::Utf8 {

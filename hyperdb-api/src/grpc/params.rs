@@ -144,16 +144,18 @@ fn column(oid: u32, raw: Option<&[u8]>) -> Result<(ArrayRef, Option<&'static str
             });
             (Arc::new(IntervalMonthDayNanoArray::from(vec![v])), None)
         }
-        // NUMERIC binds with OID 0 (see `pg_binary`); its scale travels in
-        // the value, and the Arrow type carries it to hyperd.
+        // NUMERIC binds with OID 0 as its decimal text (see `pg_binary`);
+        // its scale travels in the value, and the Arrow type carries it to
+        // hyperd.
         0 => {
-            let v = get::<Numeric>(
-                SqlType::Numeric {
-                    precision: 38,
-                    scale: 0,
-                },
-                raw,
-            )?;
+            let v = raw
+                .map(|r| {
+                    std::str::from_utf8(r)
+                        .ok()
+                        .and_then(|text| text.parse::<Numeric>().ok())
+                        .ok_or_else(|| Error::invalid_argument("parameter", "NUMERIC text"))
+                })
+                .transpose()?;
             let scale = v.map_or(0, Numeric::scale);
             let a = Decimal128Array::from(vec![v.map(Numeric::unscaled)])
                 .with_precision_and_scale(38, scale as i8)?;

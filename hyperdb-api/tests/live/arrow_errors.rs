@@ -319,3 +319,68 @@ fn dates_and_times_hyperd_refuses_fail_with_their_row() {
         assert_eq!(count(&mut c, &name), 2);
     }
 }
+
+/// A Decimal128 value with more digits than its NUMERIC column's
+/// precision is refused (22003, row and column named), as the row inserter
+/// refuses it: hyperd stored it (100000 in NUMERIC(5,2) read back as
+/// 1000.00). NULL slots are not values, whatever bytes they hold; the
+/// table is unchanged, and a value at the precision's limit is stored.
+#[test]
+fn decimals_past_their_precision_are_refused() {
+    use arrow_array::Decimal128Array;
+    let dir = temp_dir();
+    let table = TableDefinition::new("prices")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("p", SqlType::numeric(5, 2).unwrap());
+    let mut c = connect(&dir, "prices.hyper");
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    let schema = Arc::new(arrow_schema(&table).unwrap());
+    let batch = |values: Vec<Option<i128>>, valid: Option<Vec<bool>>| {
+        let n = values.len();
+        let raw: Vec<i128> = values.iter().map(|v| v.unwrap_or(0)).collect();
+        let nulls = valid.unwrap_or_else(|| values.iter().map(Option::is_some).collect());
+        let p = Decimal128Array::new(raw.into(), Some(nulls.into()))
+            .with_precision_and_scale(5, 2)
+            .unwrap();
+        let ids: Vec<i32> = (0..n as i32).collect();
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int32Array::from(ids)), Arc::new(p)],
+        )
+        .unwrap()
+    };
+    let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+    let e = ins
+        .insert_batch(&batch(vec![Some(99_999), Some(-100_000)], None))
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22003", "{e}");
+    match &e {
+        Error::InvalidRow {
+            row, column, kind, ..
+        } => {
+            assert_eq!(
+                (*row, column.as_deref(), *kind),
+                (1, Some("p"), RowErrorKind::OutOfRange)
+            );
+        }
+        other => panic!("not InvalidRow: {other:?}"),
+    }
+    // A NULL over a too-long value's bytes is NULL; the limit is stored.
+    ins.insert_batch(&batch(
+        vec![Some(99_999), Some(10_000_000), Some(-99_999)],
+        Some(vec![true, false, true]),
+    ))
+    .unwrap();
+    assert_eq!(ins.finish().unwrap(), 3);
+    let stored: Vec<(i32, Option<hyperdb_api::types::Numeric>)> = c
+        .query_as("SELECT id, p FROM prices ORDER BY id")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    let text: Vec<String> = stored
+        .iter()
+        .map(|(id, p)| format!("{id}:{}", p.map_or("NULL".into(), |p| p.to_string())))
+        .collect();
+    assert_eq!(text, ["0:999.99", "1:NULL", "2:-999.99"]);
+}

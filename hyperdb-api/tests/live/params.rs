@@ -111,6 +111,83 @@ fn scaled_numeric_parameters_filter_and_insert() {
     );
 }
 
+/// A `Numeric` parameter of any scale (it binds as decimal text, its type
+/// inferred): in binary, anything but the inferred scale failed with 0A000
+/// "cannot handle truncation when reading numerics" (`1.5` or `1` into a
+/// NUMERIC(5,2)). Inserts round to the column's scale as a literal does;
+/// comparisons and arithmetic take the column's type; prepared statements
+/// too; a value past the precision is 22003.
+#[test]
+fn numeric_parameters_of_any_scale() {
+    let dir = temp_dir();
+    let mut c = Connection::connect(
+        server().endpoint(),
+        dir.path().join("n.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
+    c.execute_command("CREATE TABLE t (n NUMERIC(5,2), m NUMERIC(38,10))")
+        .unwrap();
+    let p = |s: &str| s.parse::<Numeric>().unwrap();
+    for v in ["1.5", "1", "0", "-0.5", "1.255", "12.3"] {
+        c.execute_command_params("INSERT INTO t VALUES ($1, $2)", &[&p(v), &p(v)])
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+    }
+    let stored: Vec<(String, String)> = c
+        .query_as("SELECT n::TEXT, m::TEXT FROM t ORDER BY m")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    let n: Vec<&str> = stored.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(n, ["-0.50", "0.00", "1.00", "1.26", "1.50", "12.30"]);
+    assert_eq!(stored[3].1, "1.2550000000");
+    let count = |c: &mut Connection, sql: &str, v: &str| -> i64 {
+        let mut rows = c.execute_query_params(sql, &[&p(v)]).unwrap();
+        rows.next_row().unwrap().unwrap().try_get(0).unwrap()
+    };
+    assert_eq!(
+        count(&mut c, "SELECT count(*)::BIGINT FROM t WHERE n = $1", "1.5"),
+        1
+    );
+    assert_eq!(
+        count(
+            &mut c,
+            "SELECT count(*)::BIGINT FROM t WHERE m > $1",
+            "1.25"
+        ),
+        3
+    );
+    let sum: String = c
+        .execute_query_params("SELECT (n + $1)::TEXT FROM t WHERE n = 12.3", &[&p("0.7")])
+        .unwrap()
+        .next_row()
+        .unwrap()
+        .unwrap()
+        .try_get(0)
+        .unwrap();
+    assert_eq!(sum, "13.00");
+    let e = c
+        .execute_command_params("INSERT INTO t (n) VALUES ($1)", &[&p("1000")])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22003", "{e}");
+    // A prepared statement with the type declared takes any scale too.
+    let st = c
+        .prepare_typed(
+            "INSERT INTO t (n) VALUES ($1)",
+            &[hyperdb_api::types::SqlType::numeric(5, 2).unwrap()],
+        )
+        .unwrap();
+    c.execute(&st, &[&p("2.5")]).unwrap();
+    assert_eq!(
+        count(
+            &mut c,
+            "SELECT count(*)::BIGINT FROM t WHERE n = $1",
+            "2.50"
+        ),
+        1
+    );
+}
+
 #[test]
 fn parameter_errors_are_typed_and_harmless() {
     let mut c = connect();

@@ -75,18 +75,20 @@ pub struct BoundStart {
 
 impl BoundStart {
     /// Queues Bind (of the named statement), Execute and Sync. `columns`
-    /// is the statement's column count (`None`: it returns no rows).
+    /// is the statement's column count (`None`: it returns no rows);
+    /// `formats` the parameters' (empty: all binary).
     pub fn send(
         session: &mut Session,
         statement: &str,
         columns: Option<usize>,
         params: &[Option<&[u8]>],
+        formats: &[i16],
         result_format: i16,
     ) -> Result<BoundStart> {
         session.write_queued_closes()?;
         let buf = session.write_buf();
         let start = buf.len();
-        let queued = bind(buf, statement, params, result_format)
+        let queued = bind(buf, statement, params, formats, result_format)
             .and_then(|()| frontend::execute(buf, "", 0));
         if let Err(e) = queued {
             buf.truncate(start);
@@ -179,7 +181,7 @@ mod tests {
     fn a_bound_statements_rows_are_cancellable_while_it_runs() {
         let mut s = session();
         let mut op =
-            BoundStart::send(&mut s, "c1", Some(1), &[], FORMAT_HYPER_BINARY).expect("queued");
+            BoundStart::send(&mut s, "c1", Some(1), &[], &[], FORMAT_HYPER_BINARY).expect("queued");
         s.note_send();
         s.write_buf().clear();
         push(&mut s, b'2', b"");
@@ -192,7 +194,7 @@ mod tests {
         assert!(s.next_message().expect("ready").is_some());
 
         let mut op =
-            BoundStart::send(&mut s, "c2", None, &[], FORMAT_HYPER_BINARY).expect("queued");
+            BoundStart::send(&mut s, "c2", None, &[], &[], FORMAT_HYPER_BINARY).expect("queued");
         push(&mut s, b'2', b"");
         run(&mut s, &mut op).expect("bound");
         assert!(!s.stream_cancellable(), "no rows to cancel");
@@ -264,6 +266,7 @@ mod tests {
             "s1",
             Some(1),
             &[Some(&[0, 0, 0, 7])],
+            &[],
             FORMAT_HYPER_BINARY,
         )
         .unwrap();

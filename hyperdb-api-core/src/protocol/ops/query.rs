@@ -20,8 +20,11 @@ pub struct QueryRequest<'a> {
     pub sql: &'a str,
     /// Parameter type OIDs; 0 lets the server infer.
     pub param_types: &'a [u32],
-    /// Parameter values in PostgreSQL binary format (format code 1).
+    /// Parameter values, in the formats `param_formats` gives.
     pub params: &'a [Option<&'a [u8]>],
+    /// One Bind format code a parameter (`ToPgBinary::param_format`);
+    /// empty when all are PostgreSQL binary (format code 1).
+    pub param_formats: &'a [i16],
     pub result_format: i16,
 }
 
@@ -32,6 +35,7 @@ impl<'a> QueryRequest<'a> {
             sql,
             param_types: &[],
             params: &[],
+            param_formats: &[],
             result_format: FORMAT_HYPER_BINARY,
         }
     }
@@ -63,7 +67,13 @@ impl QueryStart {
         let start = buf.len();
         let queued = (|| {
             frontend::parse(buf, statement, req.sql, req.param_types)?;
-            bind(buf, statement, req.params, req.result_format)?;
+            bind(
+                buf,
+                statement,
+                req.params,
+                req.param_formats,
+                req.result_format,
+            )?;
             frontend::describe(buf, Target::Portal, "")?;
             frontend::execute(buf, "", 0)
         })();
@@ -137,21 +147,32 @@ impl Operation for SimpleQueryStart {
 }
 
 /// Appends a `Bind` of `statement` to the unnamed portal: parameters in
-/// PostgreSQL binary, results in `result_format`.
+/// `formats` (one a parameter; empty: all PostgreSQL binary), results in
+/// `result_format`.
 pub(crate) fn bind(
     buf: &mut bytes::BytesMut,
     statement: &str,
     params: &[Option<&[u8]>],
+    formats: &[i16],
     result_format: i16,
 ) -> Result<()> {
+    if !formats.is_empty() && formats.len() != params.len() {
+        return Err(crate::error::Error::invalid_input(format!(
+            "{} parameter formats for {} parameters",
+            formats.len(),
+            params.len()
+        )));
+    }
     let values = params.iter().map(|p| match p {
         Some(v) => BindParam::Value(v),
         None => BindParam::Null,
     });
     let param_formats: &[i16] = if params.is_empty() {
         &[]
-    } else {
+    } else if formats.is_empty() {
         &[FORMAT_BINARY]
+    } else {
+        formats
     };
     frontend::bind(buf, "", statement, param_formats, values, &[result_format])
 }
