@@ -227,14 +227,16 @@ fn pg_round_trips(ty: &SqlType, raw: &[u8]) {
         SqlType::Text => pg_exact::<&str>(ty, raw),
         SqlType::Bytea => pg_exact::<&[u8]>(ty, raw),
         SqlType::Numeric { .. } => {
-            // Binary NUMERIC has many spellings of one value: written back
-            // it reads as the same value.
+            // Binary NUMERIC has many spellings of one value; a parameter
+            // binds as its decimal text, which reads back as the same value.
             if let Ok(n) = <Numeric as FromPgBinary>::decode_pg_binary(ty, raw) {
                 let mut buf = BytesMut::new();
                 n.encode_pg_binary(&mut buf)
                     .expect("a NUMERIC that was read");
-                let again = <Numeric as FromPgBinary>::decode_pg_binary(ty, &buf);
-                assert_eq!(again.ok(), Some(n), "{raw:?} -> {buf:?}");
+                let again = std::str::from_utf8(&buf)
+                    .ok()
+                    .and_then(|text| text.parse::<Numeric>().ok());
+                assert_eq!(again, Some(n), "{raw:?} -> {buf:?}");
             }
         }
         _ => {}
