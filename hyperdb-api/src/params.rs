@@ -5,8 +5,8 @@
 use std::ops::Range;
 
 use bytes::BytesMut;
-use hyperdb_api_core::protocol::ops::{QueryRequest, FORMAT_HYPER_BINARY};
-use hyperdb_api_core::types::{IsNull, ToPgBinary, PARAM_FORMAT_BINARY};
+use hyperdb_api_core::protocol::ops::{QueryRequest, FORMAT_BINARY, FORMAT_HYPER_BINARY};
+use hyperdb_api_core::types::{IsNull, ToPgBinary};
 
 use crate::error::{Error, Result};
 
@@ -26,7 +26,7 @@ impl Params {
             buf: BytesMut::new(),
             spans: Vec::with_capacity(values.len()),
             types: Vec::with_capacity(values.len()),
-            formats: Vec::with_capacity(values.len()),
+            formats: Vec::new(),
         };
         for (i, v) in values.iter().enumerate() {
             let start = p.buf.len();
@@ -44,11 +44,14 @@ impl Params {
                 }
             }
             p.types.push(v.param_type_oid());
-            p.formats.push(v.param_format());
-        }
-        if p.formats.iter().all(|&f| f == PARAM_FORMAT_BINARY) {
-            // The Bind then names one format for all.
-            p.formats.clear();
+            // Listed from the first parameter that is not binary on (the
+            // ones before it binary); with none, nothing is allocated and
+            // the Bind names one format for all.
+            let format = v.param_format();
+            if format != FORMAT_BINARY || !p.formats.is_empty() {
+                p.formats.resize(i, FORMAT_BINARY);
+                p.formats.push(format);
+            }
         }
         Ok(p)
     }

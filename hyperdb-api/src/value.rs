@@ -131,7 +131,7 @@ impl ToPgBinary for Value {
     /// A `Numeric` travels as decimal text, its type inferred from where
     /// it stands (see `hyperdb_api_core::types::ToPgBinary`).
     fn param_format(&self) -> i16 {
-        with_inner!(self, ToPgBinary, |v| v.param_format(), null => hyperdb_api_core::types::PARAM_FORMAT_BINARY)
+        with_inner!(self, ToPgBinary, |v| v.param_format(), null => hyperdb_api_core::protocol::ops::FORMAT_BINARY)
     }
 }
 
@@ -194,11 +194,11 @@ mod tests {
         assert_eq!(pg(&Value::Numeric(numeric)), (0, Some(b"-12.345".to_vec())));
         assert_eq!(
             Value::Numeric(numeric).param_format(),
-            hyperdb_api_core::types::PARAM_FORMAT_TEXT
+            hyperdb_api_core::protocol::ops::FORMAT_TEXT
         );
         assert_eq!(
             Value::Int(1).param_format(),
-            hyperdb_api_core::types::PARAM_FORMAT_BINARY
+            hyperdb_api_core::protocol::ops::FORMAT_BINARY
         );
     }
 

@@ -33,9 +33,7 @@ pub use hyperbinary::{
 };
 pub use interval::Interval;
 pub use numeric::Numeric;
-pub use pg_binary::{
-    put_param, FromPgBinary, IsNull, ToPgBinary, PARAM_FORMAT_BINARY, PARAM_FORMAT_TEXT,
-};
+pub use pg_binary::{put_param, FromPgBinary, IsNull, ToPgBinary};
 pub use sql_type::{oid, ColumnType, Nullability, SqlType, MAX_NUMERIC_PRECISION};
 pub use time::Time;
 pub use timestamp::{Timestamp, TimestampTz};

@@ -18,6 +18,8 @@ use super::hyperbinary::mismatch;
 use super::sql_type::{oid, SqlType};
 use super::{pg_numeric, Date, Interval, Numeric, Time, Timestamp, TimestampTz};
 use crate::error::{Error, Result};
+// The protocol's format codes: a parameter's is one of them.
+use crate::protocol::ops::{FORMAT_BINARY, FORMAT_TEXT};
 
 /// Whether an encoder wrote a value or stands for SQL NULL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +27,6 @@ pub enum IsNull {
     Yes,
     No,
 }
-
-/// Bind format code of a parameter sent as text.
-pub const PARAM_FORMAT_TEXT: i16 = 0;
-/// Bind format code of a parameter in PostgreSQL binary.
-pub const PARAM_FORMAT_BINARY: i16 = 1;
 
 /// A Rust value that can be bound as a parameter: in PostgreSQL binary,
 /// or as text where binary cannot carry it ([`ToPgBinary::param_format`]).
@@ -48,10 +45,10 @@ pub trait ToPgBinary {
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> Result<IsNull>;
 
     /// The Bind format code of the bytes [`ToPgBinary::encode_pg_binary`]
-    /// writes: [`PARAM_FORMAT_BINARY`] but for [`Numeric`] (see the
+    /// writes: [`FORMAT_BINARY`] but for [`Numeric`] (see the
     /// module docs).
     fn param_format(&self) -> i16 {
-        PARAM_FORMAT_BINARY
+        FORMAT_BINARY
     }
 }
 
@@ -114,7 +111,7 @@ impl<T: ToPgBinary> ToPgBinary for Option<T> {
     }
 
     fn param_format(&self) -> i16 {
-        self.as_ref().map_or(PARAM_FORMAT_BINARY, T::param_format)
+        self.as_ref().map_or(FORMAT_BINARY, T::param_format)
     }
 }
 
@@ -370,7 +367,7 @@ impl ToPgBinary for Numeric {
     }
 
     fn param_format(&self) -> i16 {
-        PARAM_FORMAT_TEXT
+        FORMAT_TEXT
     }
 }
 

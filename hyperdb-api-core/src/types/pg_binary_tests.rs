@@ -49,14 +49,11 @@ fn layouts_hyperd_accepts() {
     // NUMERIC binds as its decimal text (format 0), its type inferred.
     let n: Numeric = "-0.05".parse().expect("numeric");
     assert_eq!(enc(&n), b"-0.05");
-    assert_eq!(n.param_format(), PARAM_FORMAT_TEXT);
+    assert_eq!(n.param_format(), FORMAT_TEXT);
     assert_eq!(n.param_type_oid(), 0);
-    assert_eq!(Some(n).param_format(), PARAM_FORMAT_TEXT);
-    assert_eq!(
-        <&Numeric as ToPgBinary>::param_format(&&n),
-        PARAM_FORMAT_TEXT
-    );
-    assert_eq!(1i32.param_format(), PARAM_FORMAT_BINARY);
+    assert_eq!(Some(n).param_format(), FORMAT_TEXT);
+    assert_eq!(<&Numeric as ToPgBinary>::param_format(&&n), FORMAT_TEXT);
+    assert_eq!(1i32.param_format(), FORMAT_BINARY);
 }
 
 #[test]

@@ -227,29 +227,22 @@ async fn feed(
         // query timeout bounds the wait for a piece too: the driver
         // enforces it only on the socket, and a source that stalls would
         // otherwise hold the COPY open past it.
-        let deadline = inserter.query_deadline();
+        // The wake-up is armed before the check, so one that comes
+        // between is not missed.
         let woken = inner.cancelled.notified();
-        let message = if stopping(&inner, cancels_before) {
-            None
-        } else {
-            tokio::select! {
-                biased;
-                () = woken => None,
-                () = expiry(deadline) => {
-                    failed = timed_out();
-                    break;
-                }
-                message = pieces.recv() => message,
+        if let Some(stop) = stopped_by(&inner, cancels_before) {
+            failed = stop;
+            break;
+        }
+        let message = tokio::select! {
+            biased;
+            () = woken => continue,
+            () = expiry(inserter.query_deadline()) => {
+                failed = timed_out();
+                break;
             }
+            message = pieces.recv() => message,
         };
-        if inner.cancels.load(Ordering::SeqCst) != cancels_before {
-            failed = cancelled();
-            break;
-        }
-        if inner.closing.load(Ordering::SeqCst) {
-            failed = closed_while_open();
-            break;
-        }
         let Some(message) = message else { break };
         let written = match message {
             Message::Piece(InsertPiece::Batch(batch)) => inserter.insert_batch(&batch).await,
@@ -281,10 +274,15 @@ fn cancelled() -> Error {
     Error::Client(hyperdb_api_core::Error::server(db))
 }
 
-/// Whether a cancel or a close came since the COPY started (checked after
-/// the wake-up is armed, so one that comes between is not missed).
-fn stopping(inner: &super::Inner, cancels_before: u64) -> bool {
-    inner.cancels.load(Ordering::SeqCst) != cancels_before || inner.closing.load(Ordering::SeqCst)
+/// The insert's error when a cancel or a close came since the COPY started.
+fn stopped_by(inner: &super::Inner, cancels_before: u64) -> Option<Error> {
+    if inner.cancels.load(Ordering::SeqCst) != cancels_before {
+        Some(cancelled())
+    } else if inner.closing.load(Ordering::SeqCst) {
+        Some(closed_while_open())
+    } else {
+        None
+    }
 }
 
 /// The insert's error when the connection's close ended it (08003).
