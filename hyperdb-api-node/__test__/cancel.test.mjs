@@ -134,6 +134,49 @@ describe('conn.cancel()', () => {
   })
 })
 
+describe('conn.cancel() right after a call', () => {
+  // The call may not have the connection yet, or have it before hyperd has
+  // started its statement (a cancel request that comes first is dropped):
+  // either way the one cancel() reaches it, a call queued behind it runs,
+  // and so does one made after the cancel.
+  for (const [name, run] of [
+    ['queryScalar', (conn) => conn.queryScalar(LONG_QUERY)],
+    ['queryScalar with a parameter', (conn) => conn.queryScalar(`${LONG_QUERY} WHERE $1::int = 1`, [1])],
+    [
+      'executeCommand',
+      (conn) =>
+        conn.executeCommand(
+          'CREATE TEMPORARY TABLE x AS SELECT count(*) FROM generate_series(1, 100000000000) g(i) WHERE i % 7 = 3',
+        ),
+    ],
+  ]) {
+    test(`${name}: rejects with 57014 (10 rounds)`, async () => {
+      const conn = await ctx.connect()
+      const lost = []
+      for (let round = 0; round < 10; round++) {
+        const running = settle(run(conn))
+        const behind = conn.queryScalar('SELECT 7')
+        if (round % 2 === 1) await sleep(1)
+        await conn.cancel()
+        const after = conn.queryScalar('SELECT 8')
+        const first = await Promise.race([running, sleep(10_000).then(() => 'lost')])
+        if (first === 'lost') {
+          lost.push(round)
+          await cancelUntilSettled(conn, running)
+        } else {
+          assertHyperError(first[0], '57014')
+        }
+        assert.equal(await behind, 7)
+        assert.equal(await after, 8)
+        // hyperd keeps the table of a cancelled CREATE TEMPORARY TABLE AS.
+        await conn.executeCommand('DROP TABLE IF EXISTS x')
+      }
+      assert.deepStrictEqual(lost, [], 'rounds whose cancel() was lost')
+      await worksAtOnce(conn)
+    })
+  }
+})
+
 describe('AbortSignal', () => {
   // Aborted while hyperd is still computing, before any row was sent.
   for (const [name, run] of [

@@ -364,6 +364,9 @@ describe('databases', () => {
     // The rows are in the file: open it directly.
     const direct = await ctx.connect({ database: second, createMode: 'doNotCreate' })
     assert.equal(await direct.queryScalar('SELECT count(*) FROM x'), 2n)
+    // Named by its stem, as Tableau's Hyper API names it.
+    assert.equal(await direct.queryScalar('SELECT current_database()'), 'second')
+    assert.equal(await direct.queryScalar('SELECT count(*) FROM "second"."public"."x"'), 2n)
     await direct.close()
   })
 

@@ -25,7 +25,11 @@ export type CreateMode = 'doNotCreate' | 'create' | 'createIfNotExists' | 'creat
 export interface ConnectOptions {
   /** Where hyperd listens: `HyperProcess.endpoint`, or `tab.tcp://host:port`, `unix:/dir/socket`, `tab.domain://dir/domain/name`. */
   endpoint: string
-  /** The `.hyper` file to open. */
+  /**
+   * The `.hyper` file to open, attached under its file stem: the database
+   * name SQL qualifies its tables with (`"sales"."public"."t"` for
+   * `data/sales.hyper`), as in Tableau's Hyper API.
+   */
   database?: string
   /** What to do with `database` (default `doNotCreate`: it must exist). */
   createMode?: CreateMode
@@ -272,8 +276,10 @@ export class Connection extends Queries {
   }
 
   /**
-   * Cancels the statement running on this connection now, if any (it fails
-   * with 57014); also while `close()` waits for it to end.
+   * Cancels the call running on this connection now, if it was made
+   * before this one (it rejects with 57014), even one made just before
+   * that hyperd has not started yet; calls queued behind it run. Also
+   * while `close()` waits for a call to end.
    */
   async cancel(): Promise<void> {
     // Also while `close()` waits for a running statement: the way to end it.

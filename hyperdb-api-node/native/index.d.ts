@@ -78,7 +78,10 @@ export declare class NativeConnection {
    * rows for, must match the server's.
    */
   inserter(table: TableRef, expected?: TableDef | undefined | null): NativeInserter
-  /** Cancels the statement running now, if any. */
+  /**
+   * Cancels the call running now, or about to run, if made before
+   * this one (see `SharedConnection::cancel`).
+   */
   cancel(): Promise<void>
   /** Closes after the calls made before; later calls fail. */
   close(): Promise<void>

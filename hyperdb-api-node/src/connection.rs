@@ -151,10 +151,12 @@ impl NativeConnection {
         NativeInserter::start(self.conn.place(), table.table_name(), expected)
     }
 
-    /// Cancels the statement running now, if any.
-    #[napi]
-    pub async fn cancel(&self) -> Result<()> {
-        js(self.conn.cancel().await)
+    /// Cancels the call running now, or about to run, if made before
+    /// this one (see `SharedConnection::cancel`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn cancel(&self, env: &Env) -> Result<AsyncBlock<()>> {
+        let cancel = self.conn.cancel();
+        promise(env, async move { js(cancel.await) })
     }
 
     /// Closes after the calls made before; later calls fail.

@@ -71,7 +71,10 @@ impl ConnectOptions {
         ConnectOptions::from(Config::new(endpoint))
     }
 
-    /// The `.hyper` file to use, and whether to create it.
+    /// The `.hyper` file to use, and whether to create it. It is attached
+    /// under its file stem (`sales` for `data/sales.hyper`), the database
+    /// name SQL qualifies its tables with (`"sales"."public"."t"`), as in
+    /// Tableau's Hyper API.
     pub fn with_database(mut self, path: impl AsRef<Path>, mode: CreateMode) -> ConnectOptions {
         self.database = Some(path.as_ref().to_string_lossy().into_owned());
         self.create_mode = mode;
@@ -276,29 +279,16 @@ impl ConnectOptions {
         if db.is_empty() {
             return Err(Error::invalid_argument("database", "the path is empty"));
         }
-        // DoNotCreate attaches at startup, so a missing file fails the
-        // connect itself. hyperd names a file attached that way by its path
-        // as given (measured: `current_database()` is the path, and a
-        // DETACH by the file's stem fails with 3D000), so that is the name
-        // `close` detaches it by.
-        if self.create_mode == CreateMode::DoNotCreate {
-            return Ok(ConnectPlan {
-                config: config.with_database(db.clone()),
-                setup: Vec::new(),
-                alias: Some(db.clone()),
-                notices: self.notices.clone().map(|n| n.0),
-            });
-        }
-        // The create modes create first, then attach under the file's stem.
-        let alias = Path::new(db)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty());
+        // Every mode attaches the file under its stem, as Tableau's Hyper
+        // API does, so SQL that names the database (`"sales"."public"."t"`)
+        // runs through either client. (Named at startup instead, hyperd
+        // would call it by its path.) A missing file fails the ATTACH, and
+        // with it the connect.
         let path = quote_identifier(db)?;
-        let alias = alias.ok_or_else(|| {
+        let alias = database_alias(Path::new(db)).ok_or_else(|| {
             Error::invalid_argument("database", format!("`{db}` has no file name"))
         })?;
-        let attach = format!("ATTACH DATABASE {path} AS {}", quote_identifier(&alias)?);
+        let attach = attach_sql(Path::new(db), &alias)?;
         let mut setup = Vec::new();
         match self.create_mode {
             CreateMode::Create => setup.push(vec![format!("CREATE DATABASE {path}")]),
@@ -409,6 +399,15 @@ pub(crate) struct ConnectPlan {
     pub(crate) notices: Option<NoticeHandler>,
 }
 
+/// The name a database file is attached under when the caller gives
+/// none: its file stem (`sales` for `/data/sales.hyper`), as Tableau's
+/// Hyper API names it; `None` for a path without a file name.
+pub(crate) fn database_alias(path: &Path) -> Option<String> {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+}
+
 /// `ATTACH DATABASE "path" AS "alias"`.
 pub(crate) fn attach_sql(path: &Path, alias: &str) -> Result<String> {
     Ok(format!(
@@ -432,19 +431,23 @@ mod tests {
     }
 
     #[test]
-    fn do_not_create_attaches_at_startup() {
+    fn do_not_create_attaches_under_the_stem() {
         let p = opts()
-            .with_database("/d/x.hyper", CreateMode::DoNotCreate)
+            .with_database("/d/my.db.hyper", CreateMode::DoNotCreate)
             .plan()
             .unwrap();
-        assert_eq!(p.config.database(), Some("/d/x.hyper"));
-        assert!(p.setup.is_empty());
-        // Detached on close under the name hyperd gives it: its path.
-        assert_eq!(p.alias.as_deref(), Some("/d/x.hyper"));
+        assert_eq!(p.config.database(), None);
         assert_eq!(
-            detach_sql(p.alias.as_deref().unwrap()).unwrap(),
-            "DETACH DATABASE \"/d/x.hyper\""
+            p.setup,
+            vec![vec![
+                "ATTACH DATABASE \"/d/my.db.hyper\" AS \"my.db\"".to_string()
+            ]]
         );
+        assert_eq!(p.alias.as_deref(), Some("my.db"));
+        let Err(e) = opts().with_database("/", CreateMode::DoNotCreate).plan() else {
+            panic!("a path without a file name is refused");
+        };
+        assert!(e.to_string().contains("no file name"), "{e}");
     }
 
     #[test]

@@ -53,13 +53,9 @@ impl GrpcConnectOptions {
     /// stem as alias (as [`crate::Connection::connect`] does).
     pub fn with_database(self, path: impl AsRef<Path>) -> Result<GrpcConnectOptions> {
         let path = path.as_ref();
-        let alias = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .ok_or_else(|| {
-                Error::invalid_argument("database", format!("no file name in {}", path.display()))
-            })?
-            .to_owned();
+        let alias = crate::options::database_alias(path).ok_or_else(|| {
+            Error::invalid_argument("database", format!("no file name in {}", path.display()))
+        })?;
         self.with_attached_database(path, &alias)
     }
 

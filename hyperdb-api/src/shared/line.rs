@@ -22,6 +22,16 @@ impl Line {
         self.next - 1
     }
 
+    /// Places taken so far: every place made before now has a lower id.
+    pub(crate) fn taken(&self) -> u64 {
+        self.next
+    }
+
+    /// The place served next, if one was taken that was not yet served.
+    pub(crate) fn next_served(&self) -> Option<u64> {
+        (self.serving < self.next).then_some(self.serving)
+    }
+
     pub(crate) fn is_turn_of(&self, id: u64) -> bool {
         self.serving == id
     }

@@ -18,7 +18,7 @@ mod sources;
 mod started;
 mod stream;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -67,6 +67,17 @@ pub(crate) struct Inner {
     /// A close was asked for: an open insert ends (nothing stored) rather
     /// than hold the connection from it; `cancelled` wakes it.
     pub(crate) closing: std::sync::atomic::AtomicBool,
+    /// The place holding the connection, plus one (0: none); set and
+    /// read under the line's lock, so a cancel either finds the call
+    /// that holds the connection or marks the one about to.
+    pub(crate) holder: AtomicU64,
+    /// A place, plus one, that fails with [`Error::Cancelled`] when it
+    /// gets the connection: the call a [`SharedConnection::cancel`] found
+    /// about to run (0: none).
+    pub(crate) cancel_on_turn: AtomicU64,
+    /// Held while a cancel request is checked and sent; see
+    /// `cancel::cancel_running`.
+    pub(crate) sending_cancel: Mutex<()>,
 }
 
 impl Inner {
@@ -105,6 +116,14 @@ impl ConnectionGuard {
             // only `close` (which holds the guard) empties it.
             None => unreachable!("a ConnectionGuard over a closed connection"),
         }
+    }
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        // Under the line's lock, as `cancel_running` reads it.
+        let _line = self.inner.line();
+        self.inner.holder.store(0, Ordering::SeqCst);
     }
 }
 
@@ -154,6 +173,9 @@ impl SharedConnection {
                 cancels: std::sync::atomic::AtomicU64::new(0),
                 cancelled: Notify::new(),
                 closing: std::sync::atomic::AtomicBool::new(false),
+                holder: AtomicU64::new(0),
+                cancel_on_turn: AtomicU64::new(0),
+                sending_cancel: Mutex::new(()),
             }),
         }
     }
@@ -224,15 +246,15 @@ impl SharedConnection {
         self.place().insert_sink(table.into(), expected).await
     }
 
-    /// Cancels the statement running on the connection now, if any. With
-    /// nothing running (nobody holds the connection) nothing is sent.
-    pub async fn cancel(&self) -> Result<()> {
-        if self.inner.conn.try_lock().is_ok() {
-            return Ok(());
-        }
-        self.inner.cancels.fetch_add(1, Ordering::SeqCst);
-        self.inner.cancelled.notify_waiters();
-        Ok(self.inner.cancel.cancel_async().await?)
+    /// Cancels the call running on the connection now, made before this
+    /// one: its statement fails with 57014. If no call holds the
+    /// connection but one made before this is about to (its turn has come),
+    /// that call fails with 57014 without being sent. Calls made after this
+    /// one, and calls still waiting behind the running one, run as usual.
+    /// The future is made now, so "before" is the order of the calls, not of
+    /// when the futures first run.
+    pub fn cancel(&self) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        cancel::cancel_running(self.inner.clone())
     }
 
     /// A handle that cancels the running statement from anywhere.
@@ -263,14 +285,23 @@ impl Place {
     /// connection. While it waits, an open [`ResultStream`] spills.
     pub async fn lock(self) -> Result<ConnectionGuard> {
         let inner = self.inner.clone();
-        let guard = self.wait().await;
-        if guard.is_none() {
+        let (guard, cancelled) = self.wait().await;
+        let guard = ConnectionGuard { guard, inner };
+        if guard.guard.is_none() {
             return Err(closed());
         }
-        Ok(ConnectionGuard { guard, inner })
+        if cancelled {
+            return Err(Error::Cancelled);
+        }
+        // A cancel request meant for the call before lands before this
+        // call sends anything.
+        drop(guard.inner.sending_cancel.lock().await);
+        Ok(guard)
     }
 
-    async fn wait(mut self) -> OwnedMutexGuard<Option<AsyncConnection>> {
+    /// The connection, and whether a cancel marked this place while it
+    /// waited (see [`Inner::cancel_on_turn`]).
+    async fn wait(mut self) -> (OwnedMutexGuard<Option<AsyncConnection>>, bool) {
         let _waiting = Waiting::new(&self.inner);
         loop {
             let turn = self.inner.turn.notified();
@@ -283,9 +314,17 @@ impl Place {
         }
         let guard = self.inner.conn.clone().lock_owned().await;
         self.used = true;
-        self.inner.line().advance_past(self.id);
+        let cancelled = {
+            let mut line = self.inner.line();
+            line.advance_past(self.id);
+            self.inner.holder.store(self.id + 1, Ordering::SeqCst);
+            let me = self.id + 1;
+            let mark = &self.inner.cancel_on_turn;
+            mark.compare_exchange(me, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        };
         self.inner.turn.notify_waiters();
-        guard
+        (guard, cancelled)
     }
 
     /// `COMMIT` in this place: a transaction hyperd rolled back instead,
@@ -402,8 +441,11 @@ impl Place {
     pub async fn close(self) -> Result<()> {
         self.inner.closing.store(true, Ordering::SeqCst);
         self.inner.cancelled.notify_waiters();
-        let mut guard = self.wait().await;
-        match guard.take() {
+        let inner = self.inner.clone();
+        // A close is not cancelled: it ends what a cancel would.
+        let (guard, _) = self.wait().await;
+        let mut guard = ConnectionGuard { guard, inner };
+        match guard.guard.take() {
             Some(conn) => conn.close().await,
             None => Ok(()),
         }

@@ -75,6 +75,54 @@ fn create_modes_sync() {
     }
 }
 
+/// A file is named by its stem in every mode, as Tableau's Hyper API names
+/// it, so SQL that qualifies a table with it runs through either client;
+/// `close` detaches it, so the next connection opens it at once.
+#[test]
+fn a_database_is_named_by_its_stem_in_every_mode() {
+    let dir = temp_dir();
+    let db = dir.path().join("my.sales.hyper");
+    let modes = [
+        CreateMode::CreateAndReplace,
+        CreateMode::CreateIfNotExists,
+        CreateMode::DoNotCreate,
+    ];
+    for (i, mode) in modes.into_iter().enumerate() {
+        let mut c = Connection::connect(server().endpoint(), &db, mode).unwrap();
+        let name: String = c.query_scalar("SELECT current_database()").unwrap();
+        assert_eq!(name, "my.sales", "{mode:?}");
+        if i == 0 {
+            c.execute_command("CREATE TABLE t (x INT)").unwrap();
+        }
+        c.execute_command(r#"INSERT INTO "my.sales"."public"."t" VALUES (1)"#)
+            .unwrap();
+        let n: i64 = c.query_scalar("SELECT count(*) FROM t").unwrap();
+        assert_eq!(n, i as i64 + 1, "{mode:?}");
+        c.close().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_database_is_named_by_its_stem_async() {
+    let dir = temp_dir();
+    let db = dir.path().join("stem.hyper");
+    let mut c = AsyncConnection::connect(server().endpoint(), &db, CreateMode::Create)
+        .await
+        .unwrap();
+    c.execute_command("CREATE TABLE t (x INT)").await.unwrap();
+    c.close().await.unwrap();
+    let mut c = AsyncConnection::connect(server().endpoint(), &db, CreateMode::DoNotCreate)
+        .await
+        .unwrap();
+    let name: String = c.query_scalar("SELECT current_database()").await.unwrap();
+    assert_eq!(name, "stem");
+    let n: i64 = c
+        .query_scalar(r#"SELECT count(*) FROM "stem"."public"."t""#)
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+}
+
 /// hyperd 0.0.26963 dies (SIGSEGV) when a DROP DATABASE lands while the
 /// last session on the file is still closing it. `close` detaches first and
 /// CreateAndReplace attaches before it drops, so replacing or dropping a

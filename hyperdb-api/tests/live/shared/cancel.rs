@@ -90,6 +90,59 @@ async fn cancel_while_idle_leaves_the_next_call_alone() {
     );
 }
 
+/// A cancel right after a call is made reaches it, whether the call has
+/// not got the connection yet, or has and hyperd has not started its
+/// statement (a request that comes first is dropped, so it is repeated);
+/// a call queued behind the cancelled one, and one made after the cancel,
+/// run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_right_after_a_call_reaches_it() {
+    let conn = connect().await;
+    for round in 0..24u64 {
+        let params = if round % 2 == 0 {
+            vec![]
+        } else {
+            vec![Value::Int(3)]
+        };
+        let sql = if params.is_empty() {
+            LONG_QUERY.to_owned()
+        } else {
+            LONG_QUERY.replace("= 3", "= $1")
+        };
+        let running = tokio::spawn(drain_owned(conn.place(), sql, params));
+        let behind = tokio::spawn(drain_owned(conn.place(), "SELECT 7".into(), vec![]));
+        // From at once to after the call has started its statement.
+        if round % 3 > 0 {
+            tokio::time::sleep(Duration::from_micros(300 * (round % 3))).await;
+        }
+        let at = Instant::now();
+        conn.cancel().await.unwrap();
+        let after = tokio::spawn(drain_owned(conn.place(), "SELECT 8".into(), vec![]));
+        let e = timeout(Duration::from_secs(30), running)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the cancel was lost"))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "57014", "round {round}: {e:?}");
+        assert!(at.elapsed() < Duration::from_secs(10), "round {round}");
+        let behind = behind.await.unwrap().expect("the call behind runs");
+        assert_eq!(behind[0].num_rows(), 1, "round {round}");
+        let after = after
+            .await
+            .unwrap()
+            .expect("a call made after the cancel runs");
+        assert_eq!(after[0].num_rows(), 1, "round {round}");
+    }
+}
+
+async fn drain_owned(
+    place: hyperdb_api::Place,
+    sql: String,
+    params: Vec<Value>,
+) -> hyperdb_api::Result<Vec<RecordBatch>> {
+    drain(place.query_arrow(&sql, params, None).await?).await
+}
+
 /// About two seconds of work (hyperd, 2 cores); `r` in 1..=6 salts it.
 fn two_seconds(r: i64) -> String {
     format!("SELECT count(*) FROM generate_series(1, 1000000000) g(i) WHERE i % 7 = {r}")
