@@ -63,7 +63,7 @@ for t in "${targets[@]}"; do
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   units=$(ls "$corpus" | wc -l)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
   line="$t: $status, ${runs:-?} executions in ${seconds}s (${speed:-?}/s), $cov, corpus $units inputs"
   echo "$line" | tee -a "$summary"
   if [ $status = FAILED ]; then

@@ -205,6 +205,27 @@ describe('refused values', () => {
     assert.equal(await count(conn, table), 0)
   })
 
+  test("a Date outside hyperd's DATE range into a DATE column: 22008 naming row and column, nothing stored", async () => {
+    // hyperd failed the whole COPY with XX001, naming nothing.
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, d DATE')
+    const far = new Date(Date.UTC(-5000, 0, 1))
+    const rows = [
+      [1, dateOnly('4713-01-01 BC')],
+      [2, far],
+    ]
+    const viaRows = await rejectsHyper(() => conn.insertRows(table, rows), '22008')
+    assert.deepStrictEqual([viaRows.row, viaRows.column], [1, 'd'])
+    const ins = await conn.inserter(table)
+    for (const r of rows) ins.addRow(r)
+    const viaAdd = await rejectsHyper(() => ins.execute(), '22008')
+    assert.deepStrictEqual([viaAdd.row, viaAdd.column], [1, 'd'])
+    assert.equal(await count(conn, table), 0)
+    await conn.insertRows(table, [[3, dateOnly('294276-12-31')]])
+    assert.equal(await conn.queryScalar(`SELECT d::TEXT FROM ${table}`), '294276-12-31')
+    await assertUsable(conn)
+  })
+
   test('after refused rows the inserter goes on and stores exactly the good rows', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, R_SQL)

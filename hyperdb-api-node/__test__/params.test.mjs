@@ -2,7 +2,15 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { setupHyper, rejectsHyper } from './helpers.mjs'
-import { HyperTimestamp, HyperTime, HyperInterval, HyperNumeric, numeric, dateOnly } from '../dist/index.mjs'
+import {
+  HyperError,
+  HyperTimestamp,
+  HyperTime,
+  HyperInterval,
+  HyperNumeric,
+  numeric,
+  dateOnly,
+} from '../dist/index.mjs'
 
 const ctx = setupHyper()
 let conn
@@ -253,14 +261,35 @@ describe('numeric()', () => {
     assert.equal((await roundTrip(numeric('-1.5'))).value, '-1.5')
   })
 
-  test('too many digits rejects with 22023; not a number throws RangeError', async () => {
+  test('too many digits rejects with 22023; text that is no number throws a HyperError (22023)', async () => {
     await rejectsHyper(
       () => conn.queryScalar('SELECT $1::NUMERIC(38,0)', [numeric('999999999999999999999999999999999999999')]),
       '22023',
     )
-    assert.throws(() => numeric('12a'), RangeError)
-    assert.throws(() => numeric(''), RangeError)
+    await rejectsHyper(() => conn.queryScalar('SELECT $1::NUMERIC(38,0)', [numeric('1e40')]), '22023')
+    for (const bad of ['12a', '', '1e', 'e5', '1.5.5', 'NaN']) {
+      assert.throws(
+        () => numeric(bad),
+        (e) => e instanceof HyperError && e.code === '22023',
+        JSON.stringify(bad),
+      )
+    }
     await stillWorks()
+  })
+
+  test('an exponent, blanks around, and zeros ending the fraction past 38 digits', async () => {
+    assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(18,2)', [numeric('1.5e3')]), '1500.00')
+    assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(18,5)', [numeric('-125E-5')]), '-0.00125')
+    assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(18,2)', [numeric(' 7.5 ')]), '7.50')
+    // Exact as 1.50: Tableau's Hyper API stores it.
+    const long = numeric('1.5' + '0'.repeat(60))
+    assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(38,2)', [long]), '1.50')
+    await conn.executeCommand('CREATE TEMPORARY TABLE nlong (n NUMERIC(38,2))')
+    await conn.insertRows('nlong', [[long], [numeric('2.5e1')]])
+    assert.deepStrictEqual((await conn.queryAll('SELECT n FROM nlong ORDER BY n', [], { rowMode: 'array' })).flat(), [
+      '1.50',
+      '25.00',
+    ])
   })
 })
 
@@ -376,6 +405,10 @@ describe('HyperTimestamp, HyperTime, HyperInterval, dateOnly', () => {
       '2024-01-01 12:00',
       '1234567-01-01',
       '',
+      // Outside hyperd's DATE range.
+      '294277-01-01',
+      '4714-12-31 BC',
+      '-4713-12-31',
     ]) {
       assert.throws(
         () => dateOnly(bad),

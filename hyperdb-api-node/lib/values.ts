@@ -142,8 +142,8 @@ export class HyperNumeric {
       // A number would have been rounded already: 0.1 + 0.2 is not 0.3.
       throw invalidArgument(`numeric() takes the exact decimal text, not a ${typeof value}`)
     }
-    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(value)) {
-      throw new RangeError(`not a decimal number: ${JSON.stringify(value)}`)
+    if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value)) {
+      throw invalidArgument(`numeric() takes decimal text such as '-12.50' or '1.5e3', not ${JSON.stringify(value)}`)
     }
     this.value = value
   }
@@ -204,6 +204,10 @@ export function timestampMicros(v: bigint): bigint {
  */
 const DATE_TEXT = /^\s*([+-])?(\d{1,6})-(\d{1,2})-(\d{1,2})(?:\s+(BC|AD))?\s*$/i
 
+/** hyperd's least and greatest DATE (Rust's `Date::HYPER_MIN`, `HYPER_MAX`), days since 1970. */
+const LEAST_DATE_DAYS = -2_440_550
+const GREATEST_DATE_DAYS = 106_762_939
+
 /** Days since 1970 of a date's text (see `HyperDate`). */
 function daysOfDate(text: string): number {
   const m = typeof text === 'string' ? DATE_TEXT.exec(text) : null
@@ -216,7 +220,14 @@ function daysOfDate(text: string): number {
     }
     const [mo, d] = [Number(month), Number(day)]
     if (Number.isInteger(y) && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo)) {
-      return daysFromCivil(y, mo, d)
+      const days = daysFromCivil(y, mo, d)
+      if (days < LEAST_DATE_DAYS || days > GREATEST_DATE_DAYS) {
+        throw new HyperError({
+          code: ErrorCode.INVALID_PARAMETER_VALUE,
+          message: `invalid DATE ${JSON.stringify(text)}: outside hyperd's range, 4713-01-01 BC to 294276-12-31`,
+        })
+      }
+      return days
     }
   }
   throw new HyperError({

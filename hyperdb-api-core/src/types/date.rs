@@ -27,6 +27,22 @@ impl Date {
         julian_day: PG_EPOCH_JULIAN_DAY as i32,
     };
 
+    /// hyperd's least DATE, 4713-01-01 BC (Julian day 38): before it a
+    /// parameter is 22007 "julian day ... is invalid" and an Arrow COPY
+    /// XX001 (measured, hyperd 0.0.26963).
+    pub const HYPER_MIN: Date = Date { julian_day: 38 };
+    /// hyperd's greatest DATE, 294276-12-31 (Julian day 109,203,527).
+    pub const HYPER_MAX: Date = Date {
+        julian_day: 109_203_527,
+    };
+
+    /// Whether hyperd stores this date ([`Date::HYPER_MIN`] to
+    /// [`Date::HYPER_MAX`]).
+    pub const fn is_in_hyper_range(self) -> bool {
+        self.julian_day >= Date::HYPER_MIN.julian_day
+            && self.julian_day <= Date::HYPER_MAX.julian_day
+    }
+
     /// The date with this Julian day number (2000-01-01 is 2451545).
     pub const fn from_julian_day(julian_day: i32) -> Date {
         Date { julian_day }

@@ -491,9 +491,16 @@ macro_rules! value_impls {
 
 value_impls! {
     Date: Date,
-        |v, buf| put_le(buf, v.julian_day().to_le_bytes()),
+        |v, buf| {
+            if !v.is_in_hyper_range() {
+                return Err(Error::invalid_input(format!(
+                    "DATE {v} is outside hyperd's range, 4713-01-01 BC to 294276-12-31"
+                )));
+            }
+            put_le(buf, v.julian_day().to_le_bytes())
+        },
         |ty, raw| Ok(Date::from_julian_day(i32::from_le_bytes(fixed(ty, raw)?))),
-        fixed |v| Fixed::le(v.julian_day().to_le_bytes());
+        fixed |v| if v.is_in_hyper_range() { Fixed::le(v.julian_day().to_le_bytes()) } else { Fixed::Other };
     // 24:00:00 is refused for a column: hyperd stores it, and Tableau's
     // Hyper API then fails every read of the table ("hour must be in
     // 0..23", measured with tableauhyperapi 0.0.26963).

@@ -255,38 +255,49 @@ impl fmt::Display for Numeric {
     }
 }
 
-/// Parses `[+-]digits[.digits]` exactly; the scale is the number of digits
-/// after the point (`"1.50"` has scale 2). Errors past 38 significant digits.
+/// Parses `[+-]digits[.digits][(e|E)[+-]digits]` exactly. The scale is the
+/// number of digits after the point, less the exponent (`"1.50"` has scale
+/// 2, `"1.5e1"` is 15 with scale 0, `"1e-3"` scale 3). Zeros at the end of
+/// the fraction are dropped where the value needs more than 38 digits, or
+/// more than 38 after the point, with them: the value stays exact
+/// (`"1.5"` and 40 zeros is 1.5000..., 38 digits). Errors where no exact
+/// NUMERIC holds the value.
 impl FromStr for Numeric {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Numeric> {
-        let bad = |why: &str| Error::conversion(format!("invalid NUMERIC '{s}': {why}"));
+        // Text that is no number is invalid input; a number no NUMERIC
+        // holds exactly is a conversion error (out of range).
+        let bad = |why: &str| Error::invalid_input(format!("invalid NUMERIC '{s}': {why}"));
+        let too_big = |why: &str| Error::conversion(format!("invalid NUMERIC '{s}': {why}"));
         let t = s.trim().as_bytes();
         let (negative, body) = match t.first() {
             Some(b'-') => (true, &t[1..]),
             Some(b'+') => (false, &t[1..]),
             _ => (false, t),
         };
-        let mut unscaled: i128 = 0;
-        let (mut digits, mut significant, mut scale) = (0usize, 0usize, 0usize);
+        let (mantissa, exponent) = match body.iter().position(|&b| matches!(b, b'e' | b'E')) {
+            Some(at) => (
+                &body[..at],
+                exponent(&body[at + 1..]).ok_or_else(|| bad("a bad exponent"))?,
+            ),
+            None => (body, 0),
+        };
+        // One pass for the shape: the digits, those after the point, the
+        // first and last non-zero ones (as indexes among the digits).
+        let (mut digits, mut after_point) = (0i64, 0i64);
+        let (mut first_nonzero, mut last_nonzero) = (None, 0i64);
         let mut seen_point = false;
-        for &b in body {
+        for &b in mantissa {
             match b {
                 b'.' if !seen_point => seen_point = true,
                 b'0'..=b'9' => {
+                    if b != b'0' {
+                        first_nonzero.get_or_insert(digits);
+                        last_nonzero = digits;
+                    }
                     digits += 1;
-                    if seen_point {
-                        scale += 1;
-                    }
-                    if significant > 0 || b != b'0' {
-                        significant += 1;
-                    }
-                    if significant > usize::from(MAX_NUMERIC_PRECISION) {
-                        return Err(bad("more than 38 significant digits"));
-                    }
-                    // At most 38 significant digits so far: cannot overflow.
-                    unscaled = unscaled * 10 + i128::from(b - b'0');
+                    after_point += i64::from(seen_point);
                 }
                 _ => return Err(bad("expected digits with an optional decimal point")),
             }
@@ -294,12 +305,63 @@ impl FromStr for Numeric {
         if digits == 0 {
             return Err(bad("no digits"));
         }
-        if scale > usize::from(MAX_NUMERIC_PRECISION) {
-            return Err(bad("more than 38 digits after the point"));
+        let max = i64::from(MAX_NUMERIC_PRECISION);
+        // The value is digits x 10^-written_scale.
+        let written_scale = after_point - exponent;
+        let Some(first_nonzero) = first_nonzero else {
+            // Zero, at the scale written where a NUMERIC has it.
+            return Numeric::new(0, written_scale.clamp(0, max) as u8);
+        };
+        // Significant digits, then zeros an exponent appends.
+        let appended = (-written_scale).max(0);
+        let mut scale = written_scale.max(0);
+        let significant = digits - first_nonzero;
+        // Zeros that may go: at the end of the digits, after the point.
+        let droppable = (digits - 1 - last_nonzero).min(scale);
+        let drop = (significant + appended - max).max(scale - max).max(0);
+        if drop > droppable {
+            return Err(too_big(if scale - droppable > max {
+                "more than 38 digits after the point"
+            } else {
+                "more than 38 significant digits"
+            }));
+        }
+        scale -= drop;
+        let keep = significant - drop;
+        // At most 38 digits in all (checked above): no overflow.
+        let mut unscaled: i128 = 0;
+        let mut index = 0i64;
+        for &b in mantissa {
+            if b == b'.' {
+                continue;
+            }
+            if index >= first_nonzero && index < first_nonzero + keep {
+                unscaled = unscaled * 10 + i128::from(b - b'0');
+            }
+            index += 1;
+        }
+        for _ in 0..appended {
+            unscaled *= 10;
         }
         // `scale` <= 38 was just checked.
         Numeric::new(if negative { -unscaled } else { unscaled }, scale as u8)
     }
+}
+
+/// An exponent's `[+-]digits`, saturated far past any NUMERIC's.
+fn exponent(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value = digits
+        .iter()
+        .fold(0i64, |n, &d| (n * 10 + i64::from(d - b'0')).min(1 << 40));
+    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]

@@ -52,7 +52,12 @@ fn parse_errors() {
         "-",
         ".",
         "1.2.3",
-        "1e5",
+        "1e",
+        "1e+",
+        "e5",
+        "1e5.0",
+        "1e-39",
+        "1e38",
         "NaN",
         "12a",
         "--1",
@@ -62,8 +67,46 @@ fn parse_errors() {
     }
     // 39 digits after the point; 39 significant digits.
     assert!(format!("0.{}1", "0".repeat(38)).parse::<Numeric>().is_err());
-    assert!(format!("1.{}", "0".repeat(38)).parse::<Numeric>().is_err());
-    assert!(format!("1.{}", "0".repeat(37)).parse::<Numeric>().is_ok());
+    assert!(format!("1.{}1", "0".repeat(37)).parse::<Numeric>().is_err());
+    assert!(format!("1{}", "0".repeat(38)).parse::<Numeric>().is_err());
+}
+
+#[test]
+fn parse_takes_exponents() {
+    for (text, unscaled, scale) in [
+        ("1e5", 100_000, 0),
+        ("1E+5", 100_000, 0),
+        ("-1.5e1", -15, 0),
+        ("1.50e1", 150, 1),
+        ("1e-3", 1, 3),
+        ("12.5E-2", 125, 3),
+        ("0e10", 0, 0),
+        ("0.00e-3", 0, 5),
+        ("1e37", 10_i128.pow(37), 0),
+        ("1e-38", 1, 38),
+    ] {
+        let n = num(text);
+        assert_eq!((n.unscaled(), n.scale()), (unscaled, scale), "{text}");
+    }
+}
+
+#[test]
+fn zeros_at_the_end_of_the_fraction_give_way_to_38_digits() {
+    // The value is exact either way; Tableau's Hyper API stores these.
+    for zeros in [37, 38, 39, 60] {
+        let n = num(&format!("1.5{}", "0".repeat(zeros)));
+        assert_eq!(n.unscaled(), 15 * 10_i128.pow(36), "{zeros}");
+        assert_eq!(n.scale(), 37, "{zeros}");
+    }
+    let n = num(&format!("-0.{}5{}", "0".repeat(30), "0".repeat(20)));
+    assert_eq!((n.unscaled(), n.scale()), (-5 * 10_i128.pow(7), 38));
+    // Zeros before the point stay: 10^38 needs 39 digits.
+    assert!(format!("1{}.000", "0".repeat(38))
+        .parse::<Numeric>()
+        .is_err());
+    // An exact value with 36 zeros and 2 digits after the point keeps them.
+    let n = num(&format!("{}.25", "9".repeat(36)));
+    assert_eq!(n.scale(), 2);
 }
 
 #[test]

@@ -380,7 +380,12 @@ impl Column<'_> {
                 )
             };
             let parsed: Numeric = text.parse().map_err(|e: hyperdb_api_core::Error| {
-                self.error(row, RowErrorKind::WrongType, e.message().to_string())
+                // No number at all, or one no NUMERIC holds.
+                let kind = match e.kind() {
+                    hyperdb_api_core::error::ErrorKind::InvalidInput => RowErrorKind::WrongType,
+                    _ => RowErrorKind::OutOfRange,
+                };
+                self.error(row, kind, e.message().to_string())
             })?;
             let exact = parsed
                 .rescale(column_scale)

@@ -123,7 +123,9 @@ fn numeric_is_exact_or_an_error() {
     for (bad, kind) in [
         ("1.001", RowErrorKind::OutOfRange),
         ("1000", RowErrorKind::OutOfRange),
-        ("1e3", RowErrorKind::WrongType),
+        ("1e3", RowErrorKind::OutOfRange),
+        ("1e", RowErrorKind::WrongType),
+        ("1e40", RowErrorKind::OutOfRange),
     ] {
         let (units, offsets) = utf16(&["1", bad]);
         let input = [ColumnInput {

@@ -98,14 +98,15 @@ pub(crate) fn arrow_interval(raw: [u8; 16]) -> Option<IntervalMonthDayNano> {
 }
 
 /// Where a column sent to hyperd holds a date or time its Arrow reader
-/// refuses, and why: a Date64 that is not a whole day, a timestamp before
+/// refuses, and why: a date outside hyperd's range ([`Date::HYPER_MIN`]
+/// to [`Date::HYPER_MAX`]), a Date64 that is not a whole day, a timestamp before
 /// hyperd's least (4713-01-01 00:00:00 BC), a TIME outside 00:00:00 up to
 /// (not including) 24:00:00. hyperd fails the whole COPY on them with
 /// "error while reading Arrow file" (XX001), naming neither row nor column
 /// (measured). NULL slots are not values, whatever bytes lie under them.
 pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
     use arrow_array::types::{
-        Date64Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
+        Date32Type, Date64Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
         Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
         TimestampNanosecondType, TimestampSecondType,
     };
@@ -118,10 +119,20 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
         TimeUnit::Nanosecond => 1_000_000_000,
     };
     let (first, why) = match array.data_type() {
-        DataType::Date64 => (
-            first_where::<Date64Type>(array, |ms| ms % MILLIS_PER_DAY != 0),
-            "is no whole day: a Date64 DATE takes midnights only",
+        DataType::Date32 => (
+            first_where::<Date32Type>(array, |days| !hyper_date(days)),
+            DATE_RANGE,
         ),
+        DataType::Date64 => match first_where::<Date64Type>(array, |ms| ms % MILLIS_PER_DAY != 0) {
+            Some(first) => (
+                Some(first),
+                "is no whole day: a Date64 DATE takes midnights only",
+            ),
+            None => (
+                first_where::<Date64Type>(array, |ms| !hyper_date(ms / MILLIS_PER_DAY)),
+                DATE_RANGE,
+            ),
+        },
         DataType::Timestamp(unit, _) => {
             // hyperd's least in the column's unit, once (a whole number of
             // seconds); in nanoseconds it lies below every `i64`.
@@ -158,6 +169,14 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
         _ => return None,
     };
     first.map(|(row, value)| (row, format!("{value} ({}) {why}", array.data_type())))
+}
+
+const DATE_RANGE: &str = "is outside hyperd's DATE range, 4713-01-01 BC to 294276-12-31";
+
+/// Whether the date `days` after 1970-01-01 is in hyperd's range.
+fn hyper_date(days: i64) -> bool {
+    i32::try_from(days + UNIX_EPOCH_JULIAN_DAY)
+        .is_ok_and(|julian| Date::from_julian_day(julian).is_in_hyper_range())
 }
 
 /// The first non-NULL value of `array` (of type `T`) that `bad` picks.

@@ -400,7 +400,9 @@ pub(super) fn value_error(
         _ if matches!(column.sql_type, SqlType::Varchar(_) | SqlType::Char(_)) => {
             RowErrorKind::TooLong
         }
-        _ if matches!(column.sql_type, SqlType::Time) => RowErrorKind::DateTimeOutOfRange,
+        _ if matches!(column.sql_type, SqlType::Time | SqlType::Date) => {
+            RowErrorKind::DateTimeOutOfRange
+        }
         _ => RowErrorKind::OutOfRange,
     };
     row_error(names, rows, Some(i), kind, e.message().to_owned())

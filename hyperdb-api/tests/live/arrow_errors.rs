@@ -384,3 +384,77 @@ fn decimals_past_their_precision_are_refused() {
         .collect();
     assert_eq!(text, ["0:999.99", "1:NULL", "2:-999.99"]);
 }
+
+/// A Date32 or Date64 outside hyperd's DATE range failed the whole COPY
+/// with XX001, naming nothing; it is refused before sending (22008, row
+/// and column), and nothing of the batch is stored.
+#[test]
+fn dates_outside_hyperds_range_are_refused() {
+    use arrow_array::{Date32Array, Date64Array};
+    use hyperdb_api::types::Date;
+    let dir = temp_dir();
+    let table = TableDefinition::new("dates")
+        .with_not_null_column("id", SqlType::Int)
+        .with_column("d", SqlType::Date);
+    let mut c = connect(&dir, "dates.hyper");
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    let epoch = i64::from(Date::UNIX_EPOCH.julian_day());
+    let least = i64::from(Date::HYPER_MIN.julian_day()) - epoch;
+    let greatest = i64::from(Date::HYPER_MAX.julian_day()) - epoch;
+    let batch = |d: ArrayRef| {
+        let ids: Vec<i32> = (0..d.len() as i32).collect();
+        let fields = vec![
+            Field::new("id", DataType::Int32, false),
+            Field::new("d", d.data_type().clone(), true),
+        ];
+        RecordBatch::try_new(
+            Arc::new(Schema::new(fields)),
+            vec![Arc::new(Int32Array::from(ids)), d],
+        )
+        .unwrap()
+    };
+    let day_ms = 86_400_000;
+    let refused: Vec<ArrayRef> = vec![
+        Arc::new(Date32Array::from(vec![least as i32, least as i32 - 1])),
+        Arc::new(Date32Array::from(vec![
+            greatest as i32,
+            greatest as i32 + 1,
+        ])),
+        Arc::new(Date64Array::from(vec![
+            greatest * day_ms,
+            (greatest + 1) * day_ms,
+        ])),
+        Arc::new(Date64Array::from(vec![
+            least * day_ms,
+            (least - 1) * day_ms,
+        ])),
+    ];
+    for d in refused {
+        // One Arrow type per COPY: an inserter each.
+        let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+        let ty = d.data_type().clone();
+        let e = ins.insert_batch(&batch(d)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22008", "{ty}: {e}");
+        match &e {
+            Error::InvalidRow {
+                row, column, kind, ..
+            } => assert_eq!(
+                (*row, column.as_deref(), *kind),
+                (1, Some("d"), RowErrorKind::DateTimeOutOfRange),
+                "{ty}"
+            ),
+            other => panic!("{ty}: not InvalidRow: {other:?}"),
+        }
+    }
+    let ends = Date32Array::from(vec![least as i32, greatest as i32]);
+    let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+    ins.insert_batch(&batch(Arc::new(ends))).unwrap();
+    assert_eq!(ins.finish().unwrap(), 2);
+    let stored: Vec<(i32, Date)> = c
+        .query_as("SELECT id, d FROM dates ORDER BY id")
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    assert_eq!(stored, vec![(0, Date::HYPER_MIN), (1, Date::HYPER_MAX)]);
+}

@@ -428,6 +428,53 @@ fn time_24_00_is_refused() {
     }
 }
 
+/// hyperd stores DATEs from 4713-01-01 BC to 294276-12-31; outside them a
+/// parameter is 22007 and an Arrow COPY fails whole with XX001, naming no
+/// row. Every inserter refuses such a date with 22008, row and column
+/// named, and stores the rest.
+#[test]
+fn dates_outside_hyperds_range_are_refused() {
+    for format in FORMATS {
+        let dir = temp_dir();
+        let table = TableDefinition::new("dates")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("d", SqlType::Date);
+        let mut c = db_with_table(&dir, "dates.hyper", &table);
+        let mut ins = Inserter::with_format(&mut c, &table, format).unwrap();
+        ins.add_row(&[&1i32, &Some(Date::HYPER_MIN)]).unwrap();
+        ins.add_row(&[&2i32, &Some(Date::HYPER_MAX)]).unwrap();
+        let before = Date::from_julian_day(Date::HYPER_MIN.julian_day() - 1);
+        let after = Date::from_julian_day(Date::HYPER_MAX.julian_day() + 1);
+        for (row, date) in [(2, before), (2, after)] {
+            let e = ins.add_row(&[&3i32, &Some(date)]).unwrap_err();
+            assert_eq!(e.sqlstate(), "22008", "{format:?} {date}: {e}");
+            match &e {
+                Error::InvalidRow {
+                    kind,
+                    row: at,
+                    column,
+                    ..
+                } => {
+                    assert_eq!(*kind, RowErrorKind::DateTimeOutOfRange);
+                    assert_eq!((*at, column.as_deref()), (row, Some("d")));
+                }
+                other => panic!("{format:?}: not InvalidRow: {other:?}"),
+            }
+        }
+        assert_eq!(ins.execute().unwrap(), 2, "{format:?}");
+        let stored: Vec<(i32, Date)> = c
+            .query_as("SELECT id, d FROM dates ORDER BY id")
+            .unwrap()
+            .collect::<hyperdb_api::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            stored,
+            vec![(1, Date::HYPER_MIN), (2, Date::HYPER_MAX)],
+            "{format:?}"
+        );
+    }
+}
+
 #[test]
 fn dropped_inserter_leaves_the_table_unchanged() {
     for format in FORMATS {
