@@ -5,8 +5,13 @@
 //! inside the task's future, so nothing is self-referential, and the task
 //! reads the next item while the consumer handles the last one.
 //!
-//! Memory stays bounded: the task sends only while it holds a credit, and
-//! the consumer returns one per item taken ([`CREDITS`] items in flight).
+//! Memory stays bounded: the task sends an item once it holds credits for
+//! its bytes, and the consumer returns them as it takes the item (at most
+//! [`READ_AHEAD_BYTES`] in flight, and the item being read). Bytes, not
+//! items: hyperd's Arrow batches of one integer column are ~40 KB, and a
+//! window of 32 of them left a 1M-row result unread in the socket, where
+//! it holds a hyperd thread (see DEVELOPMENT.md, "Arrow results left
+//! unread").
 //! Two exceptions, both by design:
 //! - *spill*: when another call waits for the connection, the task stops
 //!   waiting for credits and reads the rest of the result into the channel,
@@ -29,8 +34,37 @@ use super::{CancelToken, ConnectionGuard, Inner};
 use crate::error::{Error, Result};
 use crate::AsyncConnection;
 
-/// Items read ahead of the consumer.
-pub(crate) const CREDITS: usize = 32;
+/// Bytes read ahead of the consumer.
+pub(crate) const READ_AHEAD_BYTES: usize = 16 << 20;
+
+/// What each item weighs besides its bytes (its structs and allocations),
+/// so that many tiny items are bounded too (at most 16K in flight).
+const ITEM_OVERHEAD: usize = 1 << 10;
+
+/// What an item weighs against [`READ_AHEAD_BYTES`].
+pub(crate) trait Weigh {
+    fn bytes(&self) -> usize;
+}
+
+impl Weigh for bytes::Bytes {
+    fn bytes(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Weigh for arrow_array::RecordBatch {
+    /// The bytes its rows take, not the allocations they lie in: the
+    /// columns of a batch decoded from hyperd's Arrow share one message.
+    fn bytes(&self) -> usize {
+        self.columns()
+            .iter()
+            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
+            .sum()
+    }
+}
+
+/// An item and the credits it holds.
+type Charged<T> = Result<(T, u32)>;
 
 /// How [`ResultStream::gather`] groups items, for a consumer that pays a
 /// fixed price per call whatever it carries (a binding's round trip
@@ -79,7 +113,7 @@ pub(crate) type Start<Q, T> =
 pub struct ResultStream<T> {
     schema: SchemaRef,
     route: Option<crate::ReadRoute>,
-    items: mpsc::UnboundedReceiver<Result<T>>,
+    items: mpsc::UnboundedReceiver<Charged<T>>,
     credits: Arc<Semaphore>,
     done: bool,
     canceller: StreamCanceller,
@@ -129,7 +163,10 @@ impl<T: Send + 'static> ResultStream<T> {
         query: Q,
         start: Start<Q, T>,
         token: Option<&CancelToken>,
-    ) -> Result<ResultStream<T>> {
+    ) -> Result<ResultStream<T>>
+    where
+        T: Weigh,
+    {
         let (first_tx, first_rx) = oneshot::channel();
         let (ends, end) = Ends::new();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
@@ -174,7 +211,10 @@ impl<T: Send + 'static> ResultStream<T> {
         schema: SchemaRef,
         source: impl Source<T> + 'static,
         cancel: hyperdb_api_core::grpc::GrpcCancelHandle,
-    ) -> ResultStream<T> {
+    ) -> ResultStream<T>
+    where
+        T: Weigh,
+    {
         let (ends, pump) = Ends::new();
         tokio::spawn(async move { pump.run(Box::new(source)).await });
         ends.stream(schema, None, CancelBy::Grpc(cancel))
@@ -251,12 +291,21 @@ impl<T: Send + 'static> ResultStream<T> {
         self.done
     }
 
-    fn took(&mut self, item: Option<Result<T>>) -> Option<Result<T>> {
-        match &item {
-            Some(Ok(_)) => self.credits.add_permits(1),
-            Some(Err(_)) | None => self.done = true,
+    fn took(&mut self, item: Option<Charged<T>>) -> Option<Result<T>> {
+        match item {
+            Some(Ok((item, charge))) => {
+                self.credits.add_permits(charge as usize);
+                Some(Ok(item))
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => {
+                self.done = true;
+                None
+            }
         }
-        item
     }
 
     /// Asks the server to cancel this result's statement, if it is still
@@ -278,12 +327,12 @@ impl<T: Send + 'static> ResultStream<T> {
     pub fn close(self) {}
 }
 
-/// Reads `source` into `tx`, one credit an item, until the end, an error,
-/// or the consumer goes away. With `inner` (a connection's), it spills
-/// when another call waits for that connection.
-async fn pump<T>(
+/// Reads `source` into `tx`, an item's bytes in credits, until the end, an
+/// error, or the consumer goes away. With `inner` (a connection's), it
+/// spills when another call waits for that connection.
+async fn pump<T: Weigh>(
     mut source: Box<dyn Source<T> + '_>,
-    tx: &mpsc::UnboundedSender<Result<T>>,
+    tx: &mpsc::UnboundedSender<Charged<T>>,
     credits: &Semaphore,
     inner: Option<&Inner>,
 ) {
@@ -296,43 +345,47 @@ async fn pump<T>(
     tokio::pin!(someone_waits);
     let mut spilled = false;
     loop {
+        let item = match source.next_item().await {
+            None => return,
+            Some(Err(e)) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            Some(Ok(item)) => item,
+        };
+        // A spilled item holds no credits: its consumer returns none.
+        let mut charge = 0;
         if !spilled {
+            let want = (item.bytes() + ITEM_OVERHEAD).min(READ_AHEAD_BYTES) as u32;
             tokio::select! {
                 biased;
                 () = tx.closed() => break,
-                permit = credits.acquire() => match permit {
-                    Ok(p) => p.forget(),
+                permit = credits.acquire_many(want) => match permit {
+                    Ok(p) => {
+                        p.forget();
+                        charge = want;
+                    }
                     Err(_) => break,
                 },
                 () = &mut someone_waits => spilled = true,
             }
         }
-        match source.next_item().await {
-            None => return,
-            Some(item) => {
-                let failed = item.is_err();
-                if failed {
-                    let _ = tx.send(item);
-                    return;
-                }
-                if tx.send(item).is_err() {
-                    break;
-                }
-            }
+        if tx.send(Ok((item, charge))).is_err() {
+            break;
         }
     }
 }
 
 /// The consumer's end of a new stream, before its schema is known.
 struct Ends<T> {
-    items: mpsc::UnboundedReceiver<Result<T>>,
+    items: mpsc::UnboundedReceiver<Charged<T>>,
     credits: Arc<Semaphore>,
     reading: Arc<RwLock<bool>>,
 }
 
 /// The task's end: what `pump` reads into.
 struct PumpEnd<T> {
-    tx: mpsc::UnboundedSender<Result<T>>,
+    tx: mpsc::UnboundedSender<Charged<T>>,
     credits: Arc<Semaphore>,
     reading: Arc<RwLock<bool>>,
 }
@@ -340,7 +393,7 @@ struct PumpEnd<T> {
 impl<T> Ends<T> {
     fn new() -> (Ends<T>, PumpEnd<T>) {
         let (tx, items) = mpsc::unbounded_channel();
-        let credits = Arc::new(Semaphore::new(CREDITS));
+        let credits = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
         let reading = Arc::new(RwLock::new(true));
         let pump = PumpEnd {
             tx,
@@ -382,7 +435,10 @@ impl<T> PumpEnd<T> {
     /// no longer read (after any cancel of it in flight has landed; see
     /// `StreamCanceller`).
     #[cfg(feature = "grpc")]
-    async fn run(self, source: Box<dyn Source<T> + '_>) {
+    async fn run(self, source: Box<dyn Source<T> + '_>)
+    where
+        T: Weigh,
+    {
         pump(source, &self.tx, &self.credits, None).await;
         self.done().await;
     }

@@ -406,3 +406,41 @@ async fn close_while_a_stream_is_held_but_not_read() {
         "the stream spilled before the close"
     );
 }
+
+/// An Arrow result whose consumer stops reading holds one of hyperd's
+/// threads while it waits in the socket: with four held, every other
+/// statement on the server waited 5 s. A stream reads ahead by bytes
+/// (16 MiB), so a 1M-row result is taken in whole and holds nothing.
+/// Its own server: a stall must not slow the other tests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_left_unread_do_not_hold_the_server() {
+    let hyper = hyperdb_api::HyperProcess::start().unwrap();
+    let options = ConnectOptions::new(hyper.endpoint().clone());
+    let mut held = Vec::new();
+    for _ in 0..6 {
+        let conn = SharedConnection::connect_with(&options).await.unwrap();
+        let mut s = conn
+            .query_arrow("SELECT i FROM generate_series(1, 1000000) g(i)", vec![])
+            .await
+            .unwrap();
+        let first = s.next().await.unwrap().unwrap().num_rows();
+        assert!(first > 0);
+        held.push((conn, s, first));
+    }
+    let fresh = SharedConnection::connect_with(&options).await.unwrap();
+    let at = Instant::now();
+    assert_eq!(scalar(&fresh, "SELECT 5").await, 5);
+    // hyperd's stall is 5.0 s; an answer takes milliseconds.
+    assert!(
+        at.elapsed() < Duration::from_millis(2500),
+        "SELECT 5 took {:?} with six results held",
+        at.elapsed()
+    );
+    // Every held result is whole.
+    for (_, mut s, mut rows) in held {
+        while let Some(b) = s.next().await {
+            rows += b.unwrap().num_rows();
+        }
+        assert_eq!(rows, 1_000_000);
+    }
+}
