@@ -270,12 +270,7 @@ impl FromStr for Numeric {
         // holds exactly is a conversion error (out of range).
         let bad = |why: &str| Error::invalid_input(format!("invalid NUMERIC '{s}': {why}"));
         let too_big = |why: &str| Error::conversion(format!("invalid NUMERIC '{s}': {why}"));
-        let t = s.trim().as_bytes();
-        let (negative, body) = match t.first() {
-            Some(b'-') => (true, &t[1..]),
-            Some(b'+') => (false, &t[1..]),
-            _ => (false, t),
-        };
+        let (negative, body) = split_sign(s.trim().as_bytes());
         let (mantissa, exponent) = match body.iter().position(|&b| matches!(b, b'e' | b'E')) {
             Some(at) => (
                 &body[..at],
@@ -348,13 +343,18 @@ impl FromStr for Numeric {
     }
 }
 
-/// An exponent's `[+-]digits`, saturated far past any NUMERIC's.
-fn exponent(text: &[u8]) -> Option<i64> {
-    let (negative, digits) = match text.first() {
+/// Whether `text` starts with a minus, and the rest after any sign.
+fn split_sign(text: &[u8]) -> (bool, &[u8]) {
+    match text.first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
         _ => (false, text),
-    };
+    }
+}
+
+/// An exponent's `[+-]digits`, saturated far past any NUMERIC's.
+fn exponent(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = split_sign(text);
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }

@@ -359,25 +359,14 @@ impl ToPgBinary for Numeric {
     }
 
     fn encode_pg_binary(&self, buf: &mut BytesMut) -> Result<IsNull> {
-        use std::fmt::Write;
-        // `Display` writes the exact decimal text.
-        let mut text = BytesMutWriter(buf);
-        write!(text, "{self}").map_err(|_| Error::invalid_input("NUMERIC text"))?;
+        use std::io::Write;
+        // `Display` writes the exact decimal text, in place.
+        write!(buf.writer(), "{self}").map_err(|_| Error::invalid_input("NUMERIC text"))?;
         Ok(IsNull::No)
     }
 
     fn param_format(&self) -> i16 {
         FORMAT_TEXT
-    }
-}
-
-/// `fmt::Write` into a `BytesMut`, so a value's text is written in place.
-struct BytesMutWriter<'b>(&'b mut BytesMut);
-
-impl std::fmt::Write for BytesMutWriter<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
     }
 }
 

@@ -440,14 +440,6 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// What hyperd does not check itself (measured): NULLs in NOT NULL columns
-/// fail the whole COPY late, over-long VARCHAR/CHAR values are stored as
-/// they are (CHAR(1) truncated), and dates and times its Arrow reader
-/// refuses fail the COPY naming neither row nor column
-/// (`layout::refused_temporal`). Rejecting them here keeps the batch out.
-/// CHAR(n) values that are longer only by trailing spaces are cut to n
-/// characters ([`SqlType::fit_text`]): then the batch to send instead is
-/// returned.
 /// The first valid value of a decimal column with more digits than
 /// `precision`, and its digit count. Arrow does not hold a Decimal128 to
 /// its declared precision, and hyperd stores such a value past its
@@ -479,6 +471,15 @@ fn past_precision(array: &dyn Array, precision: u8) -> Option<(usize, u32)> {
     None
 }
 
+/// What hyperd does not check itself (measured): NULLs in NOT NULL columns
+/// fail the whole COPY late, over-long VARCHAR/CHAR values are stored as
+/// they are (CHAR(1) truncated), decimals past their precision are stored
+/// past it ([`past_precision`]), and dates and times its Arrow reader
+/// refuses fail the COPY naming neither row nor column
+/// (`layout::refused_temporal`). Rejecting them here keeps the batch out.
+/// CHAR(n) values that are longer only by trailing spaces are cut to n
+/// characters ([`SqlType::fit_text`]): then the batch to send instead is
+/// returned.
 fn check_values(
     table: &TableDefinition,
     columns: &[usize],

@@ -23,17 +23,11 @@ const REPEATS: [Duration; 5] = [
 ];
 
 /// [`super::SharedConnection::cancel`]: which calls were made before it is
-/// decided now; the requests are sent when the future runs.
-///
-/// A request is only sent while [`Inner::sending_cancel`] is held, after
-/// checking that its call still holds the connection, and a call that
-/// gets the connection waits for that lock before it sends anything
-/// ([`super::Place::lock`]): hyperd has acted on a request once it closes
-/// the request's socket, so no request meant for one call reaches the next.
+/// decided now; the requests are sent when the future runs (see
+/// [`send_if_held`]), the repeats in the background.
 pub(crate) fn cancel_running(inner: Arc<Inner>) -> impl Future<Output = Result<()>> + Send {
     let made_before = inner.line().taken();
     async move {
-        let sending = inner.sending_cancel.lock().await;
         let holder = {
             let line = inner.line();
             match inner.holder.load(Ordering::SeqCst) {
@@ -51,21 +45,31 @@ pub(crate) fn cancel_running(inner: Arc<Inner>) -> impl Future<Output = Result<(
         };
         inner.cancels.fetch_add(1, Ordering::SeqCst);
         inner.cancelled.notify_waiters();
-        inner.cancel.cancel_async().await?;
-        drop(sending);
+        send_if_held(&inner, holder).await?;
         tokio::spawn(async move {
             for pause in REPEATS {
                 tokio::time::sleep(pause).await;
-                let _sending = inner.sending_cancel.lock().await;
-                if inner.holder.load(Ordering::SeqCst) != holder
-                    || inner.cancel.cancel_async().await.is_err()
-                {
+                if !matches!(send_if_held(&inner, holder).await, Ok(true)) {
                     return;
                 }
             }
         });
         Ok(())
     }
+}
+
+/// Sends a cancel request if `holder` still holds the connection; whether
+/// it did. Only under [`Inner::sending_cancel`], which a call that gets
+/// the connection waits for before it sends anything
+/// ([`super::Place::lock`]): hyperd has acted on a request once it closes
+/// the request's socket, so no request meant for one call reaches the next.
+async fn send_if_held(inner: &Inner, holder: u64) -> Result<bool> {
+    let _sending = inner.sending_cancel.lock().await;
+    if inner.holder.load(Ordering::SeqCst) != holder {
+        return Ok(false);
+    }
+    inner.cancel.cancel_async().await?;
+    Ok(true)
 }
 
 /// Cancels the call it is given to (`Place::query_arrow`, ...), from
