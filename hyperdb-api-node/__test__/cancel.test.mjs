@@ -211,6 +211,37 @@ describe('AbortSignal', () => {
     })
   }
 
+  // Aborted at once or a moment after the call: before the call has the
+  // connection, or before hyperd has started its statement (a request
+  // that comes first is dropped, so it is repeated).
+  test('abort right after the call rejects with 57014 (24 rounds)', async () => {
+    const conn = await ctx.connect()
+    const lost = []
+    for (let round = 0; round < 24; round++) {
+      const ac = new AbortController()
+      const { signal } = ac
+      const running = settle(
+        round % 2 === 0
+          ? conn.queryScalar(LONG_QUERY, undefined, { signal })
+          : conn.queryAll(`${LONG_QUERY} WHERE $1::int = 1`, [1], { signal }),
+      )
+      const pause = round % 4
+      if (pause === 1) await null
+      else if (pause === 2) await new Promise((resolve) => setImmediate(resolve))
+      else if (pause === 3) await sleep(1)
+      ac.abort()
+      const first = await Promise.race([running, sleep(10_000).then(() => 'lost')])
+      if (first === 'lost') {
+        lost.push(round)
+        await cancelUntilSettled(conn, running)
+      } else {
+        assertHyperError(first[0], '57014')
+      }
+    }
+    assert.deepStrictEqual(lost, [], 'rounds whose abort was lost')
+    await worksAtOnce(conn)
+  })
+
   test('an already-aborted signal rejects at once, and nothing runs', async () => {
     const conn = await ctx.connect()
     const ac = new AbortController()

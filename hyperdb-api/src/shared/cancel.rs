@@ -45,17 +45,31 @@ pub(crate) fn cancel_running(inner: Arc<Inner>) -> impl Future<Output = Result<(
         };
         inner.cancels.fetch_add(1, Ordering::SeqCst);
         inner.cancelled.notify_waiters();
-        send_if_held(&inner, holder).await?;
-        tokio::spawn(async move {
-            for pause in REPEATS {
-                tokio::time::sleep(pause).await;
-                if !matches!(send_if_held(&inner, holder).await, Ok(true)) {
-                    return;
-                }
-            }
-        });
+        if send_if_held(&inner, holder).await? {
+            repeat_in_background(move || {
+                let inner = inner.clone();
+                async move { send_if_held(&inner, holder).await }
+            });
+        }
         Ok(())
     }
+}
+
+/// Sends a cancel request again after each of [`REPEATS`], for as long as
+/// `send` finds the call it is for still running (`Ok(true)`).
+pub(crate) fn repeat_in_background<S, F>(mut send: S)
+where
+    S: FnMut() -> F + Send + 'static,
+    F: Future<Output = Result<bool>> + Send,
+{
+    tokio::spawn(async move {
+        for pause in REPEATS {
+            tokio::time::sleep(pause).await;
+            if !matches!(send().await, Ok(true)) {
+                return;
+            }
+        }
+    });
 }
 
 /// Sends a cancel request if `holder` still holds the connection; whether

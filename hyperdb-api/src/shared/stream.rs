@@ -143,15 +143,31 @@ enum CancelBy {
 impl StreamCanceller {
     /// See [`ResultStream::cancel`].
     pub async fn cancel(&self) -> Result<()> {
-        let reading = self.reading.read().await;
-        if *reading {
-            match &self.how {
-                CancelBy::Wire(handle) => handle.cancel_async().await?,
-                #[cfg(feature = "grpc")]
-                CancelBy::Grpc(handle) => handle.cancel().await?,
-            }
+        if self.send_if_reading().await? && matches!(self.how, CancelBy::Wire(_)) {
+            // A CancelRequest that reaches hyperd before the statement is
+            // dropped; gRPC's names the query the server already runs.
+            let again = self.clone();
+            super::cancel::repeat_in_background(move || {
+                let again = again.clone();
+                async move { again.send_if_reading().await }
+            });
         }
         Ok(())
+    }
+
+    /// Sends the request if the stream still reads its result; whether it
+    /// did.
+    async fn send_if_reading(&self) -> Result<bool> {
+        let reading = self.reading.read().await;
+        if !*reading {
+            return Ok(false);
+        }
+        match &self.how {
+            CancelBy::Wire(handle) => handle.cancel_async().await?,
+            #[cfg(feature = "grpc")]
+            CancelBy::Grpc(handle) => handle.cancel().await?,
+        }
+        Ok(true)
     }
 }
 

@@ -135,6 +135,46 @@ async fn cancel_right_after_a_call_reaches_it() {
     }
 }
 
+/// The same for one call's own cancel ([`hyperdb_api::CancelToken`],
+/// what Node's `AbortSignal` uses): cancelled at once or a moment after
+/// the call was made, the call ends with 57014 rather than running on
+/// (hyperd drops a request that comes before the statement).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_cancel_right_after_its_call_reaches_it() {
+    let conn = connect().await;
+    for round in 0..120u64 {
+        let params = if round % 2 == 0 {
+            vec![]
+        } else {
+            vec![Value::Int(3)]
+        };
+        let sql = if params.is_empty() {
+            LONG_QUERY.to_owned()
+        } else {
+            LONG_QUERY.replace("= 3", "= $1")
+        };
+        let token = hyperdb_api::CancelToken::new();
+        let place = conn.place();
+        let for_call = token.clone();
+        let running = tokio::spawn(async move {
+            drain(place.query_arrow(&sql, params, Some(&for_call)).await?).await
+        });
+        // From at once to after the call has started its statement (a
+        // sleep would be a millisecond at least): before the fix, the 150 us
+        // one was lost.
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_micros(10 * (round % 20)) {}
+        token.cancel().await.unwrap();
+        let e = timeout(Duration::from_secs(30), running)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the cancel was lost"))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "57014", "round {round}: {e:?}");
+        assert_eq!(scalar(&conn, "SELECT 12").await, 12, "round {round}");
+    }
+}
+
 async fn drain_owned(
     place: hyperdb_api::Place,
     sql: String,
