@@ -99,16 +99,7 @@ async fn cancel_while_idle_leaves_the_next_call_alone() {
 async fn cancel_right_after_a_call_reaches_it() {
     let conn = connect().await;
     for round in 0..24u64 {
-        let params = if round % 2 == 0 {
-            vec![]
-        } else {
-            vec![Value::Int(3)]
-        };
-        let sql = if params.is_empty() {
-            LONG_QUERY.to_owned()
-        } else {
-            LONG_QUERY.replace("= 3", "= $1")
-        };
+        let (sql, params) = long_query(round % 2 == 1);
         let running = tokio::spawn(drain_owned(conn.place(), sql, params));
         let behind = tokio::spawn(drain_owned(conn.place(), "SELECT 7".into(), vec![]));
         // From at once to after the call has started its statement.
@@ -118,12 +109,7 @@ async fn cancel_right_after_a_call_reaches_it() {
         let at = Instant::now();
         conn.cancel().await.unwrap();
         let after = tokio::spawn(drain_owned(conn.place(), "SELECT 8".into(), vec![]));
-        let e = timeout(Duration::from_secs(30), running)
-            .await
-            .unwrap_or_else(|_| panic!("round {round}: the cancel was lost"))
-            .unwrap()
-            .unwrap_err();
-        assert_eq!(e.sqlstate(), "57014", "round {round}: {e:?}");
+        expect_cancelled(running, round).await;
         assert!(at.elapsed() < Duration::from_secs(10), "round {round}");
         let behind = behind.await.unwrap().expect("the call behind runs");
         assert_eq!(behind[0].num_rows(), 1, "round {round}");
@@ -143,16 +129,7 @@ async fn cancel_right_after_a_call_reaches_it() {
 async fn a_token_cancel_right_after_its_call_reaches_it() {
     let conn = connect().await;
     for round in 0..120u64 {
-        let params = if round % 2 == 0 {
-            vec![]
-        } else {
-            vec![Value::Int(3)]
-        };
-        let sql = if params.is_empty() {
-            LONG_QUERY.to_owned()
-        } else {
-            LONG_QUERY.replace("= 3", "= $1")
-        };
+        let (sql, params) = long_query(round % 2 == 1);
         let token = hyperdb_api::CancelToken::new();
         let place = conn.place();
         let for_call = token.clone();
@@ -165,13 +142,30 @@ async fn a_token_cancel_right_after_its_call_reaches_it() {
         let spin = Instant::now();
         while spin.elapsed() < Duration::from_micros(10 * (round % 20)) {}
         token.cancel().await.unwrap();
-        let e = timeout(Duration::from_secs(30), running)
-            .await
-            .unwrap_or_else(|_| panic!("round {round}: the cancel was lost"))
-            .unwrap()
-            .unwrap_err();
-        assert_eq!(e.sqlstate(), "57014", "round {round}: {e:?}");
+        expect_cancelled(running, round).await;
         assert_eq!(scalar(&conn, "SELECT 12").await, 12, "round {round}");
+    }
+}
+
+/// `running` ends with 57014 within 30 s.
+async fn expect_cancelled<T: std::fmt::Debug>(
+    running: tokio::task::JoinHandle<hyperdb_api::Result<T>>,
+    round: u64,
+) {
+    let e = timeout(Duration::from_secs(30), running)
+        .await
+        .unwrap_or_else(|_| panic!("round {round}: the cancel was lost"))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "57014", "round {round}: {e:?}");
+}
+
+/// [`LONG_QUERY`], with its constant as a parameter or not.
+fn long_query(with_parameter: bool) -> (String, Vec<Value>) {
+    if with_parameter {
+        (LONG_QUERY.replace("= 3", "= $1"), vec![Value::Int(3)])
+    } else {
+        (LONG_QUERY.to_owned(), vec![])
     }
 }
 
