@@ -74,7 +74,13 @@ describe('gRPC on a server started with grpc: true', () => {
     await ctx.ready()
     const c = await grpc(ctx.hyper.grpcEndpoint)
     const before = await c.queryScalar('SELECT count(*) FROM items')
-    for (const sql of ["INSERT INTO items VALUES (-1, 'x', 1)", 'DELETE FROM items', 'CREATE TABLE u (x INT)']) {
+    for (const sql of [
+      "INSERT INTO items VALUES (-1, 'x', 1)",
+      'DELETE FROM items',
+      'CREATE TABLE u (x INT)',
+      'WITH q AS (SELECT 1) DELETE FROM items',
+      'WITH d AS (DELETE FROM items RETURNING 1) SELECT count(*) FROM d',
+    ]) {
       const e = await rejectsHyper(() => c.queryAll(sql), '22023', sql)
       assert.match(e.message, /gRPC runs queries/)
     }

@@ -523,7 +523,7 @@ describe('edge values', () => {
         () => null,
         (e) => e,
       )
-    assert.ok(err instanceof HyperError && err.code === '22003' && err.row === 1 && err.column === 'tm', String(err))
+    assert.ok(err instanceof HyperError && err.code === '22008' && err.row === 1 && err.column === 'tm', String(err))
     assert.deepStrictEqual(await conn.queryAll(`SELECT * FROM ${table} ORDER BY id`), [
       { id: 0, tm: new HyperTime(86_399_999_999n) },
     ])

@@ -222,6 +222,26 @@ describe('concurrency', () => {
     assert.equal(arrow.numRows, 10)
   })
 
+  test('queryArrowTable of no rows keeps the columns, on both routes', async () => {
+    for (const [sql, params] of [
+      ['SELECT id, name FROM items WHERE id < 0', undefined],
+      ['SELECT id, name FROM items WHERE id < $1', [0]],
+    ]) {
+      for (let run = 0; run < 3; run++) {
+        const table = await conn.queryArrowTable(sql, params)
+        assert.equal(table.numRows, 0, sql)
+        assert.deepStrictEqual(
+          table.schema.fields.map((f) => [f.name, String(f.type)]),
+          [
+            ['id', 'Int32'],
+            ['name', 'Utf8'],
+          ],
+          sql,
+        )
+      }
+    }
+  })
+
   test('several consumers pulling one query iterator each get their own rows, in call order', async () => {
     for (const n of [10, 200_000]) {
       const it = conn

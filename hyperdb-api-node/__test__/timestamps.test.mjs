@@ -6,7 +6,7 @@
 import { test, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { setupHyper, rejectsHyper, drain } from './helpers.mjs'
-import { HyperTimestamp } from '../dist/index.mjs'
+import { HyperTimestamp, HyperError } from '../dist/index.mjs'
 
 const ctx = setupHyper()
 let conn
@@ -121,8 +121,23 @@ test('HyperTimestamp.toDate() holds what a Date holds and refuses the rest', () 
   const lastDate = new HyperTimestamp(8_640_000_000_000_000_000n)
   assert.equal(lastDate.toDate().getTime(), 8.64e15)
   assert.equal(new HyperTimestamp(-8_640_000_000_000_000_000n).toDate().getTime(), -8.64e15)
-  assert.throws(() => new HyperTimestamp(8_640_000_000_001_000_000n).toDate(), RangeError)
+  assert.throws(
+    () => new HyperTimestamp(8_640_000_000_001_000_000n).toDate(),
+    (e) => e instanceof HyperError && e.code === '22008',
+  )
   assert.throws(() => new HyperTimestamp(9_224_318_015_999_999_999n, true).toDate(), /\+294276-12-31T23:59:59\.999999Z/)
+})
+
+test('HyperTimestamp.fromDate is a TIMESTAMPTZ by default and refuses an invalid Date', () => {
+  const date = new Date('2024-02-29T12:34:56.789Z')
+  assert.ok(HyperTimestamp.fromDate(date).equals(new HyperTimestamp(1_709_210_096_789_000n, true)))
+  assert.equal(HyperTimestamp.fromDate(date, false).toISOString(), '2024-02-29T12:34:56.789000')
+  for (const bad of [new Date('nope'), '2024-02-29', 1_709_210_096_789]) {
+    assert.throws(
+      () => HyperTimestamp.fromDate(bad),
+      (e) => e instanceof HyperError && e.code === '22023',
+    )
+  }
 })
 
 test("an insert refuses a timestamp past Arrow's range, storing nothing", async () => {

@@ -99,7 +99,11 @@ export class Catalog {
     return (await this.op('hasSchema', schema)).flag === true
   }
 
-  /** Schema names of `database` (the connection's databases when omitted). */
+  /**
+   * Schema names of `database`. Omitted, those of the connection's one
+   * database: none once a second database is attached (hyperd then has no
+   * default one, and Tableau's Hyper API lists none either), so name it.
+   */
   async getSchemaNames(database?: string): Promise<TableName[]> {
     return ((await this.op('getSchemaNames', database === undefined ? undefined : { name: database })).names ?? []).map(
       (n) => ({ database: n.database ?? undefined, name: n.name }),

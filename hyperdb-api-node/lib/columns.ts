@@ -51,40 +51,55 @@ export type HyperValue =
   | HyperInterval
 
 /**
- * One column of one chunk.
- *
- * `values` is a TypedArray over the received memory for the fixed-width
- * kinds: `Int16Array` (int16), `Int32Array` (int32), `BigInt64Array` (int64;
- * timestamp / timestamptz: microseconds since 1970-01-01 UTC; time:
- * microseconds since midnight), `Uint32Array` (uint32, OID), `Float32Array`,
- * `Float64Array` (float64; date: milliseconds since 1970-01-01), `Uint8Array`
- * (bool, 0 or 1). There a NULL's slot holds 0: `validity` tells them apart.
- * For the other kinds `values` is an `Array` with `null` for NULL: strings
- * (text, json, numeric as exact decimal text), `Buffer`s (bytes) or
- * `HyperInterval`s (interval).
+ * What a column's `values` is, by its kind: a TypedArray over the received
+ * memory for the fixed-width kinds (timestamp / timestamptz: microseconds
+ * since 1970-01-01 UTC; time: microseconds since midnight; date:
+ * milliseconds since 1970-01-01; bool: 0 or 1), where a NULL's slot holds
+ * no value to rely on (`validity` tells); for the others an `Array` with
+ * `null` for NULL (numeric as exact decimal text).
+ */
+export interface VectorValues {
+  int16: Int16Array
+  int32: Int32Array
+  int64: BigInt64Array
+  uint32: Uint32Array
+  float32: Float32Array
+  float64: Float64Array
+  bool: Uint8Array
+  date: Float64Array
+  time: BigInt64Array
+  timestamp: BigInt64Array
+  timestamptz: BigInt64Array
+  interval: Array<HyperInterval | null>
+  numeric: Array<string | null>
+  text: Array<string | null>
+  json: Array<string | null>
+  bytes: Array<Buffer | null>
+}
+
+/**
+ * One column of one chunk, of kind `K`.
  *
  * `validity` is Arrow's bitmap (bit `i % 8` of byte `i >> 3` is 1 when row
  * `i` is not NULL), or `null` when no value of the chunk is NULL.
  * `get(i)` reads one value as `query` would return it.
  */
-export interface ColumnVector {
+export interface ColumnVectorOf<K extends ColumnKind> {
   readonly name: string
   readonly sqlType: string
-  readonly kind: ColumnKind
+  readonly kind: K
   readonly length: number
-  readonly values:
-    | Int16Array
-    | Int32Array
-    | BigInt64Array
-    | Uint32Array
-    | Float32Array
-    | Float64Array
-    | Uint8Array
-    | Array<string | Buffer | HyperInterval | null>
+  readonly values: VectorValues[K]
   readonly validity: Uint8Array | null
   isNull(i: number): boolean
   get(i: number): HyperValue
 }
+
+/**
+ * One column of one chunk; checking its `kind` narrows `values`
+ * (`if (c.kind === 'int32') c.values` is an `Int32Array`).
+ */
+export type ColumnVector = { [K in ColumnKind]: ColumnVectorOf<K> }[ColumnKind]
 
 /** A chunk of a result, column by column. */
 export interface ColumnChunk {
@@ -124,7 +139,7 @@ function varying<T>(c: ColumnData, n: number, read: (start: number, end: number)
   return mapValid(n, c.validity ?? null, (i) => read(o[i], o[i + 1]))
 }
 
-function rawValues(c: ColumnData, n: number): ColumnVector['values'] {
+function rawValues(c: ColumnData, n: number): VectorValues[ColumnKind] {
   switch (c.kind) {
     case 'int16':
       return c.int16 as Int16Array
@@ -238,13 +253,13 @@ function cells(
   }
 }
 
-class Vector implements ColumnVector {
+class Vector implements ColumnVectorOf<ColumnKind> {
   constructor(
     readonly name: string,
     readonly sqlType: string,
     readonly kind: ColumnKind,
     readonly length: number,
-    readonly values: ColumnVector['values'],
+    readonly values: VectorValues[ColumnKind],
     readonly validity: Uint8Array | null,
     private readonly options: ValueOptions,
   ) {}
@@ -292,7 +307,16 @@ export function columnChunk(infos: readonly ColumnInfo[], batch: ColumnBatch, op
   const n = batch.numRows
   const vectors = batch.columns.map((c, j) => {
     const info = infos[j]
-    return new Vector(info.name, info.sqlType, c.kind as ColumnKind, n, rawValues(c, n), c.validity ?? null, options)
+    // Its kind and values agree: `rawValues` picks the values by the kind.
+    return new Vector(
+      info.name,
+      info.sqlType,
+      c.kind as ColumnKind,
+      n,
+      rawValues(c, n),
+      c.validity ?? null,
+      options,
+    ) as ColumnVector
   })
   return new Chunk(n, vectors)
 }

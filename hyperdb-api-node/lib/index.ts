@@ -16,10 +16,12 @@ export type {
   ColumnChunk,
   ColumnKind,
   ColumnVector,
+  ColumnVectorOf,
   HyperValue,
   ResultColumn,
   RowArray,
   RowMode,
   RowObject,
   ValueOptions,
+  VectorValues,
 } from './columns'

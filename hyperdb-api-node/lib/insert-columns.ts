@@ -252,7 +252,10 @@ abstract class Int64Builder extends ColumnBuilder {
   }
 }
 
-/** BIGINT: a `bigint`, or a `number` that is a safe integer (past 2^53 a number is not exact). */
+/**
+ * BIGINT: a `bigint`, or a `number` that is a safe integer: from 2^53 on, a
+ * number may be the rounding of another (2^53 + 1 is 2^53).
+ */
 class BigIntBuilder extends Int64Builder {
   set(v: unknown, row: number): void {
     if (typeof v === 'number' && Number.isSafeInteger(v)) {
@@ -265,7 +268,7 @@ class BigIntBuilder extends Int64Builder {
         integral ? ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE : ErrorCode.DATATYPE_MISMATCH,
         row,
         v,
-        integral ? 'a number past 2^53 is not exact: pass a bigint' : 'not an integer',
+        integral ? 'a number of 2^53 or more may be rounded (not a safe integer): pass a bigint' : 'not an integer',
       )
     } else {
       this.setNull(v, row, 'a bigint or an integer number')

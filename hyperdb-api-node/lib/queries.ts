@@ -3,7 +3,7 @@
  * PostgreSQL protocol, `GrpcConnection` over gRPC): each read style is
  * written once, over the two native stream kinds a connection opens.
  */
-import type { RecordBatch, Table } from 'apache-arrow'
+import type { RecordBatch, Schema, Table } from 'apache-arrow'
 import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
@@ -176,8 +176,14 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions & { rowMode: 'array' },
   ): AsyncIterableIterator<RowArray>
+  /** With a `rowMode` known only at run time: either shape. */
+  query(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions,
+  ): AsyncIterableIterator<RowObject | RowArray>
   query(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<unknown> {
-    return new RowIterator(this.rowBatches(sql, params, options))
+    return new RowIterator(this.rowBatches(sql, params, options), options.signal)
   }
 
   /**
@@ -194,6 +200,11 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions & { rowMode: 'array' },
   ): AsyncIterableIterator<RowArray[]>
+  queryChunks(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions,
+  ): AsyncIterableIterator<RowObject[] | RowArray[]>
   async *queryChunks(
     sql: string,
     params?: readonly ParamValue[],
@@ -202,6 +213,7 @@ export abstract class Queries {
     for await (const { n, row } of this.rowBatches(sql, params, options)) {
       for (let start = 0; start < n; start += CHUNK_ROWS) {
         if (start > 0 && loopBudgetSpent()) await loopTurn()
+        throwIfAborted(options.signal)
         const end = Math.min(n, start + CHUNK_ROWS)
         const rows: unknown[] = new Array(end - start)
         for (let i = start; i < end; i++) rows[i - start] = row(i)
@@ -234,6 +246,11 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions & { rowMode: 'array' },
   ): Promise<RowArray[]>
+  async queryAll(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions,
+  ): Promise<RowObject[] | RowArray[]>
   async queryAll(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown[]> {
     const all: unknown[] = []
     await this.eachRows(sql, params, options, (row, from, to) => {
@@ -254,6 +271,11 @@ export abstract class Queries {
     params: readonly ParamValue[] | undefined,
     options: RowQueryOptions & { rowMode: 'array' },
   ): Promise<RowArray | null>
+  async queryOne(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: RowQueryOptions,
+  ): Promise<RowObject | RowArray | null>
   async queryOne(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): Promise<unknown> {
     let first: unknown = null
     await this.eachRows(sql, params, options, (row, from) => {
@@ -356,11 +378,33 @@ export abstract class Queries {
     params?: readonly ParamValue[],
     options: QueryOptions = {},
   ): AsyncIterableIterator<RecordBatch> {
+    yield* (await this.openArrow(sql, params, options)).batches
+  }
+
+  /**
+   * A query's whole result as one `apache-arrow` `Table`; with no rows, a
+   * table of none under the result's schema.
+   */
+  async queryArrowTable(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<Table> {
+    const arrow = await loadArrow()
+    const { schema, batches } = await this.openArrow(sql, params, options)
+    const all: RecordBatch[] = []
+    for await (const b of batches) all.push(b)
+    return new arrow.Table(schema, all)
+  }
+
+  /** Starts a query read as `apache-arrow` batches; its schema and batches. */
+  private async openArrow(
+    sql: string,
+    params: readonly ParamValue[] | undefined,
+    options: QueryOptions,
+  ): Promise<{ schema: Schema; batches: AsyncIterableIterator<RecordBatch> }> {
     checkReadOptions(options)
     const arrow = await loadArrow()
     const args = toParams(params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
-    const maker = new BatchMaker(arrow, BatchMaker.schemaOf(arrow, stream.arrowSchema()))
+    const schema = BatchMaker.schemaOf(arrow, stream.arrowSchema())
+    const maker = new BatchMaker(arrow, schema)
     const batches: NativeStream<RecordBatch> = {
       next: nextAfterOpen(
         stream,
@@ -371,18 +415,7 @@ export abstract class Queries {
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }
-    yield* eachItem(new NativeReader(batches, options.signal))
-  }
-
-  /** A query's whole result as one `apache-arrow` `Table`. */
-  async queryArrowTable(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<Table> {
-    const arrow = await loadArrow()
-    const batches: RecordBatch[] = []
-    for await (const b of this.queryArrow(sql, params, options)) batches.push(b)
-    if (batches.length === 0) {
-      return new arrow.Table()
-    }
-    return new arrow.Table(batches)
+    return { schema, batches: eachItem(new NativeReader(batches, options.signal)) }
   }
 }
 
@@ -416,14 +449,23 @@ class RowIterator implements AsyncIterableIterator<unknown> {
    */
   private pending: Promise<IteratorResult<unknown>> | undefined
 
-  constructor(private readonly batches: AsyncIterableIterator<{ n: number; row: RowMaker }>) {}
+  constructor(
+    private readonly batches: AsyncIterableIterator<{ n: number; row: RowMaker }>,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
 
   next(): Promise<IteratorResult<unknown>> {
     // Rows within a batch resolve in microtasks, so the event loop waits
     // for the whole batch unless the budget is checked here too: a
     // query's first 10K-row batch, read before the row code is compiled,
-    // held the loop for 8-33 ms.
-    if (this.pending === undefined && this.i < this.n && ((this.i & BUDGET_CHECK_MASK) !== 0 || !loopBudgetSpent())) {
+    // held the loop for 8-33 ms. An abort (from the loop's body too) ends
+    // the rows at once, not at the batch's end.
+    if (
+      this.pending === undefined &&
+      this.i < this.n &&
+      this.signal?.aborted !== true &&
+      ((this.i & BUDGET_CHECK_MASK) !== 0 || !loopBudgetSpent())
+    ) {
       return Promise.resolve({ value: this.row(this.i++), done: false })
     }
     const now = () => this.nextNow()
@@ -442,6 +484,11 @@ class RowIterator implements AsyncIterableIterator<unknown> {
   /** The next row, after a turn of the loop if its budget is spent. */
   private async nextNow(): Promise<IteratorResult<unknown>> {
     if (this.i < this.n && (this.i & BUDGET_CHECK_MASK) === 0 && loopBudgetSpent()) await loopTurn()
+    // Also after that turn, in which a timer may have aborted.
+    if (this.signal?.aborted === true) {
+      await this.return()
+      throw canceledError(this.signal.reason)
+    }
     return this.i < this.n ? { value: this.row(this.i++), done: false } : this.refill()
   }
 

@@ -40,24 +40,31 @@ export class HyperTimestamp {
     this.tz = tz
   }
 
-  /** From a `Date` (whole milliseconds). */
+  /**
+   * From a `Date` (whole milliseconds). A `Date` is an instant, so this is
+   * a TIMESTAMPTZ unless `tz` is false (then the `Date`'s UTC wall clock),
+   * where the constructor's plain microseconds default to a TIMESTAMP.
+   */
   static fromDate(date: Date, tz = true): HyperTimestamp {
-    const ms = date.getTime()
+    const ms = date instanceof Date ? date.getTime() : NaN
     if (Number.isNaN(ms)) {
-      throw new RangeError('HyperTimestamp.fromDate: invalid Date')
+      throw invalidArgument(`HyperTimestamp.fromDate takes a valid Date, not ${String(date)}`)
     }
     return new HyperTimestamp(BigInt(ms) * MICROS_PER_MILLI, tz)
   }
 
   /**
-   * As a `Date`, dropping the sub-millisecond digits. A `RangeError` past
-   * what a `Date` holds (after +275760-09-13, which hyperd's timestamps
-   * reach up to 294276-12-31).
+   * As a `Date`, dropping the sub-millisecond digits. A `HyperError`
+   * (22008) past what a `Date` holds (after +275760-09-13, which hyperd's
+   * timestamps reach up to 294276-12-31).
    */
   toDate(): Date {
     const date = new Date(Number(floorDiv(this.micros, MICROS_PER_MILLI)))
     if (Number.isNaN(date.getTime())) {
-      throw new RangeError(`${this.toISOString()} is past what a JS Date holds`)
+      throw new HyperError({
+        code: ErrorCode.DATETIME_FIELD_OVERFLOW,
+        message: `${this.toISOString()} is past what a JS Date holds`,
+      })
     }
     return date
   }

@@ -377,7 +377,9 @@ impl Connection {
         crate::Catalog::new(self)
     }
 
-    /// Starts a transaction; it rolls back unless committed.
+    /// Starts a transaction; it rolls back unless committed. A rollback
+    /// undoes rows, not DDL: hyperd makes a `CREATE TABLE` or `DROP TABLE`
+    /// in a transaction take effect at once.
     pub fn transaction(&mut self) -> Result<Transaction<'_>> {
         Transaction::begin(self)
     }

@@ -33,32 +33,51 @@ pub(crate) fn skip_unlexed(b: &[u8], i: usize) -> Option<usize> {
 /// The statement's first word (its keyword), past spaces, parentheses and
 /// comments; empty when it starts with something else.
 pub(crate) fn first_word(sql: &str) -> &str {
+    let first = tokens(sql).find(|&t| t != "(").unwrap_or("");
+    let len = first.bytes().take_while(u8::is_ascii_alphabetic).count();
+    &first[..len]
+}
+
+/// The statement's tokens: words (letters, digits, `_`, `$` and
+/// non-ASCII), each string literal, quoted identifier or `$tag$` string
+/// whole, and any other byte alone; spaces and comments left out.
+pub(crate) fn tokens(sql: &str) -> impl Iterator<Item = &str> + '_ {
     let b = sql.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            c if c.is_ascii_whitespace() || c == b'(' => i += 1,
-            b'-' | b'/' => match skip_unlexed(b, i) {
-                Some(end) => i = end,
-                None => break,
-            },
-            _ => break,
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let start = i;
+            if b[i].is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            if let Some(end) = skip_unlexed(b, i) {
+                i = end;
+                if matches!(b[start], b'-' | b'/') {
+                    continue; // a comment
+                }
+                return Some(&sql[start..end]);
+            }
+            i += b[i..]
+                .iter()
+                .take_while(|&&c| is_word_byte(c))
+                .count()
+                .max(1);
+            // Never inside a character: a word takes all of its bytes, and
+            // a lone byte is ASCII.
+            return Some(&sql[start..i]);
         }
-    }
-    let len = b[i..]
-        .iter()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .count();
-    &sql[i..i + len]
+        None
+    })
+}
+
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
 }
 
 /// Whether the byte before `at` continues an identifier.
 pub(crate) fn ident_before(b: &[u8], at: usize) -> bool {
-    at > 0
-        && (b[at - 1].is_ascii_alphanumeric()
-            || b[at - 1] == b'_'
-            || b[at - 1] == b'$'
-            || b[at - 1] >= 0x80)
+    at > 0 && is_word_byte(b[at - 1])
 }
 
 /// Past the closing `quote` of a literal starting at `i`; a doubled quote
@@ -121,7 +140,37 @@ fn skip_dollar_quoted(b: &[u8], i: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::first_word;
+    use super::{first_word, tokens};
+
+    #[test]
+    fn tokens_are_words_literals_and_single_bytes() {
+        let sql =
+            "WITH \"q (x\" AS (SELECT 'it''s (' AS ü1, $a$ ) $a$, -- ( c\n x::int/* ) */) DELETE";
+        assert_eq!(
+            tokens(sql).collect::<Vec<_>>(),
+            [
+                "WITH",
+                "\"q (x\"",
+                "AS",
+                "(",
+                "SELECT",
+                "'it''s ('",
+                "AS",
+                "ü1",
+                ",",
+                "$a$ ) $a$",
+                ",",
+                "x",
+                ":",
+                ":",
+                "int",
+                ")",
+                "DELETE"
+            ]
+        );
+        assert_eq!(tokens("").count(), 0);
+        assert_eq!(tokens(" -- only\n").count(), 0);
+    }
 
     #[test]
     fn first_words_skip_spaces_parentheses_and_comments() {

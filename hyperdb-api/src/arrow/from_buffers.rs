@@ -237,7 +237,7 @@ impl Column<'_> {
             if valid && !(0..DAY_MICROS).contains(&micros) {
                 return Err(self.error(
                     row,
-                    RowErrorKind::OutOfRange,
+                    RowErrorKind::DateTimeOutOfRange,
                     format!("TIME of {micros} microseconds: inserts take 00:00:00 up to, not including, 24:00:00"),
                 ));
             }

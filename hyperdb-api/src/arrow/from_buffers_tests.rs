@@ -256,7 +256,7 @@ fn time_of_day_must_be_below_midnight() {
     let err = batch_from_buffers(&schema(&table), 3, 4, &[fixed(&ok)]).unwrap_err();
     assert_eq!(
         row_error(err),
-        (6, Some("t".into()), RowErrorKind::OutOfRange)
+        (6, Some("t".into()), RowErrorKind::DateTimeOutOfRange)
     );
 }
 

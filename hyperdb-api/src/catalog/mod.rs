@@ -234,7 +234,10 @@ impl<'c> Catalog<'c> {
     }
 
     /// User schemas (system ones like `pg_catalog` left out), sorted; in
-    /// `database` when given, qualified with it.
+    /// `database` when given, qualified with it. Without it, the schemas
+    /// of the session's one database: none once a second one is attached
+    /// (hyperd has no default database then, and Tableau's Hyper API lists
+    /// none either), so name the database.
     pub fn get_schema_names(&mut self, database: Option<&DatabaseName>) -> Result<Vec<SchemaName>> {
         self.query(sql::schema_names(database))
     }

@@ -297,7 +297,9 @@ impl AsyncGrpcConnection {
                 format!(
                     "gRPC runs queries, not {}: hyperd would run it and report no result \
                      it had; run it on a Connection",
-                    crate::sql_lex::first_word(sql).to_uppercase()
+                    writing_with(sql)
+                        .unwrap_or(crate::sql_lex::first_word(sql))
+                        .to_uppercase()
                 ),
             );
             return trace.result(Err(e), |_| None);
@@ -340,45 +342,71 @@ impl AsyncGrpcConnection {
 }
 
 /// Whether `sql` is a statement that writes or changes the session (its
-/// first word), which Hyper's gRPC service runs and then answers with a
-/// result that does not match what it did (an `INSERT` "reported 2 rows
-/// but 0 arrived", a `CREATE TABLE` a 22000), so a caller that retried
-/// would write twice. Refused before anything is sent; anything else
-/// (queries, and a misspelt word, which hyperd answers with 42601) goes.
+/// first word, or a `WITH` whose statement or one of whose queries is an
+/// `INSERT`, `UPDATE`, `DELETE` or `MERGE`), which Hyper's gRPC service
+/// runs and then answers with a result that does not match what it did
+/// (an `INSERT` "reported 2 rows but 0 arrived", a `CREATE TABLE` a
+/// 22000), so a caller that retried would write twice. Refused before
+/// anything is sent; anything else (queries, and a misspelt word, which
+/// hyperd answers with 42601) goes.
 fn writes(sql: &str) -> bool {
-    const WRITES: [&str; 28] = [
-        "insert",
-        "update",
-        "delete",
-        "merge",
-        "create",
-        "drop",
-        "alter",
-        "truncate",
-        "copy",
-        "begin",
-        "start",
-        "commit",
-        "end",
-        "rollback",
-        "abort",
-        "savepoint",
-        "release",
-        "set",
-        "reset",
-        "grant",
-        "revoke",
-        "attach",
-        "detach",
-        "vacuum",
-        "checkpoint",
-        "lock",
-        "comment",
-        "discard",
-    ];
     let word = crate::sql_lex::first_word(sql);
+    if word.eq_ignore_ascii_case("with") {
+        return writing_with(sql).is_some();
+    }
     WRITES.iter().any(|k| word.eq_ignore_ascii_case(k))
 }
+
+/// The keyword of the statement a `WITH` writes with, if any: a word
+/// that follows a parenthesis (a query of its list, `AS (DELETE ...`, or
+/// its statement, `...) INSERT`) and is a writing statement's keyword. A
+/// column named `update` (`SELECT 1 AS update`) follows no parenthesis.
+fn writing_with(sql: &str) -> Option<&str> {
+    let mut after_paren = false;
+    for token in crate::sql_lex::tokens(sql) {
+        if after_paren
+            && ["insert", "update", "delete", "merge"]
+                .iter()
+                .any(|k| token.eq_ignore_ascii_case(k))
+        {
+            return Some(token);
+        }
+        after_paren = token == "(" || token == ")";
+    }
+    None
+}
+
+/// The first words of statements that write or change the session.
+const WRITES: [&str; 28] = [
+    "insert",
+    "update",
+    "delete",
+    "merge",
+    "create",
+    "drop",
+    "alter",
+    "truncate",
+    "copy",
+    "begin",
+    "start",
+    "commit",
+    "end",
+    "rollback",
+    "abort",
+    "savepoint",
+    "release",
+    "set",
+    "reset",
+    "grant",
+    "revoke",
+    "attach",
+    "detach",
+    "vacuum",
+    "checkpoint",
+    "lock",
+    "comment",
+    "discard",
+];
 
 /// A query ready to send, and what its trace records.
 #[derive(Debug)]

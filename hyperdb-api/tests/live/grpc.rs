@@ -747,12 +747,23 @@ fn statements_that_write_are_refused_before_sending() {
         "CREATE TABLE u (x INT)",
         "(UPDATE t SET id = 3)",
         "DROP TABLE t",
+        "WITH q AS (SELECT 1) INSERT INTO t SELECT 1 FROM q",
+        "with q as (select 1) delete from t",
+        "WITH d AS (DELETE FROM t RETURNING id) SELECT count(*) FROM d",
+        "WITH q AS (SELECT 1), u AS MATERIALIZED ( update t SET id = 4 RETURNING id) TABLE u",
     ] {
         let e = c.query_scalar::<i64>(sql).unwrap_err();
         assert_eq!(e.sqlstate(), "22023", "{sql}: {e}");
         assert!(e.to_string().contains("gRPC runs queries"), "{e}");
     }
-    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 0);
+    pg.execute_command("INSERT INTO t VALUES (7)").unwrap();
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 1);
+    // A WITH that only reads goes, also with a column named like a write.
+    assert_eq!(
+        c.query_scalar::<i32>("WITH q AS (SELECT id AS update FROM t) SELECT \"update\" FROM q")
+            .unwrap(),
+        7
+    );
     assert!(!pg.catalog().has_table("u").unwrap());
     let typo = c.query_scalar::<i64>("SELEC 1").unwrap_err();
     assert_eq!(typo.sqlstate(), "42601", "{typo}");
