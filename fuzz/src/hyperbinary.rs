@@ -178,9 +178,14 @@ fn hyper_exact<'a, T: FromHyperBinary<'a> + ToHyperBinary + std::fmt::Debug>(
         Err(e) if matches!(ty, SqlType::Numeric { .. }) => {
             assert_eq!(e.kind(), ErrorKind::Conversion, "{e}");
         }
-        // A DATE outside hyperd's range and TIME 24:00:00 read, and are
-        // refused on the way back in.
-        Err(e) if matches!(ty, SqlType::Date | SqlType::Time) => {
+        // A DATE or TIMESTAMP outside hyperd's range and TIME 24:00:00
+        // read, and are refused on the way back in.
+        Err(e)
+            if matches!(
+                ty,
+                SqlType::Date | SqlType::Time | SqlType::Timestamp | SqlType::TimestampTz
+            ) =>
+        {
             assert_eq!(e.kind(), ErrorKind::InvalidInput, "{value:?}: {e}");
         }
         Err(e) => panic!("{value:?} read from a {ty} column cannot be written back: {e}"),
@@ -255,6 +260,11 @@ fn pg_exact<'a, T: FromPgBinary<'a> + ToPgBinary + std::fmt::Debug>(ty: &SqlType
     let mut buf = BytesMut::new();
     match value.encode_pg_binary(&mut buf) {
         Ok(_) => assert_eq!(buf[..], raw[..], "{value:?} as binary {ty}"),
+        // A TIMESTAMP outside hyperd's range reads, and is refused as a
+        // parameter (hyperd would refuse it naming nothing).
+        Err(e) if matches!(ty, SqlType::Timestamp | SqlType::TimestampTz) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidInput, "{value:?}: {e}");
+        }
         Err(e) => panic!("{value:?} read from binary {ty} cannot be written back: {e}"),
     }
 }

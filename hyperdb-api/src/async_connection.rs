@@ -19,7 +19,9 @@ use crate::from_row::FromRow;
 use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
 use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, Schema};
-use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::statement::{
+    declared_types, Bound, Statement, StatementRef, ToStatement, RESULT_FORMAT,
+};
 use crate::trace::{ConnectTrace, StatementTrace};
 
 /// An async connection to hyperd.
@@ -298,7 +300,10 @@ impl AsyncConnection {
             StatementRef::Sql(sql) => Params::encode(params).map(|p| (p, Err(sql))),
             StatementRef::Prepared(stmt) => stmt
                 .bind(self.client.session().session_id(), params)
-                .map(|p| (p, Ok(stmt.clone()))),
+                .map(|bound| match bound {
+                    Bound::Statement(p) => (p, Ok(stmt.clone())),
+                    Bound::Text(p) => (p, Err(stmt.sql())),
+                }),
         };
         async move {
             let mut trace = self.trace(call, sql, count);

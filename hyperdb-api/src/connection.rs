@@ -14,7 +14,9 @@ use crate::from_row::FromRow;
 use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
-use crate::statement::{declared_types, Statement, StatementRef, ToStatement, RESULT_FORMAT};
+use crate::statement::{
+    declared_types, Bound, Statement, StatementRef, ToStatement, RESULT_FORMAT,
+};
 use crate::trace::{ConnectTrace, StatementTrace};
 use crate::transaction::Transaction;
 
@@ -212,6 +214,16 @@ impl Connection {
     ) -> Result<Rows<'_>> {
         let mut trace = self.trace("execute_query_params", sql, params.len());
         let params = trace.check(Params::encode(params))?;
+        self.query_text(sql, &params, trace)
+    }
+
+    /// Runs `sql` with encoded `params` through the statement cache.
+    fn query_text(
+        &mut self,
+        sql: &str,
+        params: &Params,
+        mut trace: StatementTrace,
+    ) -> Result<Rows<'_>> {
         let slices = params.slices();
         let fields = trace.check(
             self.client
@@ -258,6 +270,13 @@ impl Connection {
     /// }
     /// # Ok(()) }
     /// ```
+    ///
+    /// A parameter hyperd infers takes values of any type: a run that binds
+    /// one to a value in binary form goes as the statement's text, declared
+    /// by the values, through the statement cache (hyperd would read the
+    /// bytes as the type it inferred: an `i64` into DOUBLE PRECISION was
+    /// stored as 2.5e-323). [`prepare_typed`](Self::prepare_typed) runs the
+    /// prepared statement itself.
     ///
     /// The statement lives until the last clone of the returned handle
     /// is dropped (its `Close` then travels with this connection's next
@@ -308,7 +327,10 @@ impl Connection {
             StatementRef::Prepared(stmt) => stmt,
         };
         let mut trace = self.trace("query_prepared", stmt.sql(), params.len());
-        let params = trace.check(stmt.bind(self.client.session().session_id(), params))?;
+        let params = match trace.check(stmt.bind(self.client.session().session_id(), params))? {
+            Bound::Statement(params) => params,
+            Bound::Text(params) => return self.query_text(stmt.sql(), &params, trace),
+        };
         let slices = params.slices();
         trace.check(
             self.client

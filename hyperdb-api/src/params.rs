@@ -56,6 +56,16 @@ impl Params {
         Ok(p)
     }
 
+    /// Declares each parameter whose type `declared` gives (not 0) as
+    /// that type, the others as their values' types.
+    pub(crate) fn declare(&mut self, declared: &[u32]) {
+        for (ty, &want) in self.types.iter_mut().zip(declared) {
+            if want != 0 {
+                *ty = want;
+            }
+        }
+    }
+
     /// The parameters' Bind formats (empty: all binary).
     pub(crate) fn formats(&self) -> &[i16] {
         &self.formats

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use hyperdb_api_core::protocol::ops::FORMAT_HYPER_BINARY;
+use hyperdb_api_core::protocol::ops::{FORMAT_BINARY, FORMAT_HYPER_BINARY};
 use hyperdb_api_core::protocol::{CloseQueue, StatementDescription};
 use hyperdb_api_core::types::{SqlType, ToPgBinary};
 
@@ -92,8 +92,10 @@ impl Statement {
 
     /// The parameters' types as hyperd reports them: the types given to
     /// `prepare_typed`, and `None` for each one hyperd infers from the
-    /// statement when it is bound (hyperd 0.0.26963 does not report what it
-    /// inferred; any value whose binary form fits the use is accepted).
+    /// statement (hyperd 0.0.26963 does not report what it inferred). A run
+    /// binding such a parameter to a value in binary form goes as the
+    /// statement's text declared by the values, which the server then
+    /// casts or refuses (see [`crate::Connection::prepare`]).
     pub fn params(&self) -> &[Option<SqlType>] {
         &self.inner.params
     }
@@ -122,8 +124,43 @@ impl Statement {
 
     /// Checks that this statement belongs to `session` and encodes
     /// `values` for it: as many as it has parameters, each of a type
-    /// that fits the declared one.
-    pub(crate) fn bind(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<Params> {
+    /// that fits the declared one. A value in binary form for a parameter
+    /// hyperd inferred makes the run go as the statement's text, its
+    /// parameters declared by the statement or else by the values
+    /// ([`Bound::Text`]): hyperd does not report what it inferred and
+    /// reads the bytes as that type, so an `i64` bound where it inferred
+    /// DOUBLE PRECISION was stored as 2.5e-323; declared by the value, the
+    /// server casts it or refuses it.
+    pub(crate) fn bind(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<Bound> {
+        self.check(session, values)?;
+        let declared = &self.inner.param_oids;
+        for (i, (value, &want)) in values.iter().zip(declared).enumerate() {
+            let have = value.param_type_oid();
+            if !binds_as(have, want) {
+                return Err(Error::invalid_argument(
+                    format!("parameter ${}", i + 1),
+                    format!(
+                        "the statement declares {}, the value is {}",
+                        type_name(want),
+                        type_name(have)
+                    ),
+                ));
+            }
+        }
+        let mut params = Params::encode(values)?;
+        let inferred_binary = values.iter().zip(declared).any(|(value, &want)| {
+            want == 0 && value.param_type_oid() != 0 && value.param_format() == FORMAT_BINARY
+        });
+        if inferred_binary {
+            params.declare(declared);
+            return Ok(Bound::Text(params));
+        }
+        Ok(Bound::Statement(params))
+    }
+
+    /// That this statement belongs to `session` and `values` are as many
+    /// as its parameters.
+    fn check(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<()> {
         if session != self.inner.session {
             return Err(Error::invalid_argument(
                 "statement",
@@ -144,21 +181,18 @@ impl Statement {
                 ),
             ));
         }
-        for (i, (value, &want)) in values.iter().zip(declared).enumerate() {
-            let have = value.param_type_oid();
-            if !binds_as(have, want) {
-                return Err(Error::invalid_argument(
-                    format!("parameter ${}", i + 1),
-                    format!(
-                        "the statement declares {}, the value is {}",
-                        type_name(want),
-                        type_name(have)
-                    ),
-                ));
-            }
-        }
-        Params::encode(values)
+        Ok(())
     }
+}
+
+/// How a run of a [`Statement`] goes; see [`Statement::bind`].
+#[derive(Debug)]
+pub(crate) enum Bound {
+    /// As the prepared statement.
+    Statement(Params),
+    /// As the statement's text (through the connection's statement cache),
+    /// with these parameters and their declared types.
+    Text(Params),
 }
 
 /// Result format of statement runs (the row readers' format).

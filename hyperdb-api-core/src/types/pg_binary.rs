@@ -310,7 +310,7 @@ pg_impl!(
     Timestamp,
     oid::TIMESTAMP,
     SqlType::Timestamp,
-    |v, buf| buf.put_i64(v.micros_since_2000()),
+    |v, buf| buf.put_i64(pg_micros(*v)?),
     |ty, raw| {
         Ok(Timestamp::from_micros_since_2000(i64::from_be_bytes(be(
             ty, raw,
@@ -321,7 +321,7 @@ pg_impl!(
     TimestampTz,
     oid::TIMESTAMPTZ,
     SqlType::TimestampTz,
-    |v, buf| buf.put_i64(v.micros_since_2000()),
+    |v, buf| buf.put_i64(pg_micros(v.to_utc())?),
     |ty, raw| {
         Ok(TimestampTz::from_micros_since_2000(i64::from_be_bytes(be(
             ty, raw,
@@ -386,6 +386,18 @@ impl<'a> FromPgBinary<'a> for Numeric {
 fn pg_days(d: Date) -> Result<i32> {
     i32::try_from(d.days_since_2000())
         .map_err(|_| Error::conversion(format!("date {d} is out of the binary DATE range")))
+}
+
+/// A timestamp's microseconds since 2000; an error outside hyperd's range,
+/// which hyperd answers with 22P03 "invalid Postgres binary timestamp
+/// format" naming no parameter. PostgreSQL's `infinity` and `-infinity`
+/// (`i64::MAX`, `i64::MIN`) pass as they are, for the server to judge.
+fn pg_micros(t: Timestamp) -> Result<i64> {
+    let micros = t.micros_since_2000();
+    if micros != i64::MAX && micros != i64::MIN {
+        t.hyper_micros()?;
+    }
+    Ok(micros)
 }
 
 #[cfg(test)]

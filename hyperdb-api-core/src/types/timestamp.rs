@@ -14,6 +14,11 @@ use crate::error::{Error, Result};
 const HYPER_OFFSET_MICROS: i64 = PG_EPOCH_JULIAN_DAY * MICROS_PER_DAY;
 /// Microseconds from 1970-01-01 to 2000-01-01.
 const UNIX_OFFSET_MICROS: i64 = 10_957 * MICROS_PER_DAY;
+/// [`Timestamp::HYPER_MIN`] and [`Timestamp::HYPER_MAX`] in HyperBinary's
+/// microseconds since Julian day 0: the first and last days of
+/// [`Date::HYPER_MIN`] to [`Date::HYPER_MAX`].
+const HYPER_MIN_MICROS: u64 = Date::HYPER_MIN.julian_day() as u64 * MICROS_PER_DAY as u64;
+const HYPER_MAX_MICROS: u64 = (Date::HYPER_MAX.julian_day() as u64 + 1) * MICROS_PER_DAY as u64 - 1;
 
 /// A date and time of day without time zone, with microsecond precision.
 ///
@@ -79,15 +84,37 @@ impl Timestamp {
         self.micros.checked_add(UNIX_OFFSET_MICROS)
     }
 
+    /// hyperd's least TIMESTAMP, 4713-01-01 00:00:00 BC ([`Date::HYPER_MIN`]
+    /// at midnight): before it a parameter is 22P03 and a HyperBinary COPY
+    /// fails whole, naming no row (measured, hyperd 0.0.26963).
+    pub const HYPER_MIN: Timestamp = Timestamp {
+        micros: HYPER_MIN_MICROS as i64 - HYPER_OFFSET_MICROS,
+    };
+    /// hyperd's greatest TIMESTAMP, 294276-12-31 23:59:59.999999 (its
+    /// `infinity`).
+    pub const HYPER_MAX: Timestamp = Timestamp {
+        micros: (HYPER_MAX_MICROS as i128 - HYPER_OFFSET_MICROS as i128) as i64,
+    };
+
+    /// Whether hyperd stores this timestamp ([`Timestamp::HYPER_MIN`] to
+    /// [`Timestamp::HYPER_MAX`]).
+    pub const fn is_in_hyper_range(self) -> bool {
+        self.micros >= Timestamp::HYPER_MIN.micros && self.micros <= Timestamp::HYPER_MAX.micros
+    }
+
     /// Microseconds since Julian day 0: HyperBinary's value. It is unsigned
     /// on the wire: hyperd's `infinity` (294276-12-31 23:59:59.999999) is
-    /// 9435184819199999999, past `i64::MAX`.
+    /// 9435184819199999999, past `i64::MAX`. An error (`InvalidInput`)
+    /// outside hyperd's range.
     pub(crate) fn hyper_micros(self) -> Result<u64> {
-        u64::try_from(i128::from(self.micros) + i128::from(HYPER_OFFSET_MICROS)).map_err(|_| {
-            Error::conversion(format!(
-                "timestamp {self} is before Julian day 0, outside HyperBinary's range"
-            ))
-        })
+        if !self.is_in_hyper_range() {
+            return Err(Error::invalid_input(format!(
+                "TIMESTAMP {self} is outside hyperd's range, \
+                 4713-01-01 00:00:00 BC to 294276-12-31 23:59:59.999999"
+            )));
+        }
+        // In range, so past Julian day 0 and below u64::MAX.
+        Ok((i128::from(self.micros) + i128::from(HYPER_OFFSET_MICROS)) as u64)
     }
 
     /// Inverse of [`Timestamp::hyper_micros`].

@@ -25,6 +25,34 @@ fn hyper_values_match_hyperd() {
 }
 
 #[test]
+fn hyperds_range_ends_where_its_dates_do() {
+    assert_eq!(Timestamp::HYPER_MIN.to_string(), "4713-01-01 00:00:00 BC");
+    assert_eq!(
+        Timestamp::HYPER_MAX.to_string(),
+        "294276-12-31 23:59:59.999999"
+    );
+    assert_eq!(Timestamp::HYPER_MIN.date(), Date::HYPER_MIN);
+    assert_eq!(Timestamp::HYPER_MAX.date(), Date::HYPER_MAX);
+    assert_eq!(
+        Timestamp::HYPER_MIN.hyper_micros().ok(),
+        Some(3_283_200_000_000)
+    );
+    assert_eq!(
+        Timestamp::HYPER_MAX.hyper_micros().ok(),
+        Some(9_435_184_819_199_999_999)
+    );
+    for outside in [
+        Timestamp::HYPER_MIN.micros_since_2000() - 1,
+        Timestamp::HYPER_MAX.micros_since_2000() + 1,
+    ] {
+        let t = Timestamp::from_micros_since_2000(outside);
+        assert!(!t.is_in_hyper_range());
+        let e = t.hyper_micros().unwrap_err();
+        assert!(e.message().contains("outside hyperd's range"), "{e}");
+    }
+}
+
+#[test]
 fn hyper_range_errors() {
     assert!(Timestamp::from_micros_since_2000(i64::MIN)
         .hyper_micros()

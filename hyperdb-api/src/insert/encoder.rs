@@ -400,7 +400,11 @@ pub(super) fn value_error(
         _ if matches!(column.sql_type, SqlType::Varchar(_) | SqlType::Char(_)) => {
             RowErrorKind::TooLong
         }
-        _ if matches!(column.sql_type, SqlType::Time | SqlType::Date) => {
+        _ if matches!(
+            column.sql_type,
+            SqlType::Time | SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz
+        ) =>
+        {
             RowErrorKind::DateTimeOutOfRange
         }
         _ => RowErrorKind::OutOfRange,

@@ -428,6 +428,24 @@ fn time_24_00_is_refused() {
     }
 }
 
+/// `e` refuses row `row`'s value in `column` as a date or time hyperd
+/// does not store (22008).
+fn assert_date_time_refused(e: &Error, row: u64, column: &str) {
+    assert_eq!(e.sqlstate(), "22008", "{e}");
+    match e {
+        Error::InvalidRow {
+            kind,
+            row: at,
+            column: named,
+            ..
+        } => {
+            assert_eq!(*kind, RowErrorKind::DateTimeOutOfRange, "{e}");
+            assert_eq!((*at, named.as_deref()), (row, Some(column)), "{e}");
+        }
+        other => panic!("not InvalidRow: {other:?}"),
+    }
+}
+
 /// hyperd stores DATEs from 4713-01-01 BC to 294276-12-31; outside them a
 /// parameter is 22007 and an Arrow COPY fails whole with XX001, naming no
 /// row. Every inserter refuses such a date with 22008, row and column
@@ -447,19 +465,7 @@ fn dates_outside_hyperds_range_are_refused() {
         let after = Date::from_julian_day(Date::HYPER_MAX.julian_day() + 1);
         for (row, date) in [(2, before), (2, after)] {
             let e = ins.add_row(&[&3i32, &Some(date)]).unwrap_err();
-            assert_eq!(e.sqlstate(), "22008", "{format:?} {date}: {e}");
-            match &e {
-                Error::InvalidRow {
-                    kind,
-                    row: at,
-                    column,
-                    ..
-                } => {
-                    assert_eq!(*kind, RowErrorKind::DateTimeOutOfRange);
-                    assert_eq!((*at, column.as_deref()), (row, Some("d")));
-                }
-                other => panic!("{format:?}: not InvalidRow: {other:?}"),
-            }
+            assert_date_time_refused(&e, row, "d");
         }
         assert_eq!(ins.execute().unwrap(), 2, "{format:?}");
         let stored: Vec<(i32, Date)> = c
@@ -471,6 +477,55 @@ fn dates_outside_hyperds_range_are_refused() {
             stored,
             vec![(1, Date::HYPER_MIN), (2, Date::HYPER_MAX)],
             "{format:?}"
+        );
+    }
+}
+
+/// The same for TIMESTAMP and TIMESTAMPTZ (4713-01-01 00:00:00 BC to
+/// 294276-12-31 23:59:59.999999): accepted by `add_row`, such a value
+/// failed the whole insert at `execute` with 22P03, naming nothing. A
+/// parameter is refused before it is sent.
+#[test]
+fn timestamps_outside_hyperds_range_are_refused() {
+    let before = Timestamp::from_micros_since_2000(Timestamp::HYPER_MIN.micros_since_2000() - 1);
+    let after = Timestamp::from_micros_since_2000(Timestamp::HYPER_MAX.micros_since_2000() + 1);
+    for format in FORMATS {
+        let dir = temp_dir();
+        let table = TableDefinition::new("stamps")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("ts", SqlType::Timestamp)
+            .with_column("tz", SqlType::TimestampTz);
+        let mut c = db_with_table(&dir, "stamps.hyper", &table);
+        let mut ins = Inserter::with_format(&mut c, &table, format).unwrap();
+        let (min, max) = (Timestamp::HYPER_MIN, Timestamp::HYPER_MAX);
+        ins.add_row(&[&1i32, &min, &TimestampTz::from_utc(min)])
+            .unwrap();
+        ins.add_row(&[&2i32, &max, &TimestampTz::from_utc(max)])
+            .unwrap();
+        for (column, ts) in [("ts", before), ("ts", after), ("tz", before), ("tz", after)] {
+            let e = if column == "ts" {
+                ins.add_row(&[&3i32, &ts, &None::<TimestampTz>])
+            } else {
+                ins.add_row(&[&3i32, &None::<Timestamp>, &TimestampTz::from_utc(ts)])
+            }
+            .unwrap_err();
+            assert_date_time_refused(&e, 2, column);
+        }
+        assert_eq!(ins.execute().unwrap(), 2, "{format:?}");
+        let stored: Vec<(i32, Timestamp)> = c
+            .query_as("SELECT id, ts FROM stamps ORDER BY id")
+            .unwrap()
+            .collect::<hyperdb_api::Result<_>>()
+            .unwrap();
+        assert_eq!(stored, vec![(1, min), (2, max)], "{format:?}");
+        let e = c
+            .execute_command_params("INSERT INTO stamps VALUES (4, $1, NULL)", &[&before])
+            .unwrap_err();
+        assert!(e.to_string().contains("outside hyperd's range"), "{e}");
+        assert_eq!(
+            c.query_scalar::<i64>("SELECT count(*) FROM stamps")
+                .unwrap(),
+            2
         );
     }
 }

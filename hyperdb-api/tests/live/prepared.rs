@@ -8,6 +8,19 @@ use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error
 
 use crate::common::{connect, connect_async, server, tcp_server, temp_dir, within};
 
+/// The first row of `s` run with `params`, as `T`.
+fn first<T: for<'r> hyperdb_api::FromRow<'r>>(
+    c: &mut Connection,
+    s: &Statement,
+    params: &[&dyn hyperdb_api::types::ToPgBinary],
+) -> T {
+    c.query_as_params::<T, _>(s, params)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+}
+
 fn people(c: &mut Connection) {
     c.execute_command("CREATE TABLE people (id INT NOT NULL, name TEXT)")
         .unwrap();
@@ -107,14 +120,7 @@ fn declared_types_are_reported_and_checked() {
         .unwrap_err();
     assert_eq!(bad.sqlstate(), "42P01");
     let int = c.prepare_typed("SELECT $1", &[SqlType::Int]).unwrap();
-    let ok: i32 = c
-        .query(&int, &[&7i16])
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .try_get(0)
-        .unwrap();
+    let (ok,): (i32,) = first(&mut c, &int, &[&7i16]);
     assert_eq!(ok, 7);
     c.ping().unwrap();
 }
@@ -141,7 +147,9 @@ fn statements_live_across_transactions_and_survive_a_failed_one() {
     let mut c = connect(&dir, "tx.hyper");
     people(&mut c);
     let mut tx = c.transaction().unwrap();
-    let s = tx.prepare("SELECT name FROM people WHERE id = $1").unwrap();
+    let s = tx
+        .prepare_typed("SELECT name FROM people WHERE id = $1", &[SqlType::Int])
+        .unwrap();
     let e = tx.execute_command("SELECT 1/0").unwrap_err();
     assert_eq!(e.sqlstate(), "22012");
     let aborted = tx.query(&s, &[&1]).unwrap_err();
@@ -163,7 +171,11 @@ fn rows_of_another_shape_than_described_are_an_error_not_garbage() {
     let dir = temp_dir();
     let mut c = connect(&dir, "stale.hyper");
     people(&mut c);
-    let all = c.prepare("SELECT * FROM people WHERE id = $1").unwrap();
+    // Declared: a value bound to an inferred parameter runs the text,
+    // planned afresh (see `values_of_another_type_than_inferred_...`).
+    let all = c
+        .prepare_typed("SELECT * FROM people WHERE id = $1", &[SqlType::Int])
+        .unwrap();
     assert_eq!(all.columns().len(), 2);
     let mut other = connect(&dir, "stale.hyper");
     other
@@ -183,7 +195,11 @@ fn rows_of_another_shape_than_described_are_an_error_not_garbage() {
     );
     // The connection is idle and usable; prepared again, it fits.
     c.ping().unwrap();
-    let all = c.prepare("SELECT * FROM people WHERE id = $1").unwrap();
+    // Declared: a value bound to an inferred parameter runs the text,
+    // planned afresh (see `values_of_another_type_than_inferred_...`).
+    let all = c
+        .prepare_typed("SELECT * FROM people WHERE id = $1", &[SqlType::Int])
+        .unwrap();
     assert_eq!(all.columns().len(), 3);
     let row = c.query(&all, &[&1]).unwrap().next().unwrap().unwrap();
     assert_eq!(row.try_get::<Option<i32>>(2).unwrap(), None);
@@ -329,6 +345,54 @@ fn connections_to_hyperd_have_keepalive_on() {
         default.config().socket_options().keepalive,
         Some(Duration::from_secs(60))
     );
+}
+
+/// hyperd infers an untyped parameter's type without reporting it and
+/// reads a binary value as that type: bound to `prepare`d statements,
+/// values of another type are cast or refused by the server, never stored
+/// as other numbers (an `i64` 5 into DOUBLE PRECISION was 2.5e-323, an
+/// `f64` 5.0 into BIGINT 4617315517961601024).
+#[test]
+fn values_of_another_type_than_inferred_are_cast_or_refused() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "infer.hyper");
+    c.execute_command("CREATE TABLE w (d DOUBLE PRECISION, b BIGINT, i INT, ts TIMESTAMP)")
+        .unwrap();
+    let d = c.prepare("INSERT INTO w (d) VALUES ($1)").unwrap();
+    assert_eq!(c.execute(&d, &[&5i64]).unwrap(), 1);
+    let b = c.prepare("INSERT INTO w (b) VALUES ($1)").unwrap();
+    assert_eq!(c.execute(&b, &[&5.0f64]).unwrap(), 1);
+    let i = c.prepare("INSERT INTO w (i) VALUES ($1)").unwrap();
+    assert_eq!(c.execute(&i, &[&1.0f32]).unwrap(), 1);
+    let ts = c.prepare("INSERT INTO w (ts) VALUES ($1)").unwrap();
+    let e = c.execute(&ts, &[&5i64]).unwrap_err();
+    assert!(e.sqlstate().starts_with("42"), "{e}");
+    let stored: (Option<String>, Option<i64>, Option<i32>) = c
+        .query_as("SELECT max(d)::text, max(b), max(i) FROM w")
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored, (Some("5".into()), Some(5), Some(1)));
+    let lookup = c.prepare("SELECT count(*) FROM w WHERE d = $1").unwrap();
+    let (n,): (i64,) = first(&mut c, &lookup, &[&5i64]);
+    assert_eq!(n, 1);
+    // Values of the inferred type still run as the statement itself.
+    assert_eq!(c.execute(&d, &[&2.5f64]).unwrap(), 1);
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM w").unwrap(), 4);
+}
+
+#[tokio::test]
+async fn async_values_of_another_type_than_inferred_are_cast() {
+    let dir = temp_dir();
+    let mut c = connect_async(&dir, "infer_async.hyper").await;
+    c.execute_command("CREATE TABLE w (d DOUBLE PRECISION)")
+        .await
+        .unwrap();
+    let d = c.prepare("INSERT INTO w (d) VALUES ($1)").await.unwrap();
+    assert_eq!(c.execute(&d, &[&5i64]).await.unwrap(), 1);
+    let text: String = c.query_scalar("SELECT d::text FROM w").await.unwrap();
+    assert_eq!(text, "5");
 }
 
 #[tokio::test]
