@@ -48,8 +48,9 @@ pub(crate) fn unix_micros_from_hyper(micros: i64) -> i64 {
 }
 
 /// hyperd's least TIMESTAMP, 4713-01-01 00:00:00 BC (also its
-/// `-infinity`), in Hyper's microseconds since Julian day 0.
-const HYPER_MIN_TIMESTAMP: i64 = 3_283_200_000_000;
+/// `-infinity`, core's `Timestamp::HYPER_MIN`), in Hyper's microseconds
+/// since Julian day 0: midnight of [`Date::HYPER_MIN`].
+const HYPER_MIN_TIMESTAMP: i64 = Date::HYPER_MIN.julian_day() as i64 * MICROS_PER_DAY;
 
 /// Arrow's microseconds since 1970 for a Hyper TIMESTAMP, when hyperd's
 /// Arrow reader takes them (measured): from hyperd's least timestamp up to
