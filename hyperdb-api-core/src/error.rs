@@ -328,8 +328,11 @@ impl Error {
     /// The server's cancellation (57014) of a statement whose query
     /// timeout expired, as a [`ErrorKind::Timeout`] that keeps the server's
     /// fields: `is_timeout()` holds, `code()` is still 57014.
+    /// Its message says so: the server's own words ("canceled by user")
+    /// would have a caller look for a cancel nobody made.
     pub(crate) fn into_timeout(mut self) -> Error {
         self.kind = ErrorKind::Timeout;
+        self.message = "query timeout expired, so the statement was cancelled".into();
         self
     }
 
@@ -425,6 +428,9 @@ impl Error {
 
     fn render(&self) -> String {
         match (&self.db, &self.source) {
+            (Some(db), _) if self.kind == ErrorKind::Timeout && !self.message.is_empty() => {
+                format!("{} ({db})", self.message)
+            }
             (Some(db), _) => db.to_string(),
             (None, Some(src)) if !self.message.is_empty() => format!("{}: {src}", self.message),
             (None, Some(src)) => src.to_string(),
@@ -475,6 +481,22 @@ mod tests {
         assert_eq!(e.db_error().and_then(|d| d.position), None);
         let e = Error::protocol("x").shift_position(6);
         assert!(e.db_error().is_none());
+    }
+
+    #[test]
+    fn a_timeouts_cancel_says_that_a_timeout_expired() {
+        let e = Error::server(DbError::new(
+            Some(SqlState::QUERY_CANCELED),
+            "canceled by user",
+        ))
+        .into_timeout();
+        assert!(e.is_timeout() && e.is_cancelled());
+        assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED));
+        assert_eq!(e.message(), "canceled by user", "the server's own message");
+        assert_eq!(
+            e.to_string(),
+            "query timeout expired, so the statement was cancelled ([57014] canceled by user)"
+        );
     }
 
     #[test]

@@ -52,10 +52,12 @@ pub(crate) fn js<T>(r: hyperdb_api::Result<T>) -> Result<T> {
     r.map_err(to_napi)
 }
 
+/// The server's message, or for a query timeout (which the server reports
+/// as a cancel) the client's, which says that a timeout expired.
 fn message(e: &hyperdb_api::Error) -> String {
     match e.db_error() {
-        Some(db) => db.message.clone(),
-        None => e.to_string(),
+        Some(db) if !e.is_timeout() => db.message.clone(),
+        _ => e.to_string(),
     }
 }
 

@@ -132,8 +132,8 @@ fn conversion_error<S, T>(
         column,
         source: hyperdb_api_core::Error::conversion(format!(
             "a {} value does not convert to {}",
-            type_name::<S>(),
-            type_name::<T>()
+            crate::error::RustType(type_name::<S>()),
+            crate::error::RustType(type_name::<T>())
         ))
         .with_source(ConversionFailed(source)),
     }

@@ -38,7 +38,10 @@ pub enum Error {
     UnexpectedNull { column: String },
 
     /// The column's SQL type cannot be read as the requested Rust type.
-    #[error("column {column} has type {sql_type}, which cannot be read as {rust_type}")]
+    #[error(
+        "column {column} has type {sql_type}, which cannot be read as {}",
+        RustType(rust_type)
+    )]
     TypeMismatch {
         column: String,
         sql_type: String,
@@ -352,5 +355,65 @@ impl Error {
     }
 }
 
+/// A type as `std::any::type_name` spells it, shown the way it is written in
+/// code: every path cut to its last segment (`Option<String>`, not
+/// `core::option::Option<alloc::string::String>`), so a message names the
+/// type the caller wrote rather than where the standard library keeps it.
+pub(crate) struct RustType<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for RustType<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut rest = self.0;
+        while !rest.is_empty() {
+            // A run of path characters, then one character that ends it.
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let path = &rest[..end];
+            f.write_str(path.rsplit("::").next().unwrap_or(path))?;
+            let next = rest[end..].chars().next();
+            if let Some(c) = next {
+                f.write_str(&rest[end..end + c.len_utf8()])?;
+            }
+            rest = &rest[end + next.map_or(0, char::len_utf8)..];
+        }
+        Ok(())
+    }
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_types_are_named_as_written() {
+        let cases = [
+            (std::any::type_name::<String>(), "String"),
+            (std::any::type_name::<Option<String>>(), "Option<String>"),
+            (std::any::type_name::<Option<&str>>(), "Option<&str>"),
+            (std::any::type_name::<Vec<(i32, f64)>>(), "Vec<(i32, f64)>"),
+            (std::any::type_name::<crate::types::Numeric>(), "Numeric"),
+            ("[u8]", "[u8]"),
+            ("", ""),
+        ];
+        for (full, short) in cases {
+            assert_eq!(RustType(full).to_string(), short, "{full}");
+        }
+    }
+
+    #[test]
+    fn a_type_mismatch_names_the_type_the_caller_asked_for() {
+        let e = Error::TypeMismatch {
+            column: "name".into(),
+            sql_type: "INTEGER".into(),
+            rust_type: std::any::type_name::<Option<String>>(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "column name has type INTEGER, which cannot be read as Option<String>"
+        );
+    }
+}
