@@ -344,10 +344,7 @@ describe('query timeout', () => {
     const t0 = performance.now()
     // HYT00, told apart from a caller's cancel (57014), and the message says
     // that a timeout expired (not the server's "canceled by user").
-    const err = await rejectsHyper(
-      () => withTimeout(c.queryScalar(LONG_QUERY), 30_000, 'timed-out query'),
-      'HYT00',
-    )
+    const err = await rejectsHyper(() => withTimeout(c.queryScalar(LONG_QUERY), 30_000, 'timed-out query'), 'HYT00')
     assert.match(err.message, /^query timeout expired, so the statement was cancelled/)
     const elapsed = performance.now() - t0
     console.log(`# queryTimeoutMs: 200 -> ${err.code} (${err.message}) after ${elapsed.toFixed(0)} ms`)

@@ -26,6 +26,8 @@ export const ErrorCode = {
   NUMERIC_VALUE_OUT_OF_RANGE: '22003',
   /** `42804`: a value of the wrong type. */
   DATATYPE_MISMATCH: '42804',
+  /** `22P02`: text that is no value of its type (NUMERIC text that is no number). */
+  INVALID_TEXT_REPRESENTATION: '22P02',
   /** `22001`: a string longer than its VARCHAR(n) or CHAR(n) column. */
   STRING_DATA_RIGHT_TRUNCATION: '22001',
   /** `22008`: a date or time out of the range an insert takes, or that Arrow cannot hold. */

@@ -11,7 +11,7 @@
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { ErrorCode, HyperError } from './errors'
-import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp } from './values'
+import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp, decimalDigits } from './values'
 
 const TWO_32 = 4294967296
 const MS_PER_DAY = 86_400_000
@@ -518,19 +518,56 @@ class TextBuilder extends TextLikeBuilder {
   }
 }
 
+/**
+ * NUMERIC(p,s): decimal text, checked here against p and s (the native
+ * layer parses it when the batch goes, and would fail the whole insert).
+ */
 class NumericBuilder extends TextLikeBuilder {
+  private readonly precision: number
+  private readonly scale: number
+
+  constructor(c: ColumnDef, start: BatchStart, capacity: number) {
+    super(c, start, capacity)
+    const m = /^NUMERIC\((\d+),\s*(\d+)\)$/.exec(c.sqlType)
+    this.precision = m === null ? 38 : Number(m[1])
+    this.scale = m === null ? 0 : Number(m[2])
+  }
+
   set(v: unknown, row: number): void {
+    let text: string
     if (typeof v === 'string') {
-      this.push(v, row)
+      text = v
     } else if (v instanceof HyperNumeric) {
-      this.push(v.value, row)
+      text = v.value
     } else if (typeof v === 'bigint') {
-      this.push(String(v), row)
+      text = String(v)
     } else if (typeof v === 'number' && Number.isFinite(v)) {
-      this.push(plainDecimal(v), row)
+      text = plainDecimal(v)
     } else {
       this.pushNull(v, row, 'a decimal string, numeric(...), a bigint or a finite number')
+      return
     }
+    const digits = decimalDigits(text)
+    if (digits === null) {
+      throw this.refuse(ErrorCode.INVALID_TEXT_REPRESENTATION, row, v, 'not a decimal number')
+    }
+    if (digits.fraction > this.scale) {
+      throw this.refuse(
+        ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+        row,
+        v,
+        `more than ${this.scale} digits after the point (an insert does not round)`,
+      )
+    }
+    if (digits.integer > this.precision - this.scale) {
+      throw this.refuse(
+        ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
+        row,
+        v,
+        `more than ${this.precision - this.scale} digits before the point`,
+      )
+    }
+    this.push(text, row)
   }
 }
 

@@ -140,6 +140,32 @@ export class HyperInterval {
   }
 }
 
+/** A sign, digits with at most one point (one digit at least), an exponent. */
+const DECIMAL_TEXT = /^\s*[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/
+
+/**
+ * The significant digits of decimal text before and after the point
+ * (`'0012.500e1'`: 3 and 0), or `null` for text that is no decimal number:
+ * what the native NUMERIC parser reads, so that a value is checked against
+ * its column's precision and scale when it is added, not when its batch
+ * is sent.
+ */
+export function decimalDigits(text: string): { integer: number; fraction: number } | null {
+  const m = DECIMAL_TEXT.exec(text)
+  if (m === null) return null
+  const digits = m[1] + (m[2] ?? '')
+  if (digits.length === 0) return null
+  let first = 0
+  while (first < digits.length && digits.charCodeAt(first) === 48) first++
+  if (first === digits.length) return { integer: 0, fraction: 0 }
+  let last = digits.length - 1
+  while (digits.charCodeAt(last) === 48) last--
+  // Far past any NUMERIC's 38 digits either way, and never Infinity.
+  const exponent = m[3] === undefined ? 0 : Math.max(-1e9, Math.min(1e9, Number(m[3])))
+  const point = m[1].length + exponent
+  return { integer: Math.max(0, point - first), fraction: Math.max(0, last + 1 - point) }
+}
+
 /** A NUMERIC parameter, exact: `numeric('12345678901234567890.12')`. */
 export class HyperNumeric {
   readonly value: string
@@ -149,7 +175,7 @@ export class HyperNumeric {
       // A number would have been rounded already: 0.1 + 0.2 is not 0.3.
       throw invalidArgument(`numeric() takes the exact decimal text, not a ${typeof value}`)
     }
-    if (!/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value)) {
+    if (decimalDigits(value) === null) {
       throw invalidArgument(`numeric() takes decimal text such as '-12.50' or '1.5e3', not ${JSON.stringify(value)}`)
     }
     this.value = value

@@ -186,6 +186,9 @@ pub enum RowErrorKind {
     /// at most 150 MiB): a HyperBinary row is never split, so it cannot be
     /// sent. The column named holds the row's largest value.
     TooLarge,
+    /// Text that does not read as the column's type (NUMERIC text that is
+    /// no number).
+    InvalidText,
 }
 
 impl std::fmt::Display for RowErrorKind {
@@ -198,6 +201,7 @@ impl std::fmt::Display for RowErrorKind {
             RowErrorKind::TooLong => "string too long",
             RowErrorKind::DateTimeOutOfRange => "date or time out of range",
             RowErrorKind::TooLarge => "row too large",
+            RowErrorKind::InvalidText => "invalid text for the type",
         })
     }
 }
@@ -294,6 +298,7 @@ impl Error {
     /// | authentication | `28000` invalid_authorization_specification |
     /// | protocol violation by the server | `08P01` protocol_violation |
     /// | a value that does not fit, a bad row | `22023` / `22000` data exceptions |
+    /// | text that is no value of its column's type (NUMERIC) | `22P02` invalid_text_representation |
     /// | a value read as the wrong type, a schema mismatch | `42804` datatype_mismatch |
     /// | an unknown column | `42703` undefined_column |
     /// | NULL where a value was required | `23502` / `22004` |
@@ -338,6 +343,7 @@ impl Error {
                 RowErrorKind::TooLong => "22001",
                 RowErrorKind::DateTimeOutOfRange => "22008",
                 RowErrorKind::TooLarge => "54000",
+                RowErrorKind::InvalidText => "22P02",
             },
             Error::RowCountMismatch { .. } => "XX000",
             Error::UnsupportedType { .. } => "0A000",

@@ -382,7 +382,7 @@ impl Column<'_> {
             let parsed: Numeric = text.parse().map_err(|e: hyperdb_api_core::Error| {
                 // No number at all, or one no NUMERIC holds.
                 let kind = match e.kind() {
-                    hyperdb_api_core::error::ErrorKind::InvalidInput => RowErrorKind::WrongType,
+                    hyperdb_api_core::error::ErrorKind::InvalidInput => RowErrorKind::InvalidText,
                     _ => RowErrorKind::OutOfRange,
                 };
                 self.error(row, kind, e.message().to_string())
