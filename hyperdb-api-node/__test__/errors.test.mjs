@@ -278,6 +278,11 @@ describe('use after close', () => {
       (e) => e.code === '23502',
     )
     await withTimeout(c.close(), 10_000, 'close() with an open inserter')
+    // From the first row after close(), not only once a batch would go.
+    assert.throws(
+      () => ins.addRow([1]),
+      (e) => e.code === '08003',
+    )
     await rejectsHyper(() => ins.execute(), '08003')
     const again = await ctx.connect({ database: dbPath, createMode: 'doNotCreate' })
     assert.equal(await again.queryScalar('SELECT count(*) FROM t'), 0n)

@@ -334,3 +334,54 @@ describe('calls made while an inserter is open wait for it', () => {
     assert.equal(await p, 0n)
   })
 })
+
+describe("a call on the connection from inside its insert's row source", () => {
+  // It would wait for the insert, which waits for the row: refused at once
+  // (55006) instead of hanging, when the source makes it as it is asked for
+  // its next row (a lookup per row, the common shape).
+  test('is refused (55006); the insert stores nothing and the connection is free', async () => {
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, name TEXT')
+    async function* rows() {
+      for (let k = 0; k < 3; k++) yield [k, await conn.queryScalar('SELECT $1::TEXT', [`name ${k}`])]
+    }
+    const err = await withTimeout(
+      rejectsHyper(() => conn.insertRows(table, rows()), '55006'),
+      10_000,
+      'insertRows with a lookup on its own connection',
+    )
+    assert.match(err.message, /another connection/)
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+    // The same on an inserter's addRowsFrom, and for a statement.
+    const ins = await conn.inserter(table)
+    async function* commands() {
+      await conn.executeCommand('SET search_path = public')
+      yield [1, 'x']
+    }
+    await rejectsHyper(() => ins.addRowsFrom(commands()), '55006')
+    await ins.cancel()
+    await assertUsable(conn)
+  })
+
+  test('through a second connection it runs, and calls from other tasks wait for the insert', async () => {
+    const conn = await ctx.connect()
+    const lookups = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, name TEXT')
+    async function* rows() {
+      for (let k = 0; k < 3; k++) {
+        await sleep(20)
+        yield [k, await lookups.queryScalar('SELECT $1::TEXT', [`name ${k}`])]
+      }
+    }
+    const inserting = conn.insertRows(table, rows())
+    await sleep(5) // the source is waiting on its timer: this call is another task's
+    const counted = count(conn, table)
+    assert.equal(await inserting, 3)
+    assert.equal(await counted, 3, 'the call queued behind the insert and saw its rows')
+    assert.deepStrictEqual(
+      (await conn.queryAll(`SELECT name FROM ${table} ORDER BY id`)).map((r) => r.name),
+      ['name 0', 'name 1', 'name 2'],
+    )
+  })
+})

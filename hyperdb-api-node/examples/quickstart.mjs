@@ -24,9 +24,7 @@ await conn.executeCommand(
 await conn.executeCommand('INSERT INTO measurements VALUES ($1, $2, $3, $4)', [0, 7, 1.5, numeric('19.99')])
 
 // Rows, streamed with bounded memory whatever the result size.
-for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [
-  7,
-])) {
+for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [7])) {
   console.log(row.id, row.value)
 }
 const rows = await conn.queryAll('SELECT sensor_id, avg(value) AS avg FROM measurements GROUP BY 1', [], {
@@ -35,8 +33,10 @@ const rows = await conn.queryAll('SELECT sensor_id, avg(value) AS avg FROM measu
 const count = await conn.queryScalar('SELECT count(*) FROM measurements') // 1000001n (BIGINT: bigint)
 
 // Columns: TypedArrays over the received memory, one chunk per batch.
+// Checking a column's kind narrows its values' type.
 for await (const chunk of conn.queryColumns('SELECT id, value FROM measurements')) {
-  const ids = chunk.columns[0].values // Int32Array
+  const ids = chunk.columns[0]
+  if (ids.kind === 'int32') console.log(ids.values[0]) // ids.values: Int32Array
 }
 
 // Arrow: apache-arrow RecordBatches (npm install apache-arrow), or raw IPC bytes.

@@ -14,7 +14,7 @@ import { Queries } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
 import { sendArrow, type ArrowInsertData } from './arrow-input'
-import { Inserter, nativeHandle, type InserterOptions, type InsertRow } from './inserter'
+import { Inserter, nativeHandle, refuseInRowSource, type InserterOptions, type InsertRow } from './inserter'
 import { insertColumns, type ColumnValues, type InsertColumnsOptions } from './column-input'
 import type { TableDefinition } from './catalog'
 
@@ -118,6 +118,7 @@ export class Connection extends Queries {
 
   private native(): NativeConnection {
     if (this.closed) throw closedError()
+    refuseInRowSource(this)
     return this.conn
   }
 
@@ -186,7 +187,10 @@ export class Connection extends Queries {
    * `Inserter.addRow`), a sync or async iterable such as a generator or a
    * Node stream in object mode, in one COPY; returns the rows stored. The
    * source is read as the rows are sent, so memory stays constant. All or
-   * nothing: a refused value or any other error stores no row.
+   * nothing: a refused value or any other error stores no row. The source
+   * must not wait for a call on this connection, which waits for the
+   * insert: look values up through another connection (a call the source
+   * makes as its next row is asked for is refused with 55006).
    */
   async insertRows(
     table: TableName | TableDefinition,

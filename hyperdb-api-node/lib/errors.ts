@@ -42,7 +42,10 @@ export const ErrorCode = {
   PROGRAM_LIMIT_EXCEEDED: '54000',
   /** `58000`: hyperd could not be started or stopped (not found, not executable, failed, too slow to start). */
   SYSTEM_ERROR: '58000',
-  /** `55006`: the database file is in use by another connection or server. */
+  /**
+   * `55006`: the database file is in use by another connection or server;
+   * or the connection is, by the insert whose row source made the call.
+   */
   OBJECT_IN_USE: '55006',
   /** `58S01`: hyperd cannot use the database path (e.g. its directory does not exist). */
   DATABASE_PATH: '58S01',

@@ -10,7 +10,7 @@
  */
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
-import { call, callSync, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
+import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
 import { checkOptions } from './options'
 import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
@@ -43,9 +43,45 @@ export const nativeHandle = Symbol('nativeHandle')
 /** What an inserter needs of a connection. */
 export interface HasNative {
   [nativeHandle](): NativeConnection
+  /** `close()` was called. */
+  readonly isClosed: boolean
 }
 
 type RowWriter = (row: InsertRow, at: number) => void
+
+/**
+ * The connection whose insert is inside its async row source's `next()`
+ * right now (synchronously), if any. A call on that connection from there
+ * would wait for the insert, which waits for the row: `Connection`
+ * refuses it at once (`refuseInRowSource`). A call made after an `await`
+ * in the source cannot be told apart from any other task's without
+ * tracking async context (AsyncLocalStorage's promise hooks made every
+ * promise of the process ~2.5x dearer on Node 20), so it waits.
+ */
+let rowSourceOf: HasNative | undefined
+
+/** The next row of `source`, marked as read for `conn`'s insert. */
+function nextRow(conn: HasNative, source: AsyncIterator<InsertRow>): Promise<IteratorResult<InsertRow>> {
+  const outer = rowSourceOf
+  rowSourceOf = conn
+  try {
+    return source.next()
+  } finally {
+    rowSourceOf = outer
+  }
+}
+
+/** A `HyperError` (55006) when `conn`'s own insert is reading its row source now. */
+export function refuseInRowSource(conn: HasNative): void {
+  if (rowSourceOf === conn) {
+    throw new HyperError({
+      code: ErrorCode.OBJECT_IN_USE,
+      message:
+        "a call on the connection from inside its insert's row source would wait for the insert, " +
+        'which waits for the row: use another connection for lookups while inserting',
+    })
+  }
+}
 
 export class Inserter {
   private readonly native: NativeInserter
@@ -59,10 +95,14 @@ export class Inserter {
   /** Rows the builders hold now. */
   private capacity: number
   private ended = false
+  /** It ended because its connection was closed. */
+  private closedUnder = false
   /** `execute()`'s commit, once it started. */
   private executing: Promise<number> | undefined
   /** The table's columns, in order. */
   readonly columns: readonly ColumnDef[]
+  /** The connection the rows go into. */
+  private readonly owner: HasNative
 
   /**
    * An inserter into `table`, whose columns (names, types, nullability,
@@ -78,6 +118,7 @@ export class Inserter {
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options: InserterOptions = {}) {
     // Options first: an inserter once open holds the connection's place.
     this.batchRows = batchRows(options)
+    this.owner = conn
     const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
     this.native = native
     this.columns = def.columns
@@ -157,9 +198,19 @@ export class Inserter {
     }
   }
 
+  /** `for await` over `rows`, each `next()` marked as this insert's (see `rowSourceOf`). */
   private async gatherFrom(rows: AsyncIterable<InsertRow>): Promise<void> {
-    for await (const row of rows) {
-      if (this.gather(row)) await this.send()
+    const source = rows[Symbol.asyncIterator]()
+    for (;;) {
+      const next = await nextRow(this.owner, source)
+      if (next.done === true) return
+      try {
+        if (this.gather(next.value)) await this.send()
+      } catch (e) {
+        // As `for await` leaves a source on an error in its body.
+        await Promise.resolve(source.return?.()).catch(() => undefined)
+        throw e
+      }
     }
   }
 
@@ -290,11 +341,19 @@ export class Inserter {
   }
 
   private check(): void {
+    if (!this.ended && this.owner.isClosed) {
+      // `close()` ended the insert (storing nothing): say so from the first
+      // row after it, not only when a batch would have been sent.
+      this.ended = true
+      this.closedUnder = true
+    }
     if (this.ended) {
-      throw new HyperError({
-        code: ErrorCode.INVALID_PARAMETER_VALUE,
-        message: 'the insert has ended (execute, cancel, or a failed send)',
-      })
+      throw this.closedUnder
+        ? closedError()
+        : new HyperError({
+            code: ErrorCode.INVALID_PARAMETER_VALUE,
+            message: 'the insert has ended (execute, cancel, or a failed send)',
+          })
     }
   }
 
