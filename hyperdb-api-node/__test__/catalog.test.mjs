@@ -436,3 +436,32 @@ describe('disposal (Symbol.asyncDispose)', () => {
     assertHyperError(err, /^08/)
   })
 })
+
+test('a bare name resolves as a statement does (a temporary table first); definitions are named in full', async () => {
+  const c = await ctx.connect({ database: ctx.dbPath('resolve.hyper'), createMode: 'createAndReplace' })
+  await c.catalog.createTable({ name: 't', columns: [{ name: 'a', type: SqlType.int() }] })
+  await c.catalog.createTable({
+    name: 'tmp',
+    columns: [{ name: 'c', type: SqlType.text(), nullable: false }],
+    persistence: 'temporary',
+  })
+  assert.equal(await c.catalog.hasTable('tmp'), true)
+  assert.equal(await c.catalog.hasTable({ schema: 'public', name: 'tmp' }), false)
+  const tmp = await c.catalog.getTableDefinition('tmp')
+  assert.deepStrictEqual(tmp, {
+    name: { database: undefined, schema: 'pg_temp', name: 'tmp' },
+    columns: [{ name: 'c', type: 'TEXT', nullable: false }],
+    persistence: 'temporary',
+  })
+  const t = await c.catalog.getTableDefinition('t')
+  assert.deepStrictEqual(t.name, { database: 'resolve', schema: 'public', name: 't' })
+  assert.equal(t.persistence, 'permanent')
+  // A definition read back serves an insert as it is.
+  assert.equal(await c.insertRows(tmp, [['x']]), 1)
+  assert.equal(await c.queryScalar('SELECT count(*) FROM tmp'), 1n)
+  await rejectsHyper(
+    () => c.catalog.createTable({ name: 'bad', columns: [{ name: 'a', type: SqlType.int() }], persistence: 'forever' }),
+    '22023',
+  )
+  assert.equal(await c.catalog.hasTable('bad'), false)
+})

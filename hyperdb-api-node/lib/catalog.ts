@@ -21,6 +21,12 @@ export interface ColumnDefinition {
 export interface TableDefinition {
   name: TableName
   columns: ColumnDefinition[]
+  /**
+   * `temporary`: `CREATE TEMPORARY TABLE`, private to the session (schema
+   * `pg_temp`) and gone with it. Default `permanent`. `getTableDefinition`
+   * always says which.
+   */
+  persistence?: 'permanent' | 'temporary'
 }
 
 /** Every Hyper type, spelled as SQL. */
@@ -67,6 +73,7 @@ export function toDef(t: TableDefinition): TableDef {
   return {
     table: tableRef(t.name),
     columns: t.columns.map((c) => ({ name: c.name, sqlType: c.type, nullable: c.nullable, collation: c.collation })),
+    persistence: t.persistence,
   }
 }
 
@@ -79,6 +86,7 @@ export function fromDef(t: TableDef): TableDefinition {
       nullable: c.nullable ?? true,
       ...(c.collation ? { collation: c.collation } : {}),
     })),
+    persistence: t.persistence === 'temporary' ? 'temporary' : 'permanent',
   }
 }
 
@@ -115,6 +123,7 @@ export class Catalog {
     await call(() => this.conn().createTable(toDef(table), options.ifNotExists === true))
   }
 
+  /** Whether `table` exists; a bare name is looked up as in `getTableDefinition` (a temporary table counts). */
   async hasTable(table: TableName): Promise<boolean> {
     return (await this.op('hasTable', table)).flag === true
   }
@@ -133,6 +142,14 @@ export class Catalog {
     }))
   }
 
+  /**
+   * The table's columns as hyperd stores them (42P01 when it does not
+   * exist). A bare name is looked up as a statement resolves it: a
+   * temporary table first, then the search path. The definition names the
+   * table in full, as Tableau's Hyper API does: `{ database, schema:
+   * 'public', name }`, or `{ schema: 'pg_temp', name }` with `persistence:
+   * 'temporary'`.
+   */
   async getTableDefinition(table: TableName): Promise<TableDefinition> {
     const def = (await this.op('getTableDefinition', table)).table
     if (def === undefined) {

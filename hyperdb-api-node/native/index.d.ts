@@ -382,10 +382,12 @@ export interface Param {
   days?: number
 }
 
-/** A table: its name and columns. */
+/** A table: its name, columns and persistence. */
 export interface TableDef {
   table: TableRef
   columns: Array<ColumnDef>
+  /** `permanent` (the default) or `temporary`. */
+  persistence?: string
 }
 
 /** A table or schema name, optionally qualified. */

@@ -2,7 +2,7 @@
 //! `Catalog` does the work.
 
 use hyperdb_api::types::SqlType;
-use hyperdb_api::{ColumnDefinition, Place, SchemaName, TableDefinition, TableName};
+use hyperdb_api::{ColumnDefinition, Persistence, Place, SchemaName, TableDefinition, TableName};
 use napi_derive::napi;
 
 use crate::connection::CatalogAnswer;
@@ -27,11 +27,13 @@ pub struct ColumnDef {
     pub collation: Option<String>,
 }
 
-/// A table: its name and columns.
+/// A table: its name, columns and persistence.
 #[napi(object)]
 pub struct TableDef {
     pub table: TableRef,
     pub columns: Vec<ColumnDef>,
+    /// `permanent` (the default) or `temporary`.
+    pub persistence: Option<String>,
 }
 
 impl TableRef {
@@ -93,7 +95,17 @@ impl TableDef {
             table.add_column(column);
         }
         js(table.validate())?;
-        Ok(table)
+        let persistence = match self.persistence.as_deref() {
+            None | Some("permanent") => Persistence::Permanent,
+            Some("temporary") => Persistence::Temporary,
+            Some(other) => {
+                return Err(invalid(
+                    "persistence",
+                    &format!("'permanent' or 'temporary', not {other:?}"),
+                ))
+            }
+        };
+        Ok(table.with_persistence(persistence))
     }
 
     pub(crate) fn from_rust(t: &TableDefinition) -> TableDef {
@@ -109,6 +121,13 @@ impl TableDef {
                     collation: c.collation().map(str::to_owned),
                 })
                 .collect(),
+            persistence: Some(
+                match t.persistence() {
+                    Persistence::Permanent => "permanent",
+                    Persistence::Temporary => "temporary",
+                }
+                .to_owned(),
+            ),
         }
     }
 }

@@ -255,7 +255,7 @@ pub use shared::{
     SharedConnection, Started, StreamCanceller,
 };
 pub use statement::{Statement, ToStatement};
-pub use table_definition::{ColumnDefinition, TableDefinition};
+pub use table_definition::{ColumnDefinition, Persistence, TableDefinition};
 pub use table_row::{HasSqlType, RowWriter, TableRow};
 pub use transaction::Transaction;
 pub use value::Value;

@@ -80,11 +80,23 @@ impl ColumnDefinition {
     }
 }
 
-/// A table's name and columns, in order.
+/// Whether a table outlives its session, as Tableau's Hyper API names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Persistence {
+    /// Stored in its database file.
+    #[default]
+    Permanent,
+    /// `CREATE TEMPORARY TABLE`: private to the session (schema `pg_temp`,
+    /// found first by an unqualified name), gone with it.
+    Temporary,
+}
+
+/// A table's name, columns in order, and persistence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableDefinition {
     name: TableName,
     columns: Vec<ColumnDefinition>,
+    persistence: Persistence,
 }
 
 impl TableDefinition {
@@ -92,7 +104,19 @@ impl TableDefinition {
         TableDefinition {
             name: name.into(),
             columns: Vec::new(),
+            persistence: Persistence::Permanent,
         }
+    }
+
+    /// A temporary table ([`Persistence::Temporary`]) or not: what
+    /// [`Catalog::create_table`](crate::Catalog::create_table) creates.
+    pub fn with_persistence(mut self, persistence: Persistence) -> Self {
+        self.persistence = persistence;
+        self
+    }
+
+    pub fn persistence(&self) -> Persistence {
+        self.persistence
     }
 
     /// Appends a nullable column.
@@ -197,9 +221,14 @@ impl TableDefinition {
         Ok(())
     }
 
-    /// `CREATE TABLE [IF NOT EXISTS] "s"."t" ("a" INTEGER NOT NULL, ...)`.
+    /// `CREATE [TEMPORARY] TABLE [IF NOT EXISTS] "s"."t" ("a" INTEGER NOT
+    /// NULL, ...)`, TEMPORARY by the definition's [`Persistence`].
     pub fn create_table_sql(&self, if_not_exists: bool) -> Result<String> {
-        self.create_sql("CREATE TABLE ", if_not_exists)
+        let create = match self.persistence {
+            Persistence::Permanent => "CREATE TABLE ",
+            Persistence::Temporary => "CREATE TEMPORARY TABLE ",
+        };
+        self.create_sql(create, if_not_exists)
     }
 
     /// `CREATE TEMPORARY TABLE ...`: private to the session, gone with it.
@@ -251,6 +280,11 @@ mod tests {
             .create_table_sql(true)
             .unwrap()
             .starts_with("CREATE TABLE IF NOT EXISTS \"s\".\"t\" ("));
+        assert!(def()
+            .with_persistence(Persistence::Temporary)
+            .create_table_sql(true)
+            .unwrap()
+            .starts_with("CREATE TEMPORARY TABLE IF NOT EXISTS \"s\".\"t\" ("));
     }
 
     #[test]

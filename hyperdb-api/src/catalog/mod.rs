@@ -30,14 +30,9 @@ pub(crate) fn drop_table_sql(table: &TableName) -> Result<String> {
 macro_rules! copy_table {
     ($cat:expr, $from:expr, $to:expr; $($aw:tt)*) => {{
         let from: TableName = $from.into();
-        let source = $cat.get_table_definition(from.clone()) $($aw)* ?;
-        // Rows from the table the definition came from: unqualified, that
-        // is `public`'s, where the search path would find a temporary
-        // table of the same name first.
-        let from = match from.schema() {
-            Some(_) => from,
-            None => from.with_schema(crate::names::DEFAULT_SCHEMA),
-        };
+        let source = $cat.get_table_definition(from) $($aw)* ?;
+        // Rows from the very table the definition came from: its full name.
+        let from = source.name().clone();
         let mut copy = TableDefinition::new($to);
         for column in source.columns() {
             copy.add_column(column.clone());
@@ -219,6 +214,8 @@ impl<'c> Catalog<'c> {
         copy_table!(self, from, to;)
     }
 
+    /// Whether `table` exists; a bare name is looked up as in
+    /// [`Self::get_table_definition`] (a temporary table counts).
     pub fn has_table(&mut self, table: impl Into<TableName>) -> Result<bool> {
         self.query(sql::has_table(&table.into()))
     }
@@ -249,7 +246,11 @@ impl<'c> Catalog<'c> {
     }
 
     /// The table's columns as the server stores them; SQLSTATE 42P01 when
-    /// it does not exist. Collation names come back in hyperd's canonical
+    /// it does not exist. A bare name is looked up as a statement resolves
+    /// it: a temporary table first, then the search path. The definition
+    /// names the table in full, as Tableau's Hyper API does
+    /// (`"db"."public"."t"`, or `"pg_temp"."t"` with
+    /// [`Persistence::Temporary`](crate::Persistence)). Collation names come back in hyperd's canonical
     /// spelling (`en_us_ci` is stored as `en_US_CI`).
     pub fn get_table_definition(&mut self, table: impl Into<TableName>) -> Result<TableDefinition> {
         self.query(sql::table_definition(&table.into()))

@@ -16,7 +16,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::escape::{identifier_list, push_identifier, quote_literal, utf8_path};
 use crate::names::{DatabaseName, SchemaName, TableName, DEFAULT_SCHEMA};
 use crate::rows::Row;
-use crate::table_definition::{ColumnDefinition, TableDefinition};
+use crate::table_definition::{ColumnDefinition, Persistence, TableDefinition};
 use crate::types::{Nullability, SqlType};
 
 /// Schemas every database has that hold no user tables.
@@ -126,10 +126,32 @@ fn catalog(database: Option<&DatabaseName>) -> Result<String> {
     })
 }
 
-/// The schema an unqualified table name resolves to in hyperd's search path.
+/// The schema a table name names: `public` for one qualified by its
+/// database only (an unqualified name is resolved by [`schema_filter`]).
 fn schema_of(table: &TableName) -> &str {
     table.schema().map_or(DEFAULT_SCHEMA, SchemaName::name)
 }
+
+/// The schema that holds `table`, as a condition on `n.nspname`: the one
+/// it names; for a bare name, the first schema of the session's search
+/// path with a table of that name (`pg_temp` first, so a temporary table
+/// is found before `public`'s), as a statement resolves it and as
+/// Tableau's Hyper API looks tables up.
+fn schema_filter(table: &TableName, p: &str) -> Result<String> {
+    if table.schema().is_some() || table.database().is_some() {
+        return Ok(format!("n.nspname = {}", quote_literal(schema_of(table))?));
+    }
+    Ok(format!(
+        "n.nspname = (SELECT n2.nspname FROM {p}pg_class c2 \
+         JOIN {p}pg_namespace n2 ON n2.oid = c2.relnamespace \
+         WHERE c2.relname = {t} AND n2.nspname = ANY (current_schemas(true)) \
+         ORDER BY array_position(current_schemas(true), n2.nspname) LIMIT 1)",
+        t = quote_literal(table.name())?,
+    ))
+}
+
+/// hyperd's schema of the session's temporary tables.
+const TEMP_SCHEMA: &str = "pg_temp";
 
 pub(crate) fn has_schema(schema: &SchemaName) -> Result<CatalogQuery<bool>> {
     let sql = format!(
@@ -141,11 +163,11 @@ pub(crate) fn has_schema(schema: &SchemaName) -> Result<CatalogQuery<bool>> {
 }
 
 pub(crate) fn has_table(table: &TableName) -> Result<CatalogQuery<bool>> {
+    let p = catalog(table.database())?;
     let sql = format!(
         "SELECT 1 FROM {p}pg_class c JOIN {p}pg_namespace n ON n.oid = c.relnamespace \
-         WHERE n.nspname = {s} AND c.relname = {t}",
-        p = catalog(table.database())?,
-        s = quote_literal(schema_of(table))?,
+         WHERE {s} AND c.relname = {t}",
+        s = schema_filter(table, &p)?,
         t = quote_literal(table.name())?,
     );
     Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())))
@@ -199,15 +221,19 @@ pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableN
 }
 
 /// Every column in order, with its exact type (modifiers included),
-/// nullability and collation. The LEFT JOINs keep one all-NULL row for a
-/// table without columns, so an empty result means the table is missing.
+/// nullability and collation, under the table's full name (database,
+/// schema: `"db"."public"."t"`; a temporary table's `"pg_temp"."t"`, which
+/// is [`Persistence::Temporary`]), as Tableau's Hyper API names it. The
+/// LEFT JOINs keep one all-NULL row for a table without columns, so an
+/// empty result means the table is missing.
 pub(crate) fn table_definition(table: &TableName) -> Result<CatalogQuery<TableDefinition>> {
+    let p = catalog(table.database())?;
     let filter = format!(
-        "n.nspname = {s} AND c.relname = {t}",
-        s = quote_literal(schema_of(table))?,
+        "{s} AND c.relname = {t}",
+        s = schema_filter(table, &p)?,
         t = quote_literal(table.name())?,
     );
-    columns_of(table, &catalog(table.database())?, &filter)
+    columns_of(table, &p, &filter)
 }
 
 /// The statement whose Arrow schema is the definition of the table a
@@ -301,7 +327,8 @@ pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
 
 fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<TableDefinition>> {
     let sql = format!(
-        "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, coll.collname \
+        "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, coll.collname, \
+         n.nspname, current_database() \
          FROM {p}pg_class c \
          JOIN {p}pg_namespace n ON n.oid = c.relnamespace \
          LEFT JOIN {p}pg_attribute a \
@@ -319,9 +346,27 @@ fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<T
 }
 
 /// The definition of `table` whose columns `rows` list in order (a row
-/// whose name is NULL is none: a table without columns).
+/// whose name is NULL is none: a table without columns). Rows that also
+/// carry the table's schema and the session's database (`columns_of`)
+/// name it in full.
 fn definition_from_rows(table: TableName, rows: &[Row]) -> Result<TableDefinition> {
-    let mut def = TableDefinition::new(table);
+    let mut def = match rows.first().filter(|r| r.len() > 6) {
+        Some(row) => {
+            let schema: String = row.try_get(5)?;
+            if schema == TEMP_SCHEMA {
+                TableDefinition::new(TableName::new(table.name()).with_schema(TEMP_SCHEMA))
+                    .with_persistence(Persistence::Temporary)
+            } else {
+                let database = match table.database() {
+                    Some(db) => db.clone(),
+                    None => DatabaseName::new(row.try_get::<String>(6)?),
+                };
+                let schema = SchemaName::new(schema).with_database(database);
+                TableDefinition::new(TableName::new(table.name()).with_schema(schema))
+            }
+        }
+        None => TableDefinition::new(table),
+    };
     for row in rows {
         if let Some(column) = column_from_row(row, def.name())? {
             def.add_column(column);

@@ -4,7 +4,7 @@
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{
     AsyncCatalog, AsyncConnection, Catalog, ColumnDefinition, Connection, CreateMode, DatabaseName,
-    Error, SchemaName, TableDefinition, TableName, TransactionStatus,
+    Error, Persistence, SchemaName, TableDefinition, TableName, TransactionStatus,
 };
 
 use crate::common::{server, temp_dir};
@@ -61,7 +61,11 @@ fn every_type_round_trips_sync() {
     cat.create_schema("types").unwrap();
     let def = every_type(("types", "every type"));
     cat.create_table(&def).unwrap();
-    assert_eq!(cat.get_table_definition(def.name()).unwrap(), def);
+    // Named in full, as Tableau's Hyper API names it.
+    assert_eq!(
+        cat.get_table_definition(def.name()).unwrap(),
+        every_type(("types", "types", "every type"))
+    );
 
     // The same in a second attached database, named with spaces.
     let other = dir.path().join("other db.hyper");
@@ -90,7 +94,10 @@ async fn every_type_round_trips_async() {
     let mut cat = AsyncCatalog::new(&mut conn);
     let def = every_type("t");
     cat.create_table(&def).await.unwrap();
-    assert_eq!(cat.get_table_definition("t").await.unwrap(), def);
+    assert_eq!(
+        cat.get_table_definition("t").await.unwrap(),
+        every_type(("a", "public", "t"))
+    );
     // Unqualified means `public` in the only attached database.
     assert_eq!(
         cat.get_table_definition(("public", "t"))
@@ -98,6 +105,87 @@ async fn every_type_round_trips_async() {
             .unwrap()
             .columns(),
         def.columns()
+    );
+}
+
+/// A bare name is looked up as a statement resolves it, as Tableau's Hyper
+/// API looks it up: a temporary table first (`"pg_temp"."t"`,
+/// `Persistence::Temporary`), then the search path; a qualified name where
+/// it says. Definitions come back named in full.
+#[test]
+fn bare_names_resolve_as_statements_do() {
+    let dir = temp_dir();
+    let mut conn = Connection::connect(
+        server().endpoint(),
+        dir.path().join("r.hyper"),
+        CreateMode::Create,
+    )
+    .unwrap();
+    let mut cat = Catalog::new(&mut conn);
+    cat.create_table(&TableDefinition::new("t").with_column("a", SqlType::Int))
+        .unwrap();
+    let tmp = TableDefinition::new("tmp")
+        .with_not_null_column("c", SqlType::Text)
+        .with_persistence(Persistence::Temporary);
+    cat.create_table(&tmp).unwrap();
+    assert!(cat.has_table("tmp").unwrap());
+    assert!(!cat.has_table(("public", "tmp")).unwrap());
+    let got = cat.get_table_definition("tmp").unwrap();
+    assert_eq!(got.name(), &TableName::from(("pg_temp", "tmp")));
+    assert_eq!(got.persistence(), Persistence::Temporary);
+    assert_eq!(got.columns(), tmp.columns());
+
+    // A temporary table hides `public`'s of the same name, as in a statement.
+    cat.create_table(
+        &TableDefinition::new("t")
+            .with_column("z", SqlType::BigInt)
+            .with_persistence(Persistence::Temporary),
+    )
+    .unwrap();
+    let got = cat.get_table_definition("t").unwrap();
+    assert_eq!(got.name(), &TableName::from(("pg_temp", "t")));
+    assert_eq!(got.columns()[0].name(), "z");
+    let public = cat.get_table_definition(("public", "t")).unwrap();
+    assert_eq!(public.name(), &TableName::from(("r", "public", "t")));
+    assert_eq!(public.persistence(), Persistence::Permanent);
+    assert_eq!(
+        cat.get_table_names("pg_temp").unwrap(),
+        vec![
+            TableName::from(("pg_temp", "t")),
+            TableName::from(("pg_temp", "tmp"))
+        ]
+    );
+    // copy_table copies the table a bare name resolves to.
+    conn.execute_command("INSERT INTO t VALUES (7)").unwrap();
+    let mut cat = Catalog::new(&mut conn);
+    assert_eq!(cat.copy_table("t", ("public", "copy")).unwrap(), 1);
+    let copy = cat.get_table_definition("copy").unwrap();
+    assert_eq!(copy.persistence(), Persistence::Permanent);
+    assert_eq!(copy.columns()[0].name(), "z");
+
+    // The search path counts; `pg_temp` stays first.
+    cat.create_schema("s").unwrap();
+    cat.create_table(&TableDefinition::new(("s", "u")).with_column("a", SqlType::Int))
+        .unwrap();
+    assert!(!cat.has_table("u").unwrap());
+    conn.execute_command("SET search_path = s").unwrap();
+    let mut cat = Catalog::new(&mut conn);
+    assert!(cat.has_table("u").unwrap());
+    assert_eq!(
+        cat.get_table_definition("u").unwrap().name(),
+        &TableName::from(("r", "s", "u"))
+    );
+    assert!(
+        !cat.has_table("copy").unwrap(),
+        "public is off the path now"
+    );
+    assert_eq!(
+        code(&cat.get_table_definition("copy").unwrap_err()),
+        Some("42P01")
+    );
+    assert_eq!(
+        cat.get_table_definition("tmp").unwrap().persistence(),
+        Persistence::Temporary
     );
 }
 
@@ -230,7 +318,9 @@ fn weird_names_sync() {
             .with_column("col", SqlType::Text);
         cat.create_table(&def).unwrap();
         assert!(cat.has_table((schema, t)).unwrap(), "{t}");
-        assert_eq!(cat.get_table_definition((schema, t)).unwrap(), def);
+        let got = cat.get_table_definition((schema, t)).unwrap();
+        assert_eq!(got.columns(), def.columns(), "{t}");
+        assert_eq!(got.name(), &TableName::from(("w", schema, t)));
     }
     let mut expected: Vec<TableName> = tables
         .iter()
@@ -383,7 +473,9 @@ async fn catalog_async() {
         cat.get_table_names("s").await.unwrap(),
         vec![def.name().clone()]
     );
-    assert_eq!(cat.get_table_definition(def.name()).await.unwrap(), def);
+    let got = cat.get_table_definition(def.name()).await.unwrap();
+    assert_eq!(got.columns(), def.columns());
+    assert_eq!(got.name(), &TableName::from(("as", "s", "t \"1\"")));
     let e = cat
         .get_table_definition(("s", "missing"))
         .await

@@ -517,7 +517,10 @@ fn catalog_lookups_stay_out_of_the_route_book() {
     let capture = Capture::default();
     capture.run(|| {
         for id in 0..3 {
-            assert_eq!(c.catalog().get_table_definition("t").unwrap(), table);
+            assert_eq!(
+                c.catalog().get_table_definition("t").unwrap().columns(),
+                table.columns()
+            );
             let mut ins = Inserter::new(&mut c, &table).unwrap();
             ins.add_row(&[&id]).unwrap();
             ins.execute().unwrap();
