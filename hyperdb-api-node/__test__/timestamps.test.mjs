@@ -147,3 +147,27 @@ test("an insert refuses a timestamp past Arrow's range, storing nothing", async 
   assert.equal(err.row, 1)
   assert.equal(await conn.queryScalar('SELECT count(*) FROM late_ts'), 0n)
 })
+
+test("a parameter takes every timestamp hyperd holds, past Arrow's range too", async () => {
+  await conn.executeCommand('CREATE TEMPORARY TABLE late_param (ts TIMESTAMP, tz TIMESTAMPTZ)')
+  for (const type of ['TIMESTAMP', 'TIMESTAMPTZ']) {
+    const infinity = await conn.queryScalar(`SELECT 'infinity'::${type}`)
+    assert.equal(await conn.queryScalar(`SELECT $1::${type} = 'infinity'::${type}`, [infinity]), true)
+    const late = await conn.queryScalar(`SELECT ${type} '294250-06-01 12:00:00.000001'`)
+    assert.equal(
+      await conn.queryScalar('SELECT $1::TEXT', [late]),
+      `294250-06-01 12:00:00.000001${type === 'TIMESTAMPTZ' ? '+00' : ''}`,
+    )
+  }
+  const ts = new HyperTimestamp(9_224_318_015_999_999_999n)
+  const tz = new HyperTimestamp(9_224_318_015_999_999_999n, true)
+  assert.equal(await conn.executeCommand('INSERT INTO late_param VALUES ($1, $2)', [ts, tz]), 1)
+  const back = await conn.queryOne('SELECT ts, tz FROM late_param')
+  assert.ok(back.ts.equals(ts) && back.tz.equals(tz))
+  // One microsecond past hyperd's last is refused before it is sent.
+  const err = await rejectsHyper(
+    conn.queryScalar('SELECT $1::TIMESTAMP', [new HyperTimestamp(9_224_318_016_000_000_000n)]),
+    /^22/,
+  )
+  assert.match(err.message, /range/)
+})

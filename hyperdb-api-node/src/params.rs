@@ -64,12 +64,13 @@ fn value(p: Param) -> std::result::Result<Value, String> {
                 .parse::<Numeric>()
                 .map_err(|e| e.to_string())?,
         ),
+        // Wider than i64: hyperd's last timestamps are past i64 after 1970.
         "timestamp" => Value::Timestamp(
-            Timestamp::from_unix_micros(bigint_i64(p.bigint.as_ref())?)
+            Timestamp::from_unix_micros_i128(bigint_i128(p.bigint.as_ref())?)
                 .map_err(|e| e.to_string())?,
         ),
         "timestamptz" => Value::TimestampTz(
-            TimestampTz::from_unix_micros(bigint_i64(p.bigint.as_ref())?)
+            TimestampTz::from_unix_micros_i128(bigint_i128(p.bigint.as_ref())?)
                 .map_err(|e| e.to_string())?,
         ),
         "time" => Value::Time(
@@ -116,6 +117,17 @@ fn int32(n: Option<f64>, what: &str) -> std::result::Result<i32, String> {
         Err(format!(
             "an INTERVAL's {what} must be a 32-bit integer, not {n}"
         ))
+    }
+}
+
+fn bigint_i128(b: Option<&BigInt>) -> std::result::Result<i128, String> {
+    let b = b.ok_or("a bigint without a value")?;
+    if b.words.is_empty() {
+        return Ok(0);
+    }
+    match b.get_i128() {
+        (v, true) => Ok(v),
+        _ => Err("a bigint outside the 128-bit range".into()),
     }
 }
 

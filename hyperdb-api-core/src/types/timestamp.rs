@@ -67,6 +67,21 @@ impl Timestamp {
         Time::from_micros(self.micros.rem_euclid(MICROS_PER_DAY)).unwrap_or(Time::MIDNIGHT)
     }
 
+    /// [`Self::from_unix_micros`] of a wider count (a JavaScript `bigint`,
+    /// say): hyperd's timestamps reach 294276-12-31, past `i64::MAX`
+    /// microseconds after 1970 (294247-01-10) though not after 2000.
+    pub fn from_unix_micros_i128(micros: i128) -> Result<Timestamp> {
+        micros
+            .checked_sub(i128::from(UNIX_OFFSET_MICROS))
+            .and_then(|m| i64::try_from(m).ok())
+            .map(Timestamp::from_micros_since_2000)
+            .ok_or_else(|| {
+                Error::conversion(format!(
+                    "Unix time {micros}us is out of the TIMESTAMP range"
+                ))
+            })
+    }
+
     /// The timestamp `micros` after 1970-01-01 00:00:00.
     pub fn from_unix_micros(micros: i64) -> Result<Timestamp> {
         micros
@@ -233,6 +248,11 @@ impl TimestampTz {
     /// The instant `micros` after the Unix epoch.
     pub fn from_unix_micros(micros: i64) -> Result<TimestampTz> {
         Timestamp::from_unix_micros(micros).map(TimestampTz::from_utc)
+    }
+
+    /// See [`Timestamp::from_unix_micros_i128`].
+    pub fn from_unix_micros_i128(micros: i128) -> Result<TimestampTz> {
+        Timestamp::from_unix_micros_i128(micros).map(TimestampTz::from_utc)
     }
 
     /// Microseconds since the Unix epoch; `None` when that overflows.

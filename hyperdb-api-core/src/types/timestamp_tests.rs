@@ -115,6 +115,29 @@ fn unix_conversions() {
 }
 
 #[test]
+fn unix_micros_past_i64_reach_hyperds_last_timestamp() {
+    // hyperd's last timestamp (its `infinity`) is past i64::MAX after 1970.
+    let unix = i128::from(Timestamp::HYPER_MAX.micros_since_2000()) + 946_684_800_000_000;
+    assert!(unix > i128::from(i64::MAX));
+    assert_eq!(
+        Timestamp::from_unix_micros_i128(unix).ok(),
+        Some(Timestamp::HYPER_MAX)
+    );
+    assert_eq!(
+        TimestampTz::from_unix_micros_i128(unix)
+            .map(TimestampTz::to_utc)
+            .ok(),
+        Some(Timestamp::HYPER_MAX)
+    );
+    assert_eq!(
+        Timestamp::from_unix_micros_i128(-1_000_000).ok(),
+        Timestamp::from_unix_micros(-1_000_000).ok()
+    );
+    assert!(Timestamp::from_unix_micros_i128(i128::MAX).is_err());
+    assert!(Timestamp::from_unix_micros_i128(i128::from(i64::MAX) * 3).is_err());
+}
+
+#[test]
 fn new_rejects_overflow() {
     let far = Date::from_julian_day(i32::MAX);
     assert!(Timestamp::new(far, Time::MIDNIGHT).is_err());

@@ -503,10 +503,18 @@ mod tests {
             resolved_schema_query(&TableName::from(("d", "s", "it's"))).unwrap(),
             "SELECT * FROM \"d\".\"s\".\"it's\" LIMIT 0"
         );
+        // A bare name: the first schema of the search path that holds it.
         let q = has_table(&TableName::new("a.b")).unwrap();
         assert!(q.sql.contains("FROM pg_catalog.pg_class"), "{}", q.sql);
         assert!(
-            q.sql.contains("nspname = 'public' AND c.relname = 'a.b'"),
+            q.sql
+                .contains("c2.relname = 'a.b' AND n2.nspname = ANY (current_schemas(true))"),
+            "{}",
+            q.sql
+        );
+        let q = has_table(&TableName::from(("s", "a.b"))).unwrap();
+        assert!(
+            q.sql.contains("n.nspname = 's' AND c.relname = 'a.b'"),
             "{}",
             q.sql
         );

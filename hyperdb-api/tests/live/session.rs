@@ -129,19 +129,27 @@ fn copy_table_keeps_the_definition() {
         "INSERT INTO src VALUES (1, 'Zoë', 1.5, DATE '2024-02-29'), (2, 'b', NULL, NULL)",
     )
     .unwrap();
-    // A temporary table of the same name comes first in the search path:
-    // the copy still takes the rows of the table whose definition it read.
+    // A temporary table of the same name comes first, as in a statement
+    // (and in Tableau's catalog): a bare name copies it, with its own
+    // definition and rows; `public`'s is copied by its qualified name.
     conn.execute_command("CREATE TEMPORARY TABLE src (x TEXT)")
         .unwrap();
     conn.execute_command("INSERT INTO src VALUES ('decoy')")
         .unwrap();
 
     let mut cat = conn.catalog();
-    assert_eq!(cat.copy_table("src", ("archive", "dst")).unwrap(), 2);
+    assert_eq!(cat.copy_table("src", ("archive", "decoy")).unwrap(), 1);
+    let decoy = cat.get_table_definition(("archive", "decoy")).unwrap();
+    assert_eq!(decoy.columns()[0].name(), "x");
+    assert_eq!(
+        cat.copy_table(("public", "src"), ("archive", "dst"))
+            .unwrap(),
+        2
+    );
     // NOT NULL, VARCHAR(20), the collation and NUMERIC(12,3) survive
     // (`CREATE TABLE .. AS` keeps none of the NOT NULLs).
     let copied = cat.get_table_definition(("archive", "dst")).unwrap();
-    assert_eq!(copied, rich(("archive", "dst")));
+    assert_eq!(copied, rich(("copy", "archive", "dst")));
     let same: i64 = conn
         .query_scalar(
             "SELECT count(*) FROM (SELECT * FROM public.src INTERSECT SELECT * FROM archive.dst) x",
@@ -216,7 +224,10 @@ async fn copy_table_async() {
         .unwrap();
     let mut cat = conn.catalog();
     assert_eq!(cat.copy_table("src", "dst").await.unwrap(), 1);
-    assert_eq!(cat.get_table_definition("dst").await.unwrap(), rich("dst"));
+    assert_eq!(
+        cat.get_table_definition("dst").await.unwrap(),
+        rich(("copy_async", "public", "dst"))
+    );
     let e = cat.copy_table("missing", "dst3").await.unwrap_err();
     assert_eq!(code(&e), "42P01", "{e}");
     assert!(!cat.has_table("dst3").await.unwrap());
