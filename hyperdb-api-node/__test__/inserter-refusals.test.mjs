@@ -54,6 +54,11 @@ function rowWith(k, changes) {
 }
 const objectOf = (row) => Object.fromEntries(R_NAMES.map((n, j) => [n, row[j]]))
 
+/** A refusal of `value` in the NUMERIC(5,2) column. */
+function numericRefusal(label, value, code, names) {
+  return { label, row: rowWith(3, { n5: value }), code, column: 'n5', names }
+}
+
 /** Rows refused by addRow itself, as the 4th row of an insert (row 3). */
 const SYNC_REFUSALS = [
   { label: 'a float into INTEGER', row: rowWith(3, { i: 1.5 }), code: '42804', column: 'i', names: ['1.5'] },
@@ -152,70 +157,16 @@ const SYNC_REFUSALS = [
   { label: 'a negative OID', row: rowWith(3, { o: -1 }), code: '22003', column: 'o', names: ['-1'] },
   { label: 'a Date into NUMERIC', row: rowWith(3, { n5: new Date(0) }), code: '42804', column: 'n5', names: [] },
   // NUMERIC(5,2) text is checked as it is added (it failed the whole insert at execute).
-  {
-    label: 'NUMERIC text that is no number',
-    row: rowWith(3, { n5: 'abc' }),
-    code: '22P02',
-    column: 'n5',
-    names: ['"abc"'],
-  },
-  {
-    label: 'NUMERIC text with two points',
-    row: rowWith(3, { n5: '12.3.4' }),
-    code: '22P02',
-    column: 'n5',
-    names: ['"12.3.4"'],
-  },
-  { label: 'empty NUMERIC text', row: rowWith(3, { n5: '' }), code: '22P02', column: 'n5', names: ['""'] },
-  {
-    label: 'NUMERIC text of a bare exponent',
-    row: rowWith(3, { n5: '1e' }),
-    code: '22P02',
-    column: 'n5',
-    names: ['"1e"'],
-  },
-  {
-    label: 'NUMERIC text past the precision',
-    row: rowWith(3, { n5: '1e16' }),
-    code: '22003',
-    column: 'n5',
-    names: ['"1e16"', 'before the point'],
-  },
-  {
-    label: 'NUMERIC 1000 into NUMERIC(5,2)',
-    row: rowWith(3, { n5: '1000' }),
-    code: '22003',
-    column: 'n5',
-    names: ['"1000"'],
-  },
-  {
-    label: 'a number past the precision into NUMERIC',
-    row: rowWith(3, { n5: 1e16 }),
-    code: '22003',
-    column: 'n5',
-    names: ['10000000000000000'],
-  },
-  {
-    label: 'NUMERIC text that needs rounding',
-    row: rowWith(3, { n5: '1.255' }),
-    code: '22003',
-    column: 'n5',
-    names: ['"1.255"', 'round'],
-  },
-  {
-    label: 'numeric() that needs rounding',
-    row: rowWith(3, { n5: numeric('0.001') }),
-    code: '22003',
-    column: 'n5',
-    names: ['0.001'],
-  },
-  {
-    label: 'a number that needs rounding into NUMERIC',
-    row: rowWith(3, { n5: 1 / 3 }),
-    code: '22003',
-    column: 'n5',
-    names: ['0.333'],
-  },
+  numericRefusal('NUMERIC text that is no number', 'abc', '22P02', ['"abc"']),
+  numericRefusal('NUMERIC text with two points', '12.3.4', '22P02', ['"12.3.4"']),
+  numericRefusal('empty NUMERIC text', '', '22P02', ['""']),
+  numericRefusal('NUMERIC text of a bare exponent', '1e', '22P02', ['"1e"']),
+  numericRefusal('NUMERIC text past the precision', '1e16', '22003', ['"1e16"', 'before the point']),
+  numericRefusal('NUMERIC 1000 into NUMERIC(5,2)', '1000', '22003', ['"1000"']),
+  numericRefusal('a number past the precision into NUMERIC', 1e16, '22003', ['10000000000000000']),
+  numericRefusal('NUMERIC text that needs rounding', '1.255', '22003', ['"1.255"', 'round']),
+  numericRefusal('numeric() that needs rounding', numeric('0.001'), '22003', ['0.001']),
+  numericRefusal('a number that needs rounding into NUMERIC', 1 / 3, '22003', ['0.333']),
   { label: 'a row that is not an array or object', row: 42, code: '42804', column: undefined, names: ['number'] },
 ]
 

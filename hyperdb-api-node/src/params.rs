@@ -132,12 +132,5 @@ fn bigint_i128(b: Option<&BigInt>) -> std::result::Result<i128, String> {
 }
 
 fn bigint_i64(b: Option<&BigInt>) -> std::result::Result<i64, String> {
-    let b = b.ok_or("a bigint without a value")?;
-    if b.words.is_empty() {
-        return Ok(0);
-    }
-    match b.get_i64() {
-        (v, true) => Ok(v),
-        _ => Err("a bigint outside the 64-bit range".into()),
-    }
+    i64::try_from(bigint_i128(b)?).map_err(|_| "a bigint outside the 64-bit range".into())
 }
