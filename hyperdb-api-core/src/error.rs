@@ -330,9 +330,14 @@ impl Error {
     /// fields: `is_timeout()` holds, `code()` is still 57014.
     /// Its message says so: the server's own words ("canceled by user")
     /// would have a caller look for a cancel nobody made.
-    pub(crate) fn into_timeout(mut self) -> Error {
+    pub(crate) fn into_timeout(mut self, limit: Option<std::time::Duration>) -> Error {
         self.kind = ErrorKind::Timeout;
-        self.message = "query timeout expired, so the statement was cancelled".into();
+        self.message = match limit {
+            Some(limit) => {
+                format!("query timeout ({limit:?}) expired, so the statement was cancelled")
+            }
+            None => "query timeout expired, so the statement was cancelled".into(),
+        };
         self
     }
 
@@ -489,13 +494,13 @@ mod tests {
             Some(SqlState::QUERY_CANCELED),
             "canceled by user",
         ))
-        .into_timeout();
+        .into_timeout(Some(std::time::Duration::from_millis(200)));
         assert!(e.is_timeout() && e.is_cancelled());
         assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED));
         assert_eq!(e.message(), "canceled by user", "the server's own message");
         assert_eq!(
             e.to_string(),
-            "query timeout expired, so the statement was cancelled ([57014] canceled by user)"
+            "query timeout (200ms) expired, so the statement was cancelled ([57014] canceled by user)"
         );
     }
 

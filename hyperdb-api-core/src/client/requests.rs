@@ -208,7 +208,7 @@ macro_rules! request_methods {
         fn timeout_or(&self, e: Error) -> Error {
             let timed_out = self.state.deadline.as_ref().is_some_and(|d| d.cancelled_by_timeout());
             if timed_out && e.is_cancelled() {
-                e.into_timeout()
+                e.into_timeout(self.state.query_timeout)
             } else {
                 e
             }
