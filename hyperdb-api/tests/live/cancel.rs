@@ -64,7 +64,10 @@ fn query_timeout_cancels_and_connection_survives() {
         assert!(e.is_cancelled(), "{e:?}");
         assert!(e.is_timeout(), "the timeout's cancel is told apart: {e:?}");
         assert_eq!(e.sqlstate(), "HYT00");
-        assert!(e.to_string().starts_with("query timeout (400ms) expired"), "{e}");
+        assert!(
+            e.to_string().starts_with("query timeout (400ms) expired"),
+            "{e}"
+        );
         assert!(
             took >= Duration::from_millis(400),
             "not before the timeout: {took:?}"
