@@ -82,6 +82,12 @@ impl ResultStream {
         self.kind = Kind::None;
     }
 
+    /// Rows or COPY OUT data are owed: the statement has neither completed
+    /// nor failed.
+    pub(crate) fn open(&self) -> bool {
+        self.kind == Kind::Open
+    }
+
     /// A stream (or a query that may be one) is owed, with nothing sent
     /// behind it: a driver can still end it early.
     pub(crate) fn endable(&self) -> bool {

@@ -518,6 +518,9 @@ impl Session {
                     self.stream.ended();
                 }
                 Message::ReadyForQuery(status) => {
+                    // Rows were described, and neither CommandComplete nor
+                    // an error followed: the result is cut short.
+                    let cut_short = self.stream.open() && self.pending_error.is_none();
                     self.copy_out = false;
                     self.stream.ended();
                     self.tx_status = status;
@@ -529,6 +532,9 @@ impl Session {
                     self.outstanding = self.outstanding.saturating_sub(1);
                     if let Some(e) = self.pending_error.take() {
                         return Err(Error::server(*e));
+                    }
+                    if cut_short {
+                        return Err(Error::server(without_outcome()));
                     }
                     return Ok(Some(msg));
                 }
@@ -557,6 +563,22 @@ impl Session {
             }
         }
     }
+}
+
+/// A statement whose rows ended at `ReadyForQuery` with neither
+/// `CommandComplete` nor an error: an incomplete result, never a finished
+/// one. hyperd does this (its log: `query-end-canceled`, then no result
+/// sent) when a second cancel request reaches it while it ends a statement
+/// the first one cancelled, so it is reported as that cancel (57014).
+#[cold]
+fn without_outcome() -> DbError {
+    let mut db = DbError::new(
+        Some(SqlState::QUERY_CANCELED),
+        "the server ended the statement without completing it: the rows read are incomplete \
+         (hyperd does so for a statement it cancelled)",
+    );
+    db.severity = Some(Severity::Error);
+    db
 }
 
 /// hyperd's answer to a `CopyData` over

@@ -345,6 +345,34 @@ mod tests {
         }
     }
 
+    /// Rows that end at `ReadyForQuery` with neither `CommandComplete` nor
+    /// an error are an incomplete result (hyperd, cancelled twice in a
+    /// row), reported as a cancel, never as the end of the rows.
+    #[test]
+    fn rows_ended_without_their_statements_outcome_are_an_error() {
+        let mut s = Session::new(Limits::default(), None);
+        s.finish_startup();
+        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+        push(&mut s, b'1', b"");
+        push(&mut s, b'2', b"");
+        push(&mut s, b'T', &description(1));
+        run(&mut s, &mut op).expect("described");
+        push(&mut s, b'D', &[0, 1, 0, 0, 0, 1, 7]);
+        run(&mut s, &mut NextRow::default()).expect("rows");
+        push(&mut s, b'Z', b"I");
+        let err = run(&mut s, &mut NextRow::default()).expect_err("no CommandComplete");
+        assert!(err.is_cancelled(), "{err}");
+        assert!(err.to_string().contains("incomplete"), "{err}");
+        assert_eq!(s.outstanding(), 0, "the connection is ready again");
+        // The same rows with their CommandComplete end cleanly.
+        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
+        push(&mut s, b'1', b"");
+        push(&mut s, b'2', b"");
+        push(&mut s, b'T', &description(1));
+        run(&mut s, &mut op).expect("described");
+        rows_then_done(&mut s, &[&[0, 1, 0, 0, 0, 1, 7]], 1);
+    }
+
     /// A row stream may be cancelled while its statement runs (what a
     /// driver does with an abandoned one), not once a request was sent
     /// behind it, nor once its statement completed.
