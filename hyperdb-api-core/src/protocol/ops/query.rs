@@ -306,6 +306,16 @@ mod tests {
         );
     }
 
+    /// Sends a query and feeds the session its answers up to a
+    /// `RowDescription` of `columns` INT columns.
+    fn described(s: &mut Session, columns: i16) {
+        let mut op = QueryStart::send(s, &QueryRequest::new("SELECT")).expect("queued");
+        push(s, b'1', b"");
+        push(s, b'2', b"");
+        push(s, b'T', &description(columns));
+        run(s, &mut op).expect("described");
+    }
+
     /// Feeds `op` the session's messages until it finishes.
     fn run<O: Operation>(s: &mut Session, op: &mut O) -> Result<O::Output> {
         loop {
@@ -352,11 +362,7 @@ mod tests {
     fn rows_ended_without_their_statements_outcome_are_an_error() {
         let mut s = Session::new(Limits::default(), None);
         s.finish_startup();
-        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
-        push(&mut s, b'1', b"");
-        push(&mut s, b'2', b"");
-        push(&mut s, b'T', &description(1));
-        run(&mut s, &mut op).expect("described");
+        described(&mut s, 1);
         push(&mut s, b'D', &[0, 1, 0, 0, 0, 1, 7]);
         run(&mut s, &mut NextRow::default()).expect("rows");
         push(&mut s, b'Z', b"I");
@@ -365,11 +371,7 @@ mod tests {
         assert!(err.to_string().contains("incomplete"), "{err}");
         assert_eq!(s.outstanding(), 0, "the connection is ready again");
         // The same rows with their CommandComplete end cleanly.
-        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
-        push(&mut s, b'1', b"");
-        push(&mut s, b'2', b"");
-        push(&mut s, b'T', &description(1));
-        run(&mut s, &mut op).expect("described");
+        described(&mut s, 1);
         rows_then_done(&mut s, &[&[0, 1, 0, 0, 0, 1, 7]], 1);
     }
 
@@ -402,11 +404,7 @@ mod tests {
         // Completed: nothing left to cancel, its ReadyForQuery aside.
         let mut s = Session::new(Limits::default(), None);
         s.finish_startup();
-        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
-        push(&mut s, b'1', b"");
-        push(&mut s, b'2', b"");
-        push(&mut s, b'T', &description(1));
-        run(&mut s, &mut op).expect("described");
+        described(&mut s, 1);
         push(&mut s, b'C', b"SELECT 0\0");
         assert!(s.next_message().expect("complete").is_some());
         assert!(!s.stream_cancellable());
@@ -456,11 +454,7 @@ mod tests {
     fn rows_with_the_described_field_count_pass() {
         let mut s = Session::new(Limits::default(), None);
         s.finish_startup();
-        let mut op = QueryStart::send(&mut s, &QueryRequest::new("SELECT")).expect("queued");
-        push(&mut s, b'1', b"");
-        push(&mut s, b'2', b"");
-        push(&mut s, b'T', &description(2));
-        run(&mut s, &mut op).expect("described");
+        described(&mut s, 2);
         let rows: [&[u8]; 2] = [
             &[0, 2, 0, 0, 0, 1, 7, 255, 255, 255, 255],
             &[0, 2, 255, 255, 255, 255, 0, 0, 0, 1, 8],
