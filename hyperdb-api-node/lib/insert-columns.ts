@@ -11,7 +11,7 @@
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { ErrorCode, HyperError } from './errors'
-import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp, decimalDigits } from './values'
+import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp, DecimalFit, decimalFit } from './values'
 
 const TWO_32 = 4294967296
 const MS_PER_DAY = 86_400_000
@@ -547,11 +547,11 @@ class NumericBuilder extends TextLikeBuilder {
       this.pushNull(v, row, 'a decimal string, numeric(...), a bigint or a finite number')
       return
     }
-    const digits = decimalDigits(text)
-    if (digits === null) {
+    const fit = decimalFit(text, this.precision - this.scale, this.scale)
+    if (fit === DecimalFit.NotANumber) {
       throw this.refuse(ErrorCode.INVALID_TEXT_REPRESENTATION, row, v, 'not a decimal number')
     }
-    if (digits.fraction > this.scale) {
+    if (fit === DecimalFit.TooManyDecimals) {
       throw this.refuse(
         ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
         row,
@@ -559,7 +559,7 @@ class NumericBuilder extends TextLikeBuilder {
         `more than ${this.scale} digits after the point (an insert does not round)`,
       )
     }
-    if (digits.integer > this.precision - this.scale) {
+    if (fit === DecimalFit.TooManyIntegerDigits) {
       throw this.refuse(
         ErrorCode.NUMERIC_VALUE_OUT_OF_RANGE,
         row,

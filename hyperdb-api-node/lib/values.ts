@@ -140,30 +140,70 @@ export class HyperInterval {
   }
 }
 
-/** A sign, digits with at most one point (one digit at least), an exponent. */
-const DECIMAL_TEXT = /^\s*[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/
+/** What `decimalFit` finds of decimal text. */
+export const enum DecimalFit {
+  Fits = 0,
+  /** No decimal number: a sign, digits with at most one point (one digit at least), an exponent. */
+  NotANumber = 1,
+  /** More significant digits after the point than allowed. */
+  TooManyDecimals = 2,
+  /** More significant digits before the point than allowed. */
+  TooManyIntegerDigits = 3,
+}
 
 /**
- * The significant digits of decimal text before and after the point
- * (`'0012.500e1'`: 3 and 0), or `null` for text that is no decimal number:
- * what the native NUMERIC parser reads, so that a value is checked against
- * its column's precision and scale when it is added, not when its batch
- * is sent.
+ * Whether decimal text (`'0012.500e1'`: 3 significant digits before the
+ * point, 0 after) has at most `maxInteger` and `maxFraction` significant
+ * digits either side of the point: what the native NUMERIC parser reads,
+ * so that a value is checked against its column's precision and scale
+ * when it is added, not when its batch is sent. One pass over the
+ * characters, nothing allocated: inserts call it for every value.
  */
-export function decimalDigits(text: string): { integer: number; fraction: number } | null {
-  const m = DECIMAL_TEXT.exec(text)
-  if (m === null) return null
-  const digits = m[1] + (m[2] ?? '')
-  if (digits.length === 0) return null
-  let first = 0
-  while (first < digits.length && digits.charCodeAt(first) === 48) first++
-  if (first === digits.length) return { integer: 0, fraction: 0 }
-  let last = digits.length - 1
-  while (digits.charCodeAt(last) === 48) last--
-  // Far past any NUMERIC's 38 digits either way, and never Infinity.
-  const exponent = m[3] === undefined ? 0 : Math.max(-1e9, Math.min(1e9, Number(m[3])))
-  const point = m[1].length + exponent
-  return { integer: Math.max(0, point - first), fraction: Math.max(0, last + 1 - point) }
+export function decimalFit(text: string, maxInteger: number, maxFraction: number): DecimalFit {
+  const t = text.trim()
+  let i = t.charCodeAt(0) === 43 || t.charCodeAt(0) === 45 ? 1 : 0
+  let digits = 0
+  let integer = 0
+  let first = -1
+  let last = -1
+  let point = false
+  for (; i < t.length; i++) {
+    const c = t.charCodeAt(i)
+    if (c >= 48 && c <= 57) {
+      if (c !== 48) {
+        if (first < 0) first = digits
+        last = digits
+      }
+      digits++
+      if (!point) integer++
+    } else if (c === 46 && !point) {
+      point = true
+    } else {
+      break
+    }
+  }
+  if (digits === 0) return DecimalFit.NotANumber
+  let exponent = 0
+  if (i < t.length) {
+    const e = t.charCodeAt(i)
+    if (e !== 101 && e !== 69) return DecimalFit.NotANumber
+    i++
+    const negative = t.charCodeAt(i) === 45
+    if (negative || t.charCodeAt(i) === 43) i++
+    if (i === t.length) return DecimalFit.NotANumber
+    for (; i < t.length; i++) {
+      const c = t.charCodeAt(i)
+      if (c < 48 || c > 57) return DecimalFit.NotANumber
+      // Far past any NUMERIC's 38 digits, and never Infinity.
+      exponent = Math.min(exponent * 10 + (c - 48), 1e9)
+    }
+    if (negative) exponent = -exponent
+  }
+  if (first < 0) return DecimalFit.Fits // zero
+  const at = integer + exponent
+  if (last + 1 - at > maxFraction) return DecimalFit.TooManyDecimals
+  if (at - first > maxInteger) return DecimalFit.TooManyIntegerDigits
+  return DecimalFit.Fits
 }
 
 /** A NUMERIC parameter, exact: `numeric('12345678901234567890.12')`. */
@@ -175,7 +215,7 @@ export class HyperNumeric {
       // A number would have been rounded already: 0.1 + 0.2 is not 0.3.
       throw invalidArgument(`numeric() takes the exact decimal text, not a ${typeof value}`)
     }
-    if (decimalDigits(value) === null) {
+    if (decimalFit(value, Infinity, Infinity) === DecimalFit.NotANumber) {
       throw invalidArgument(`numeric() takes decimal text such as '-12.50' or '1.5e3', not ${JSON.stringify(value)}`)
     }
     this.value = value

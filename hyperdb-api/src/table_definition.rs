@@ -231,11 +231,6 @@ impl TableDefinition {
         self.create_sql(create, if_not_exists)
     }
 
-    /// `CREATE TEMPORARY TABLE ...`: private to the session, gone with it.
-    pub(crate) fn create_temporary_table_sql(&self) -> Result<String> {
-        self.create_sql("CREATE TEMPORARY TABLE ", false)
-    }
-
     fn create_sql(&self, create: &str, if_not_exists: bool) -> Result<String> {
         self.validate()?;
         let mut out = String::from(create);

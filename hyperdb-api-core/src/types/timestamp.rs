@@ -84,14 +84,7 @@ impl Timestamp {
 
     /// The timestamp `micros` after 1970-01-01 00:00:00.
     pub fn from_unix_micros(micros: i64) -> Result<Timestamp> {
-        micros
-            .checked_sub(UNIX_OFFSET_MICROS)
-            .map(Timestamp::from_micros_since_2000)
-            .ok_or_else(|| {
-                Error::conversion(format!(
-                    "Unix time {micros}us is out of the TIMESTAMP range"
-                ))
-            })
+        Timestamp::from_unix_micros_i128(i128::from(micros))
     }
 
     /// Microseconds since 1970-01-01 00:00:00; `None` when that overflows.

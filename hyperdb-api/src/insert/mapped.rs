@@ -15,7 +15,7 @@ use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
 use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
-use crate::table_definition::TableDefinition;
+use crate::table_definition::{Persistence, TableDefinition};
 use crate::trace::StatementTrace;
 use crate::Connection;
 
@@ -87,15 +87,15 @@ impl<'c> MappedInserter<'c> {
             std::process::id(),
             STAGE_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let mut stage = TableDefinition::new(stage_name.as_str());
+        let mut stage =
+            TableDefinition::new(stage_name.as_str()).with_persistence(Persistence::Temporary);
         for c in inputs.columns() {
             stage.add_column(c.clone());
         }
         let insert_select = insert_select_sql(&target.into(), &stage_name, mappings)?;
         let drop_stage = format!("DROP TABLE IF EXISTS {}", quote_identifier(&stage_name)?);
         let (sql, mut encoder) = row_encoder(&stage, InsertFormat::default())?;
-        conn.client()
-            .execute(&stage.create_temporary_table_sql()?)?;
+        conn.client().execute(&stage.create_table_sql(false)?)?;
         // The stage was made from `stage` just now: nothing to check.
         let copy = match CopyTx::open(conn, Target::Made(&stage), |_| Ok(sql.clone())) {
             Ok((copy, _)) => copy,
