@@ -28,10 +28,11 @@ use crate::trace::{ConnectTrace, StatementTrace};
 ///
 /// Cancel-safe: dropping any of its futures or streams midway leaves the
 /// connection usable; the next request settles what was left. A result
-/// dropped with more than 64 KiB of it still to come is cancelled rather
-/// than read to its end (50M rows: ~1-5 ms for the next query instead of
-/// 0.5-5 s), and the cancel completes before anything else is sent, so it
-/// never reaches the next statement.
+/// dropped with more than 64 KiB of it still to come, or more than 20 ms
+/// away, is cancelled rather than read to its end (50M rows: ~1-5 ms for
+/// the next query instead of 0.5-5 s; an aggregate that runs for minutes:
+/// the next query is not held for them), and the cancel completes before
+/// anything else is sent, so it never reaches the next statement.
 ///
 /// Cooperative: its reads, inserts and streams spend tokio's task budget
 /// by the bytes they move and the rows they hand out or take, so a long

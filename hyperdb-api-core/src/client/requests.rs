@@ -84,12 +84,16 @@ macro_rules! request_methods {
 
         /// Ends an abandoned result stream (rows or COPY OUT) whose
         /// statement still runs: its rest is read and discarded up to
-        /// [`ABANDONED_DRAIN_BYTES`](crate::client::ABANDONED_DRAIN_BYTES),
-        /// and if it goes on past that the statement is cancelled, so only
-        /// what was in flight is read rather than the whole rest (issue 18:
-        /// 50M dropped rows cost the next query 0.5-5 s; DEVELOPMENT.md has
-        /// the figures). A query not yet described is read until it is: a
-        /// command (`NoData`) is then drained, never cancelled.
+        /// [`ABANDONED_DRAIN_BYTES`](crate::client::ABANDONED_DRAIN_BYTES)
+        /// or for up to
+        /// [`ABANDONED_DRAIN_WAIT`](crate::client::ABANDONED_DRAIN_WAIT),
+        /// and if it goes on past either the statement is cancelled, so
+        /// only what was in flight is read rather than the whole rest
+        /// (issue 18: 50M dropped rows cost the next query 0.5-5 s), and a
+        /// statement that sends nothing for long (an aggregate) is not
+        /// waited for; DEVELOPMENT.md has the figures. A query not yet
+        /// described is read until it is: a command (`NoData`) is then
+        /// drained, never cancelled.
         ///
         /// Inside a transaction block the rest is read whatever its size:
         /// a cancelled statement fails the transaction (hyperd then rolls
@@ -117,17 +121,24 @@ macro_rules! request_methods {
             let mut cancelled = self.state.session.transaction_status()
                 != crate::protocol::backend::TransactionStatus::Idle
                 && !self.state.session.stream_queued_behind();
+            let patience = std::time::Instant::now() + crate::client::ABANDONED_DRAIN_WAIT;
             while !self.drain_received() {
                 if !cancelled
-                    && read >= crate::client::ABANDONED_DRAIN_BYTES
                     && self.state.session.stream_cancellable()
+                    && (read >= crate::client::ABANDONED_DRAIN_BYTES
+                        || std::time::Instant::now() >= patience)
                 {
                     self.cancel_running() $($aw)*;
                     cancelled = true;
                 }
                 let before = self.state.session.read_buf().len();
-                self.fill() $($aw)* ?;
-                read += self.state.session.read_buf().len().saturating_sub(before);
+                // Until the cancel the wait is bounded too: a statement
+                // that sends nothing for long is cancelled, not waited for.
+                let until = Some(patience)
+                    .filter(|at| !cancelled && std::time::Instant::now() < *at);
+                if self.fill_until(until) $($aw)* ? {
+                    read += self.state.session.read_buf().len().saturating_sub(before);
+                }
             }
             Ok(())
         }

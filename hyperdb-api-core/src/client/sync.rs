@@ -2,7 +2,7 @@
 //! one write per batch of requests.
 
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
@@ -143,9 +143,16 @@ impl<T: Transport> Client<T> {
     }
 
     /// Reads at least one more byte into the session, honouring the deadline.
+    #[inline]
     fn fill(&mut self) -> Result<()> {
+        self.fill_until(None).map(drop)
+    }
+
+    /// [`fill`](Self::fill), giving up at `until`: `Ok(false)` when
+    /// nothing came by then.
+    fn fill_until(&mut self, until: Option<Instant>) -> Result<bool> {
         loop {
-            let timeout = match &self.state.deadline {
+            let mut timeout = match &self.state.deadline {
                 None => None,
                 Some(d) => match d.remaining() {
                     Some(left) => Some(left),
@@ -155,6 +162,14 @@ impl<T: Transport> Client<T> {
                     }
                 },
             };
+            if let Some(at) = until {
+                // A socket timeout of zero means none: under 1 ms is over.
+                let left = at.saturating_duration_since(Instant::now());
+                if left < Duration::from_millis(1) {
+                    return Ok(false);
+                }
+                timeout = Some(timeout.map_or(left, |t| t.min(left)));
+            }
             if timeout.is_some() || self.timeout_armed {
                 self.stream
                     .set_read_timeout(timeout)
@@ -164,8 +179,10 @@ impl<T: Transport> Client<T> {
             let limit = self.state.session.prepare_read(self.state.read_window);
             match self.stream.read_into(self.state.session.read_buf(), limit) {
                 Ok(0) => return Err(self.broken(Error::closed("server closed the connection"))),
-                Ok(_) => return Ok(()),
-                Err(e) if is_timeout(&e) && self.state.deadline.is_some() => continue,
+                Ok(_) => return Ok(true),
+                Err(e) if is_timeout(&e) && (self.state.deadline.is_some() || until.is_some()) => {
+                    continue
+                }
                 Err(e) => {
                     return Err(self.broken(Error::connection_lost("reading from the server", e)))
                 }

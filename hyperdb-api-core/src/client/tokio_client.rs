@@ -1,7 +1,7 @@
 //! The tokio driver: the same session and operations as [`crate::client::Client`],
 //! with reads and writes awaited instead of blocking.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -160,6 +160,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncClient<T> {
                 }
                 Err(e) => Err(self.broken(Error::connection_lost("reading from the server", e))),
             };
+        }
+    }
+
+    /// [`fill`](Self::fill), giving up at `until`: `Ok(false)` when
+    /// nothing came by then. Dropping `fill` midway loses nothing: bytes
+    /// read are in the session before it awaits anything else.
+    async fn fill_until(&mut self, until: Option<Instant>) -> Result<bool> {
+        let Some(at) = until else {
+            return self.fill().await.map(|()| true);
+        };
+        match tokio::time::timeout_at(at.into(), self.fill()).await {
+            Ok(filled) => filled.map(|()| true),
+            Err(_) => Ok(false),
         }
     }
 

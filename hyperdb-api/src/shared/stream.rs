@@ -196,17 +196,31 @@ impl<T: Send + 'static> ResultStream<T> {
         // thread outside the runtime (see `started`).
         tokio::spawn(super::started(async move {
             let mut guard = guard;
+            let mut first_tx = first_tx;
             let inner = guard.inner.clone();
-            match start(guard.conn(), query).await {
-                Err(e) => {
+            // A caller that stops waiting for the schema (its future
+            // dropped) ends the start too, and the settling below cancels
+            // the statement instead of waiting for its first rows.
+            let started = tokio::select! {
+                biased;
+                started = start(guard.conn(), query) => Some(started),
+                () = first_tx.closed() => None,
+            };
+            // Moved into the match (the braces), so its borrow of the
+            // connection ends there, before the settling.
+            #[allow(clippy::blocks_in_conditions)]
+            match { started } {
+                None => {}
+                Some(Err(e)) => {
                     let _ = first_tx.send(Err(e));
                 }
-                Ok((schema, source)) => {
-                    if first_tx.send(Ok((schema, source.read_route()))).is_ok() {
+                Some(Ok((schema, source))) => {
+                    let route = source.read_route();
+                    if first_tx.send(Ok((schema, route))).is_ok() {
                         pump(source, &end.tx, &end.credits, Some(&inner)).await;
                     }
                 }
-            };
+            }
             // What the consumer abandoned is settled while the connection
             // is still held, the way any next request would (a long rest
             // is cancelled, `begin` in core): the next call neither waits

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, Endpoint, ReadRoute};
 
@@ -366,4 +367,74 @@ fn a_dropped_result_inside_a_transaction_is_read_not_cancelled() {
     c.execute_command("COMMIT").unwrap();
     let ids: i64 = c.query_scalar("SELECT sum(id) FROM kept").unwrap();
     assert_eq!(ids, 1 + 2 + 3, "every insert of the transaction is stored");
+}
+
+/// A statement that would run for ~15 minutes (~1G rows/s) and sends
+/// nothing until it ends: one aggregate row. (`sum(i)` itself overflows
+/// after ~5 s.)
+const SILENT: &str = "SELECT sum(i % 7) FROM generate_series(1, 1000000000000) g(i)";
+
+/// What the next call may take after dropping `SILENT`: seconds under
+/// the connection's safety-net query timeout (30 s), were the dropped
+/// statement waited for; with the cancel, a few ms.
+const AFTER_SILENT: Duration = Duration::from_secs(10);
+
+fn safety_net(proxy: &Proxy) -> ConnectOptions {
+    proxy
+        .options()
+        .with_query_timeout(Some(Duration::from_secs(30)))
+}
+
+/// Before: a dropped result whose statement had sent nothing yet was read
+/// until it sent 64 KiB or ended, so the next call waited for the whole
+/// statement (a dropped 6 s `count(*)`: the next `SELECT 1` took 6.7 s).
+/// Now it is waited for ~20 ms, then cancelled: sync (a described result
+/// dropped), async (a future dropped by `tokio::time::timeout`) and a
+/// shared connection's stream.
+#[test]
+fn a_dropped_result_that_sends_nothing_is_cancelled_not_waited_for() {
+    let proxy = Proxy::start();
+    let mut c = Connection::connect_with(&safety_net(&proxy)).unwrap();
+    for round in 0..2 {
+        drop(c.execute_query_params(SILENT, &[]).unwrap());
+        let at = Instant::now();
+        assert_eq!(c.query_scalar::<i64>(CHECK).unwrap(), 500_500);
+        assert!(
+            at.elapsed() < AFTER_SILENT,
+            "round {round}: {:?}",
+            at.elapsed()
+        );
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = AsyncConnection::connect_with(&safety_net(&proxy))
+            .await
+            .unwrap();
+        for round in 0..2 {
+            let call = c.query_scalar::<i64>(SILENT);
+            let dropped = tokio::time::timeout(Duration::from_millis(100), call).await;
+            assert!(dropped.is_err(), "round {round}: the statement ended");
+            let at = Instant::now();
+            assert_eq!(c.query_scalar::<i64>(CHECK).await.unwrap(), 500_500);
+            assert!(
+                at.elapsed() < AFTER_SILENT,
+                "round {round}: {:?}",
+                at.elapsed()
+            );
+        }
+        let shared = hyperdb_api::SharedConnection::new(c);
+        let stream = shared.query_arrow(SILENT, Vec::new());
+        let dropped = tokio::time::timeout(Duration::from_millis(100), stream).await;
+        assert!(dropped.is_err(), "the shared statement ended");
+        let at = Instant::now();
+        let n = shared
+            .execute_command("SELECT 1 FROM generate_series(1, 3)", &[])
+            .await
+            .unwrap();
+        assert_eq!(n, 3);
+        assert!(at.elapsed() < AFTER_SILENT, "shared: {:?}", at.elapsed());
+    });
 }
