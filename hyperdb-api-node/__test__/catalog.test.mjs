@@ -2,7 +2,7 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { setupHyper, rejectsHyper, assertHyperError } from './helpers.mjs'
+import { setupHyper, rejectsHyper, assertHyperError, withTimeout } from './helpers.mjs'
 import { Connection, HyperProcess, HyperError, SqlType } from '../dist/index.mjs'
 
 const ctx = setupHyper()
@@ -204,6 +204,51 @@ describe('transactions', () => {
     )
     assert.equal(await count(), before)
     assert.equal(await conn.queryScalar('SELECT 1 + 1'), 2)
+  })
+
+  test('an inserter fn leaves open is cancelled: a throw is rethrown, a return rejects (25000); nothing stored', async () => {
+    const before = await count()
+    // The inserter's bad row throws out of fn with the inserter open.
+    const thrown = await rejectsHyper(
+      () =>
+        withTimeout(
+          conn.transaction(async (tx) => {
+            await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
+            const ins = await tx.inserter('ledger')
+            ins.addRow([5, 50])
+            ins.addRow([null, 1])
+          }),
+          10_000,
+          'transaction with an open inserter',
+        ),
+      '23502',
+    )
+    assert.equal(thrown.row, 1)
+    assert.equal(await count(), before)
+    // Returned with one open: its rows were never stored, so neither is the rest.
+    const left = await rejectsHyper(
+      () =>
+        withTimeout(
+          conn.transaction(async (tx) => {
+            await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
+            const ins = await tx.inserter('ledger')
+            ins.addRow([5, 50])
+            return 'forgot execute'
+          }),
+          10_000,
+          'transaction returning with an open inserter',
+        ),
+      '25000',
+    )
+    assert.match(left.message, /inserter still open/)
+    assert.equal(await count(), before)
+    // An executed inserter is no problem, and the connection is idle again.
+    await conn.transaction(async (tx) => {
+      const ins = await tx.inserter('ledger')
+      ins.addRow([5, 50])
+      assert.equal(await ins.execute(), 1)
+    })
+    assert.equal(await count(), before + 1)
   })
 
   test('rejects with 25P02, storing nothing, when fn caught a failed statement', async () => {

@@ -106,6 +106,22 @@ describe('insertArrow', () => {
     assert.ok(nans > 0n)
   })
 
+  test('empty batches insert nothing, alone or among others', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TABLE gaps (id INTEGER NOT NULL, big BIGINT, x DOUBLE PRECISION)')
+    const empty = sample(0)
+    assert.equal(await conn.insertArrow('gaps', empty), 0)
+    assert.equal(await conn.insertArrow('gaps', empty.batches[0]), 0)
+    const batches = [sample(3).batches[0], empty.batches[0], sample(2, 3).batches[0]]
+    assert.equal(await conn.insertArrow('gaps', batches), 5)
+    assert.deepEqual(
+      (await conn.queryAll('SELECT id FROM gaps ORDER BY id', [], { rowMode: 'array' })).map((r) => r[0]),
+      [0, 1, 2, 3, 4],
+    )
+    // No rows is still a question to the table.
+    await rejectsHyper(() => conn.insertArrow('no_such_table', empty), '42P01')
+  })
+
   test('a schema that does not fit the table is refused before sending; nothing is stored', async () => {
     const conn = await ctx.connect()
     await freshTable(conn, 'strict')

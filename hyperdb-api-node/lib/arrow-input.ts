@@ -93,6 +93,8 @@ async function sendBatches(
     }
     const arrow = modules.find((a) => item instanceof a.RecordBatch)
     if (arrow === undefined || bytes) throw notArrow(bytes ? 'RecordBatches mixed with IPC bytes' : 'that item')
+    // No rows, nothing to send: apache-arrow's empty batches have no value buffers.
+    if (item.numRows === 0) continue
     sent = true
     if (buffers.flat(arrow, item.schema)) {
       await buffers.send(arrow, inserter, item)

@@ -14,7 +14,14 @@ import { Queries } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
 import { sendArrow, type ArrowInsertData } from './arrow-input'
-import { Inserter, nativeHandle, refuseInRowSource, type InserterOptions, type InsertRow } from './inserter'
+import {
+  Inserter,
+  endOpenInserters,
+  nativeHandle,
+  refuseInRowSource,
+  type InserterOptions,
+  type InsertRow,
+} from './inserter'
 import { insertColumns, type ColumnValues, type InsertColumnsOptions } from './column-input'
 import type { TableDefinition } from './catalog'
 
@@ -236,6 +243,11 @@ export class Connection extends Queries {
    * task, or nested in `fn`) rejects with 25001
    * (`ErrorCode.ACTIVE_SQL_TRANSACTION`) and sends nothing, since the two
    * would share one transaction and one's ROLLBACK undo the other's rows.
+   * An inserter `fn` leaves open (neither executed nor cancelled) is
+   * cancelled when `fn` ends: after a throw, before the ROLLBACK; after a
+   * return, the transaction rolls back and this rejects with 25000
+   * (`ErrorCode.INVALID_TRANSACTION_STATE`), since rows were added that
+   * were never stored.
    */
   async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
     if (typeof fn !== 'function') {
@@ -256,12 +268,20 @@ export class Connection extends Queries {
       try {
         result = await fn(this)
       } catch (e) {
-        try {
-          await this.executeCommand('ROLLBACK')
-        } catch {
-          // The connection may be gone; the original error is what matters.
-        }
+        // An inserter `fn` left open holds the connection: the ROLLBACK
+        // would wait behind it for ever.
+        await endOpenInserters(this)
+        await this.rollbackQuietly()
         throw e
+      }
+      if ((await endOpenInserters(this)) > 0) {
+        await this.rollbackQuietly()
+        throw new HyperError({
+          code: ErrorCode.INVALID_TRANSACTION_STATE,
+          message:
+            "the transaction's function returned with an inserter still open (neither executed nor " +
+            'cancelled): it was cancelled and the transaction rolled back, storing nothing',
+        })
       }
       // hyperd answers COMMIT with a rollback, and no error, when a statement
       // in the transaction failed (one whose error `fn` caught): the native
@@ -270,6 +290,15 @@ export class Connection extends Queries {
       return result
     } finally {
       this.inTransaction = false
+    }
+  }
+
+  /** ROLLBACK, whose own failure (the connection gone) is not the error to report. */
+  private async rollbackQuietly(): Promise<void> {
+    try {
+      await this.executeCommand('ROLLBACK')
+    } catch {
+      // The error that led here is what matters.
     }
   }
 

@@ -34,6 +34,8 @@ export const ErrorCode = {
   DATETIME_FIELD_OVERFLOW: '22008',
   /** `25001`: a `transaction()` called while another runs on the same connection. */
   ACTIVE_SQL_TRANSACTION: '25001',
+  /** `25000`: a `transaction()` whose function returned with an inserter still open (it rolled back). */
+  INVALID_TRANSACTION_STATE: '25000',
   /** `25P02`: a transaction was rolled back, not committed, because a statement in it failed. */
   IN_FAILED_SQL_TRANSACTION: '25P02',
   /** `0A000`: something hyperd or this package does not support. */

@@ -83,6 +83,26 @@ export function refuseInRowSource(conn: HasNative): void {
   }
 }
 
+/**
+ * The inserters open on each connection (neither executed nor cancelled):
+ * each holds the connection, so a `transaction()` whose function leaves one
+ * open would wait behind it for ever at its COMMIT or ROLLBACK
+ * (`endOpenInserters`).
+ */
+const openOn = new WeakMap<HasNative, Set<Inserter>>()
+
+/**
+ * Cancels the inserters still open on `conn`, storing nothing; how many
+ * there were.
+ */
+export async function endOpenInserters(conn: HasNative): Promise<number> {
+  const open = openOn.get(conn)
+  if (open === undefined || open.size === 0) return 0
+  const inserters = [...open]
+  await Promise.all(inserters.map((ins) => ins.cancel().catch(() => undefined)))
+  return inserters.length
+}
+
 export class Inserter {
   private readonly native: NativeInserter
   private readonly builders: ColumnBuilder[]
@@ -132,6 +152,15 @@ export class Inserter {
     }
     this.writeArray = rowWriter(this.builders, 'array')
     this.writeObject = rowWriter(this.builders, 'object')
+    let open = openOn.get(conn)
+    if (open === undefined) openOn.set(conn, (open = new Set()))
+    open.add(this)
+  }
+
+  /** No more rows: `execute()`, `cancel()`, a failed send or a close. */
+  private end(): void {
+    this.ended = true
+    openOn.get(this.owner)?.delete(this)
   }
 
   /** An inserter into the existing table `table`, as the server defines it. */
@@ -249,7 +278,7 @@ export class Inserter {
    */
   async execute(): Promise<number> {
     this.check()
-    this.ended = true
+    this.end()
     const executing = (async () => {
       try {
         // The last batch goes with the commit: one crossing, not two.
@@ -270,7 +299,7 @@ export class Inserter {
    * for it instead (and what it stored stays).
    */
   async cancel(): Promise<void> {
-    this.ended = true
+    this.end()
     if (this.executing !== undefined) {
       await this.executing.catch(() => undefined)
       return
@@ -336,7 +365,7 @@ export class Inserter {
    * its COPY is aborted, so that the connection is free for the next call.
    */
   private async fail(): Promise<void> {
-    this.ended = true
+    this.end()
     await this.native.abort().catch(() => undefined)
   }
 
@@ -344,7 +373,7 @@ export class Inserter {
     if (!this.ended && this.owner.isClosed) {
       // `close()` ended the insert (storing nothing): say so from the first
       // row after it, not only when a batch would have been sent.
-      this.ended = true
+      this.end()
       this.closedUnder = true
     }
     if (this.ended) {
