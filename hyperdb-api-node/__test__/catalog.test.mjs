@@ -166,6 +166,10 @@ describe('schemas and tables', () => {
   })
 })
 
+async function drainColumns(chunks) {
+  for await (const chunk of chunks) void chunk
+}
+
 describe('transactions', () => {
   before(async () => {
     await conn.executeCommand('CREATE TABLE ledger (id INTEGER NOT NULL, amount INTEGER)')
@@ -249,6 +253,27 @@ describe('transactions', () => {
       assert.equal(await ins.execute(), 1)
     })
     assert.equal(await count(), before + 1)
+  })
+
+  test('values Arrow cannot carry read inside a transaction, which still commits', async () => {
+    await conn.executeCommand('CREATE TABLE valid (id INTEGER NOT NULL, valid_to TIMESTAMP)')
+    await conn.executeCommand("INSERT INTO valid VALUES (1, 'infinity')")
+    const [row, time] = await conn.transaction(async (tx) => {
+      await tx.executeCommand('INSERT INTO valid VALUES (2, NULL)')
+      return [
+        await tx.queryOne('SELECT valid_to FROM valid WHERE id = 1'),
+        await tx.queryScalar("SELECT '24:00:00'::time"),
+      ]
+    })
+    assert.equal(row.valid_to.micros, 9224318015999999999n)
+    assert.equal(time.micros, 86_400_000_000n)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM valid'), 2n)
+    // Arrow itself cannot hold it: its own error (22008), and the transaction goes on.
+    await conn.transaction(async (tx) => {
+      await rejectsHyper(drainColumns(tx.queryColumns("SELECT '294270-01-01'::timestamp AS t")), '22008')
+      await tx.executeCommand('INSERT INTO valid VALUES (3, NULL)')
+    })
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM valid'), 3n)
   })
 
   test('rejects with 25P02, storing nothing, when fn caught a failed statement', async () => {

@@ -144,9 +144,15 @@ impl AsyncConnection {
         use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        if self.routes.choose(key) == ReadRoute::Arrow {
+        let in_transaction = self.transaction_status() != TransactionStatus::Idle;
+        if self.routes.choose_in(key, in_transaction) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
+                Ok(started) if !started.rows_read_every_column() => {
+                    // Read as rows; the COPY is settled by the query below.
+                    self.routes.arrow_refused(key);
+                    trace = started.into_trace();
+                }
                 Ok(started) => {
                     let batches = AsyncArrowBatches::resume(&mut self.client, started);
                     let secs = start.elapsed().as_secs_f64();

@@ -226,11 +226,33 @@ pub(crate) struct StartedBatches {
     trace: StatementTrace,
 }
 
+impl StartedBatches {
+    /// Whether [`Rows`](crate::Rows) can read every column of the result
+    /// from Arrow. A column whose Arrow type has no Hyper type here (an
+    /// ARRAY, which hyperd sends as an Arrow list) would read as an empty
+    /// value without an error, where its `DataRow`s carry its bytes, as
+    /// Tableau's API reads them: such a result goes as rows.
+    pub(crate) fn rows_read_every_column(&self) -> bool {
+        self.decoder
+            .schema()
+            .is_none_or(|s| s.fields().iter().all(|f| super::sql_type(f).is_ok()))
+    }
+
+    /// Its trace, for the run that takes the statement over.
+    pub(crate) fn into_trace(self) -> StatementTrace {
+        self.trace
+    }
+}
+
 /// Whether starting an Arrow result failed only because hyperd cannot
-/// express a value in Arrow (e.g. `TIME '24:00:00'`): the same query still
-/// works as DataRows.
+/// express a value (e.g. `TIME '24:00:00'`: "cannot be converted to
+/// Arrow") or a type (a UUID: "unsupported SQL type during conversion to
+/// Arrow") in Arrow: the same query still works as DataRows.
 pub(crate) fn arrow_cannot_express(e: &Error) -> bool {
-    matches!(e, Error::Client(c) if c.message().contains("converted to Arrow"))
+    matches!(e, Error::Client(c) if {
+        let m = c.message();
+        m.contains("converted to Arrow") || m.contains("conversion to Arrow")
+    })
 }
 
 /// A query result as an `Iterator` of Arrow [`RecordBatch`]es; from

@@ -167,6 +167,31 @@ impl RouteBook {
         ReadRoute::DataRows
     }
 
+    /// [`choose`](Self::choose), inside a transaction block when
+    /// `in_transaction`. There a refused Arrow run cannot be run again as
+    /// rows: hyperd fails the transaction with the refusal (a TIMESTAMP
+    /// `infinity`, a TIME `24:00`), and the `DataRow` run after it gets
+    /// 25P02, so a read that works outside would roll back the caller's
+    /// writes. So Arrow is taken only for a statement whose last Arrow run
+    /// had no column where a value can be refused (see
+    /// [`arrow_cannot_refuse`]); a statement first seen in a transaction
+    /// goes as rows, its values read whatever they are.
+    pub(crate) fn choose_in(&mut self, key: RouteKey, in_transaction: bool) -> ReadRoute {
+        let route = self.choose(key);
+        if !in_transaction || route == ReadRoute::DataRows {
+            return route;
+        }
+        let schema = self
+            .seen
+            .get(&key.statement)
+            .and_then(|s| s.schema.as_ref());
+        if schema.is_some_and(arrow_cannot_refuse) {
+            ReadRoute::Arrow
+        } else {
+            ReadRoute::DataRows
+        }
+    }
+
     /// The schema the statement's last Arrow run had (the shared streams
     /// give a DataRow run that schema's nullability).
     ///
@@ -274,6 +299,25 @@ fn recent_entry<V>(
     map.entry(key).or_insert_with(make)
 }
 
+/// Whether hyperd's Arrow stream of a result of `schema` takes every value:
+/// it refuses some dates and times (TIMESTAMP `infinity` and past Arrow's
+/// range, TIME `24:00`, INTERVALs past 2^63 ns) and other columns hold
+/// nothing it refuses.
+fn arrow_cannot_refuse(schema: &SchemaRef) -> bool {
+    use arrow_schema::DataType;
+    schema.fields().iter().all(|f| {
+        !matches!(
+            f.data_type(),
+            DataType::Timestamp(..)
+                | DataType::Time32(_)
+                | DataType::Time64(_)
+                | DataType::Date32
+                | DataType::Date64
+                | DataType::Interval(_)
+        )
+    })
+}
+
 /// Whether `values` are cheaper as `DataRow`s of a simple `Query` than
 /// through a COPY whose run took `arrow_secs` to its first data.
 fn prefers_rows(values: u64, arrow_secs: f64) -> bool {
@@ -372,6 +416,29 @@ mod tests {
             ReadRoute::Arrow,
             "no complete result yet"
         );
+    }
+
+    /// In a transaction a refused Arrow run fails the transaction: Arrow
+    /// only for a statement whose Arrow schema has no date or time column.
+    #[test]
+    fn transactions_take_arrow_only_where_nothing_is_refused() {
+        let mut book = RouteBook::default();
+        assert_eq!(
+            book.choose_in(k(1), true),
+            ReadRoute::DataRows,
+            "never seen"
+        );
+        ran(&mut book, k(1), 0.050, 1, 10_000_000);
+        assert_eq!(book.choose_in(k(1), true), ReadRoute::Arrow);
+        let dated = Arc::new(Schema::new(vec![Field::new(
+            "t",
+            DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
+            true,
+        )]));
+        book.arrow_started(k(2), 0.050, &dated);
+        book.finished(k(2), 1, 10_000_000);
+        assert_eq!(book.choose_in(k(2), false), ReadRoute::Arrow);
+        assert_eq!(book.choose_in(k(2), true), ReadRoute::DataRows);
     }
 
     #[test]

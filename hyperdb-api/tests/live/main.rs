@@ -43,6 +43,7 @@ mod prepared;
 mod prepared_cache;
 mod process;
 mod route;
+mod route_refusals;
 mod route_tracing;
 mod session;
 #[cfg(all(feature = "async", feature = "arrow"))]

@@ -1,0 +1,146 @@
+//! Results hyperd's Arrow stream cannot carry, on the routed reads: a value
+//! it refuses (TIMESTAMP `infinity`, TIME `24:00`) inside a transaction,
+//! where a refused Arrow run would fail the transaction; and types it has
+//! no Arrow form for (UUID) or that this client cannot read from Arrow
+//! (ARRAY). Each reads as the `DataRow` route reads it.
+
+use hyperdb_api::{AsyncConnection, Connection, ReadRoute, Rows, SharedConnection};
+
+use crate::common::{connect, connect_async, temp_dir, types_and_raw, Raw};
+
+const SETUP: [&str; 2] = [
+    "CREATE TABLE dim (id INT NOT NULL, valid_to TIMESTAMP)",
+    "INSERT INTO dim VALUES (1, 'infinity'), (2, '2024-01-01 10:00:00')",
+];
+/// Reads that only the `DataRow` route carries.
+const REFUSED: [&str; 2] = [
+    "SELECT id, valid_to FROM dim WHERE id < 10 ORDER BY id",
+    "SELECT TIME '24:00:00' AS t",
+];
+
+fn raw_of(rows: Rows<'_>) -> Raw {
+    types_and_raw(rows)
+}
+
+fn committed(c: &mut Connection) -> i64 {
+    c.query_scalar("SELECT count(*) FROM dim").unwrap()
+}
+
+/// Before: the first run went as Arrow, hyperd refused it and failed the
+/// transaction, and the `DataRow` run after it got 25P02: the read failed
+/// and the transaction's insert was rolled back at COMMIT.
+#[test]
+fn refused_values_read_inside_a_transaction_which_still_commits() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route_refusals_tx.hyper");
+    for sql in SETUP {
+        c.execute_command(sql).unwrap();
+    }
+    let expected: Vec<Raw> = REFUSED
+        .iter()
+        .map(|sql| raw_of(c.execute_query_params(sql, &[]).unwrap()))
+        .collect();
+    for (run, sql) in REFUSED.iter().enumerate() {
+        c.execute_command("BEGIN").unwrap();
+        c.execute_command(&format!("INSERT INTO dim VALUES ({}, NULL)", 10 + run))
+            .unwrap();
+        let rows = c.execute_query(sql).unwrap();
+        assert_eq!(rows.read_route(), ReadRoute::DataRows, "{sql}");
+        assert_eq!(raw_of(rows), expected[run], "{sql}");
+        c.execute_command("COMMIT").unwrap();
+    }
+    assert_eq!(committed(&mut c), 4, "both inserts committed");
+    // A statement whose Arrow runs had no date or time column still goes
+    // as Arrow inside a transaction.
+    let scan = "SELECT i FROM generate_series(1, 2000000) g(i)";
+    assert_eq!(
+        c.execute_query(scan).unwrap().count(),
+        2_000_000,
+        "first run, outside"
+    );
+    c.execute_command("BEGIN").unwrap();
+    let rows = c.execute_query(scan).unwrap();
+    assert_eq!(rows.read_route(), ReadRoute::Arrow);
+    assert_eq!(rows.count(), 2_000_000);
+    c.execute_command("COMMIT").unwrap();
+}
+
+#[tokio::test]
+async fn refused_values_read_inside_an_async_or_shared_transaction() {
+    let dir = temp_dir();
+    let mut c: AsyncConnection = connect_async(&dir, "route_refusals_async.hyper").await;
+    for sql in SETUP {
+        c.execute_command(sql).await.unwrap();
+    }
+    c.execute_command("BEGIN").await.unwrap();
+    c.execute_command("INSERT INTO dim VALUES (10, NULL)")
+        .await
+        .unwrap();
+    let mut rows = c.execute_query(REFUSED[0]).await.unwrap();
+    let mut ids = Vec::new();
+    while let Some(row) = rows.next_row().await {
+        ids.push(row.unwrap().try_get::<i32>(0).unwrap());
+    }
+    drop(rows);
+    assert_eq!(ids, [1, 2]);
+    c.execute_command("COMMIT").await.unwrap();
+
+    // The shared connection's row batches (Node's `query`) and Arrow
+    // batches: the first carries the infinity past Arrow (wrapped, as
+    // outside a transaction), the second refuses it without failing the
+    // transaction.
+    let shared = SharedConnection::new(c);
+    shared.execute_command("BEGIN", &[]).await.unwrap();
+    shared
+        .execute_command("INSERT INTO dim VALUES (11, NULL)", &[])
+        .await
+        .unwrap();
+    let mut batches = shared
+        .place()
+        .query_row_batches(REFUSED[0], Vec::new(), None)
+        .await
+        .unwrap();
+    let mut n = 0;
+    while let Some(batch) = batches.next().await {
+        n += batch.unwrap().num_rows();
+    }
+    assert_eq!(n, 2);
+    let refused = match shared.query_arrow(REFUSED[0], Vec::new()).await {
+        Err(e) => e,
+        Ok(mut s) => loop {
+            match s.next().await {
+                Some(Err(e)) => break e,
+                Some(Ok(_)) => {}
+                None => panic!("an infinity timestamp as Arrow"),
+            }
+        },
+    };
+    assert_eq!(refused.sqlstate(), "22008", "{refused}");
+    shared.place().commit().await.unwrap();
+    let n = shared
+        .execute_command("SELECT 1 FROM dim", &[])
+        .await
+        .unwrap();
+    assert_eq!(n, 4, "both inserts committed");
+}
+
+/// Before: `SELECT ARRAY[1,2]` read through Arrow as a value of no type
+/// and no bytes, without an error; a UUID failed with 0A000. The
+/// `DataRow` route carries both, as Tableau's API reads them.
+#[test]
+fn arrays_and_uuids_read_as_their_rows() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route_refusals_types.hyper");
+    for sql in [
+        "SELECT ARRAY[1, 2] AS a, 7 AS n",
+        "SELECT array_agg(i) AS a FROM generate_series(1, 3) g(i)",
+        "SELECT uuid '6ba7b810-9dad-11d1-80b4-00c04fd430c8' AS u",
+    ] {
+        let expected = raw_of(c.execute_query_params(sql, &[]).unwrap());
+        for run in 0..2 {
+            let rows = c.execute_query(sql).unwrap();
+            assert_ne!(rows.schema().columns()[0].type_oid(), 0, "{sql}");
+            assert_eq!(raw_of(rows), expected, "{sql}, run {run}");
+        }
+    }
+}
