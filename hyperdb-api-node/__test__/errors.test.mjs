@@ -8,6 +8,8 @@ import { setupHyper, rejectsHyper, drain, withTimeout, LONG_QUERY, makeTempDir, 
 import {
   HyperProcess,
   Connection,
+  GrpcConnection,
+  Inserter,
   HyperError,
   ErrorCode,
   HyperTime,
@@ -202,6 +204,89 @@ describe('arguments', () => {
       assert.match(err.message, /^invalid argument: /, name)
     }
     assert.deepEqual(await conn.queryOne('SELECT 1 AS a', [], { rowMode: 'array', bigint: 'number' }), [1])
+    await stillWorks()
+  })
+
+  test('null or a malformed object where an object goes is a HyperError (22023) naming it, never a TypeError', async () => {
+    // Each threw a TypeError ("Cannot read properties of null", "rows is
+    // not iterable", "Cannot convert undefined or null to object").
+    const def = {
+      name: 'nn',
+      columns: [
+        { name: 'id', type: 'INTEGER', nullable: false },
+        { name: 'label', type: 'TEXT' },
+      ],
+    }
+    const rows = await conn.queryScalar('SELECT count(*) FROM nn')
+    const withInserter = async (f) => {
+      const ins = await conn.inserter('nn')
+      try {
+        await f(ins)
+      } finally {
+        await ins.cancel()
+      }
+    }
+    const refused = {
+      'query options null': [() => drain(conn.query('SELECT 1', [], null)), /options are an object, not null/],
+      'queryScalar options null': [() => conn.queryScalar('SELECT 1', [], null), /options are an object, not null/],
+      'createTable without columns': [() => conn.catalog.createTable({ name: 'x' }), /columns are an array/],
+      'createTable(null)': [() => conn.catalog.createTable(null), /table definition is .*, not null/],
+      'createTable column null': [
+        () => conn.catalog.createTable({ name: 'x', columns: [null] }),
+        /column 0 of a table definition is .*, not null/,
+      ],
+      'createTable column without a type': [
+        () => conn.catalog.createTable({ name: 'x', columns: [{ name: 'a' }] }),
+        /column 0's type is a string, not undefined/,
+      ],
+      'createTable nullable not a boolean': [
+        () => conn.catalog.createTable({ name: 'x', columns: [{ name: 'a', type: 'INT', nullable: 'no' }] }),
+        /column 0's nullable is a boolean, not string/,
+      ],
+      'insertColumns columns null': [() => conn.insertColumns('nn', null), /insertColumns: columns is .*, not null/],
+      'insertColumns nulls null': [
+        () => conn.insertColumns('nn', { id: [1], label: ['a'] }, { nulls: null }),
+        /insertColumns: nulls is .*, not null/,
+      ],
+      'insertColumns nulls of a column null': [
+        () => conn.insertColumns('nn', { id: [1], label: ['a'] }, { nulls: { label: null } }),
+        /nulls of `label`/,
+      ],
+      'insertRows definition with columns null': [
+        () => conn.insertRows({ name: 'nn', columns: null }, [[1, 'a']]),
+        /columns are an array/,
+      ],
+      'new Inserter(conn, null)': [async () => new Inserter(conn, null), /table definition is .*, not null/],
+      'new Inserter(null, def)': [async () => new Inserter(null, def), /Connection, not null/],
+      'Inserter.open(null, name)': [() => Inserter.open(null, 'nn'), /Connection, not null/],
+      'addRows(null)': [() => withInserter((ins) => ins.addRows(null)), /rows are an iterable of rows, not null/],
+      'addRows(5)': [() => withInserter((ins) => ins.addRows(5)), /rows are an iterable of rows, not number/],
+      'HyperProcess parameters null': [
+        () => HyperProcess.start({ parameters: null }),
+        /parameters is an object of strings.*, not null/,
+      ],
+      'HyperProcess parameters an array': [
+        () => HyperProcess.start({ parameters: [['log_config', '']] }),
+        /parameters is .*, not an array/,
+      ],
+      'connect settings null': [
+        () => Connection.connect({ endpoint: ctx.hyper.endpoint, settings: null }),
+        /settings is an object of strings.*, not null/,
+      ],
+      'connect setting not a string': [
+        () => Connection.connect({ endpoint: ctx.hyper.endpoint, settings: { extra_float_digits: 2 } }),
+        /settings\.extra_float_digits is a string, not number/,
+      ],
+      'GrpcConnection settings null': [
+        () => GrpcConnection.connect({ endpoint: 'http://127.0.0.1:1', settings: null }),
+        /settings is an object of strings.*, not null/,
+      ],
+    }
+    for (const [name, [f, message]] of Object.entries(refused)) {
+      const err = await rejectsHyper(f, ErrorCode.INVALID_PARAMETER_VALUE, name)
+      assert.match(err.message, message, name)
+    }
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nn'), rows, 'nothing stored')
     await stillWorks()
   })
 })

@@ -4,7 +4,7 @@
  */
 import type { NativeConnection, TableDef, TableRef } from './native'
 import { call, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkOptions } from './options'
+import { checkOptions, checkRecord, isRecord, kindOf } from './options'
 
 /** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
 export type TableName = string | { database?: string; schema?: string; name: string }
@@ -61,20 +61,48 @@ function checkInt(n: number): number {
 
 export function tableRef(name: TableName): TableRef {
   if (typeof name === 'string') return { name }
-  if (typeof name !== 'object' || name === null || typeof name.name !== 'string') {
-    throw invalidArgument(
-      `a table name is a string or { name, schema?, database? }, not ${name === null ? 'null' : typeof name}`,
-    )
+  if (!isRecord(name) || typeof name.name !== 'string') {
+    const what = isRecord(name) ? `an object whose name is ${kindOf(name.name)}` : kindOf(name)
+    throw invalidArgument(`a table name is a string or { name, schema?, database? }, not ${what}`)
   }
   return { database: name.database, schema: name.schema, name: name.name }
 }
 
+/**
+ * `t` for the native layer. Every definition passes here (`createTable`,
+ * `new Inserter`, and the inserts given one), so its shape is checked here
+ * once: a `null` definition or one without `columns` threw a TypeError.
+ */
 export function toDef(t: TableDefinition): TableDef {
+  checkRecord(t, 'a table definition', '{ name, columns: [{ name, type }, ...] }')
+  if (!Array.isArray(t.columns)) {
+    throw invalidArgument(`a table definition's columns are an array of { name, type }, not ${kindOf(t.columns)}`)
+  }
   return {
     table: tableRef(t.name),
-    columns: t.columns.map((c) => ({ name: c.name, sqlType: c.type, nullable: c.nullable, collation: c.collation })),
+    columns: t.columns.map((c: unknown, i) => {
+      checkRecord(c, `column ${i} of a table definition`, '{ name, type, nullable?, collation? }')
+      return {
+        name: stringOf(c.name, `column ${i}'s name`),
+        sqlType: stringOf(c.type, `column ${i}'s type`),
+        nullable: c.nullable === undefined ? undefined : booleanOf(c.nullable, `column ${i}'s nullable`),
+        collation: c.collation === undefined ? undefined : stringOf(c.collation, `column ${i}'s collation`),
+      }
+    }),
     persistence: t.persistence,
   }
+}
+
+/** `value`, refused unless a string; `what` names it. */
+function stringOf(value: unknown, what: string): string {
+  if (typeof value === 'string') return value
+  throw invalidArgument(`${what} is a string, not ${kindOf(value)}`)
+}
+
+/** `value`, refused unless a boolean; `what` names it. */
+function booleanOf(value: unknown, what: string): boolean {
+  if (typeof value === 'boolean') return value
+  throw invalidArgument(`${what} is a boolean, not ${kindOf(value)}`)
 }
 
 export function fromDef(t: TableDef): TableDefinition {

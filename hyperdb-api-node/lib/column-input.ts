@@ -8,6 +8,7 @@
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { call, ErrorCode, HyperError } from './errors'
+import { checkRecord } from './options'
 import type { Catalog, TableDefinition, TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 import { batchRows as checkBatchRows, openInserter, type HasNative } from './inserter'
@@ -121,8 +122,12 @@ export async function insertColumns(
   columns: Readonly<Record<string, ColumnValues>>,
   options: InsertColumnsOptions = {},
 ): Promise<number> {
-  // Options first: an inserter once open holds the connection's place.
+  // Arguments first: an inserter once open holds the connection's place.
   const batchRows = checkBatchRows(options, ['nulls', 'batchRows'])
+  checkRecord(columns, 'insertColumns: columns', 'an object of arrays keyed by column name')
+  if (options.nulls !== undefined) {
+    checkRecord(options.nulls, 'insertColumns: nulls', 'an object of arrays keyed by column name')
+  }
   const { native: inserter, def } = await openInserter(conn, table)
   try {
     const rows = checkShape(def.columns, columns, options.nulls)
@@ -170,6 +175,9 @@ function checkShape(
       throw refuse(`insertColumns: column \`${c.name}\` has ${values.length} values, the first column ${rows}`)
     }
     const n = nulls?.[c.name]
+    if (n !== undefined && !ArrayBuffer.isView(n) && !Array.isArray(n)) {
+      throw refuse(`insertColumns: nulls of \`${c.name}\` takes a Uint8Array or an array of booleans`)
+    }
     if (n !== undefined && n.length !== rows) {
       throw refuse(`insertColumns: nulls of \`${c.name}\` has ${n.length} entries for ${rows} rows`)
     }

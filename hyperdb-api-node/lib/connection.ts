@@ -8,7 +8,7 @@
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkMillis, checkOptions } from './options'
+import { checkMillis, checkOptions, stringEntries } from './options'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
@@ -106,7 +106,7 @@ export class Connection extends Queries {
     checkOptions(options, CONNECT_OPTIONS, 'Connection.connect')
     checkMillis(options.connectTimeoutMs, 'connectTimeoutMs')
     checkMillis(options.queryTimeoutMs, 'queryTimeoutMs')
-    const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
+    const settings = stringEntries(options.settings, 'settings')
     const conn = await call(() =>
       native.NativeConnection.connect({
         endpoint: options.endpoint,

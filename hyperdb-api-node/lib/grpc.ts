@@ -8,7 +8,7 @@ import type { NativeBatchStream, NativeGrpcConnection, NativeIpcStream, Param } 
 import { native } from './native'
 import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
-import { checkOptions } from './options'
+import { checkOptions, stringEntries } from './options'
 
 export interface GrpcConnectOptions {
   /** `HyperProcess.grpcEndpoint`. */
@@ -37,7 +37,7 @@ export class GrpcConnection extends Queries {
   static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
     if (options === undefined) throw invalidArgument('GrpcConnection.connect takes options: { endpoint, ... }')
     checkOptions(options, ['endpoint', 'database', 'transferMode', 'settings'], 'GrpcConnection.connect')
-    const settings = options.settings === undefined ? undefined : Object.entries(options.settings)
+    const settings = stringEntries(options.settings, 'settings')
     const conn = await call(() =>
       native.NativeGrpcConnection.connect({
         endpoint: options.endpoint,

@@ -11,7 +11,7 @@
 import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
-import { checkOptions } from './options'
+import { checkOptions, kindOf } from './options'
 import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
@@ -138,6 +138,7 @@ export class Inserter {
   constructor(conn: HasNative, table: TableDefinition | OpenedInserter, options: InserterOptions = {}) {
     // Options first: an inserter once open holds the connection's place.
     this.batchRows = batchRows(options)
+    checkConnection(conn)
     this.owner = conn
     const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
     this.native = native
@@ -170,6 +171,7 @@ export class Inserter {
     options: InserterOptions = {},
   ): Promise<Inserter> {
     batchRows(options)
+    checkConnection(conn)
     return new Inserter(conn, isDefinition(table) ? table : await openByName(conn, table), options)
   }
 
@@ -191,6 +193,7 @@ export class Inserter {
 
   /** Adds each row of `rows` (see `addRow`). */
   addRows(rows: Iterable<InsertRow>): void {
+    checkRows(rows, false)
     for (const row of rows) this.addRow(row)
   }
 
@@ -201,11 +204,7 @@ export class Inserter {
    * send queue is full.
    */
   async addRowsFrom(rows: Iterable<InsertRow> | AsyncIterable<InsertRow>): Promise<void> {
-    if (typeof rows !== 'object' || rows === null || !(Symbol.iterator in rows || Symbol.asyncIterator in rows)) {
-      throw invalidArgument(
-        `rows are an iterable or an async iterable of rows, not ${rows === null ? 'null' : typeof rows}`,
-      )
-    }
+    checkRows(rows, true)
     if (Symbol.iterator in rows) {
       // A sync source is read without a promise a row; only a full batch waits.
       for (const row of rows) {
@@ -256,7 +255,7 @@ export class Inserter {
     } else {
       throw new HyperError({
         code: ErrorCode.DATATYPE_MISMATCH,
-        message: `row ${this.rowCount}: a row is an array or an object, not ${typeof row}`,
+        message: `row ${this.rowCount}: a row is an array or an object, not ${kindOf(row)}`,
         row: this.rowCount,
       })
     }
@@ -392,6 +391,30 @@ export class Inserter {
       message: `row ${this.rowCount}: ${got} values for ${this.builders.length} columns`,
       row: this.rowCount,
     })
+  }
+}
+
+/**
+ * Refuses `rows` unless it is an iterable (or, where `async`, an async
+ * iterable): `addRows(null)` threw "rows is not iterable", a TypeError.
+ */
+function checkRows(rows: unknown, async: boolean): asserts rows is Iterable<InsertRow> | AsyncIterable<InsertRow> {
+  const iterable =
+    typeof rows === 'object' && rows !== null && (Symbol.iterator in rows || (async && Symbol.asyncIterator in rows))
+  if (!iterable) {
+    throw invalidArgument(
+      `rows are ${async ? 'an iterable or an async iterable' : 'an iterable'} of rows, not ${kindOf(rows)}`,
+    )
+  }
+}
+
+/**
+ * Refuses `conn` unless it is a `Connection` (what an inserter writes
+ * through): `new Inserter(null, ...)` threw a TypeError.
+ */
+function checkConnection(conn: unknown): asserts conn is HasNative {
+  if (typeof conn !== 'object' || conn === null || typeof (conn as Partial<HasNative>)[nativeHandle] !== 'function') {
+    throw invalidArgument(`an Inserter writes through a Connection, not ${kindOf(conn)}`)
   }
 }
 

@@ -12,14 +12,54 @@ import { invalidArgument } from './errors'
  */
 export function checkOptions(options: unknown, known: readonly string[], what: string): void {
   if (options === undefined) return
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw invalidArgument(`${what} options are an object, not ${options === null ? 'null' : typeof options}`)
+  if (!isRecord(options)) {
+    throw invalidArgument(`${what} options are an object, not ${kindOf(options)}`)
   }
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw invalidArgument(`${what} has no option ${JSON.stringify(key)} (it takes ${known.join(', ')})`)
     }
   }
+}
+
+/** What `value` is, for a refusal: `null`, `an array`, or its `typeof`. */
+export function kindOf(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
+}
+
+/** Whether `value` is an object that is neither `null` nor an array. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Refuses `value` unless it is an object (not `null`, not an array):
+ * for the objects an argument or an option holds (a table definition, its
+ * columns, `insertColumns`' columns), which were read unchecked and threw
+ * a TypeError on `null`. `what` names it and `shape` says what it takes.
+ */
+export function checkRecord(value: unknown, what: string, shape: string): asserts value is Record<string, unknown> {
+  if (!isRecord(value)) {
+    throw invalidArgument(`${what} is ${shape}, not ${kindOf(value)}`)
+  }
+}
+
+/**
+ * The entries of a `Record<string, string>` option (`settings`,
+ * `parameters`), or `undefined` when it is not given: `null` gave a
+ * TypeError from `Object.entries`, and a value that is no string napi's
+ * message, which named neither the option nor the key.
+ */
+export function stringEntries(value: unknown, name: string): Array<[string, string]> | undefined {
+  if (value === undefined) return undefined
+  checkRecord(value, name, "an object of strings (e.g. { name: 'value' })")
+  const entries = Object.entries(value)
+  for (const [key, v] of entries) {
+    if (typeof v !== 'string') {
+      throw invalidArgument(`${name}.${key} is a string, not ${kindOf(v)}`)
+    }
+  }
+  return entries as Array<[string, string]>
 }
 
 /** The longest timeout an option takes: 2^31 - 1 ms, about 24.8 days. */

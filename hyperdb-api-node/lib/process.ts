@@ -12,7 +12,7 @@
  */
 import { native, type NativeProcess } from './native'
 import { call } from './errors'
-import { checkInteger, checkMillis, checkOptions } from './options'
+import { checkInteger, checkMillis, checkOptions, stringEntries } from './options'
 
 export interface HyperProcessOptions {
   /**
@@ -73,7 +73,7 @@ export class HyperProcess {
     checkMillis(options.startTimeoutMs, 'startTimeoutMs')
     // A u32 natively: napi would wrap or truncate anything else.
     checkInteger(options.defaultDatabaseVersion, 'defaultDatabaseVersion', 0, 2 ** 32 - 1)
-    const parameters = options.parameters === undefined ? undefined : Object.entries(options.parameters)
+    const parameters = stringEntries(options.parameters, 'parameters')
     const process = await call(() =>
       native.NativeProcess.start({
         transport: options.transport,

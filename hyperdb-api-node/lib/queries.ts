@@ -8,7 +8,7 @@ import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } fro
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
 import { call, canceledError, HyperError, invalidArgument } from './errors'
-import { checkOptions } from './options'
+import { checkOptions, isRecord } from './options'
 import { toParams, type ParamValue } from './params'
 import {
   columnChunk,
@@ -183,7 +183,10 @@ export abstract class Queries {
     options?: RowQueryOptions,
   ): AsyncIterableIterator<RowObject | RowArray>
   query(sql: string, params?: readonly ParamValue[], options: RowQueryOptions = {}): AsyncIterableIterator<unknown> {
-    return new RowIterator(this.rowBatches(sql, params, options), options.signal)
+    // Options that are no object (`null`) are refused at the first `next()`,
+    // as a bad `rowMode` is, not read here first (a TypeError).
+    const signal = isRecord(options) ? (options as RowQueryOptions).signal : undefined
+    return new RowIterator(this.rowBatches(sql, params, options), signal)
   }
 
   /**
@@ -321,6 +324,8 @@ export abstract class Queries {
 
   /** The first column of the first row; a `HyperError` (02000) when there is no row. */
   async queryScalar(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<HyperValue> {
+    // Before the spread below, which takes `null` as no options.
+    checkReadOptions(options)
     const row = await this.queryOne(sql, params, { ...options, rowMode: 'array' })
     if (row === null) {
       throw new HyperError({ code: '02000', message: 'the query returned no rows' })
