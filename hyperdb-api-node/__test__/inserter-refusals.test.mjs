@@ -152,6 +152,14 @@ const SYNC_REFUSALS = [
     column: 'dt',
     names: ['1969-12-31T23:59:59.999Z'],
   },
+  {
+    // Taken by addRow, it failed the whole insert at execute().
+    label: 'a Date before 4713 BC into DATE',
+    row: rowWith(3, { dt: new Date(Date.UTC(-200000, 0, 1)) }),
+    code: '22008',
+    column: 'dt',
+    names: ['-200000-01-01T00:00:00.000Z', 'range'],
+  },
   { label: 'a number into TEXT', row: rowWith(3, { tx: 42 }), code: '42804', column: 'tx', names: ['42'] },
   { label: 'a REAL out of range', row: rowWith(3, { r: 1e39 }), code: '22003', column: 'r', names: ['1e+39'] },
   { label: 'a negative OID', row: rowWith(3, { o: -1 }), code: '22003', column: 'o', names: ['-1'] },
@@ -208,6 +216,9 @@ describe('refused values', () => {
       ['iv', new HyperInterval(2 ** 31, 0, 0n), '22003'],
       ['iv', new HyperInterval(0, 0, 2n ** 62n), '22003'],
       ['ts', new HyperTimestamp(2n ** 63n), '22003'],
+      // Before 4713-01-01 BC: taken here, it failed the whole insert at execute().
+      ['ts', new HyperTimestamp(-9_000_000_000_000_000_000n), '22008'],
+      ['ts', new HyperTimestamp(-210_863_520_000_000_001n), '22008'],
     ]
     for (const [column, v, code] of cases) {
       const row = { id: 1, tm: null, iv: null, ts: null, [column]: v }
@@ -222,7 +233,8 @@ describe('refused values', () => {
   })
 
   test("a Date outside hyperd's DATE range into a DATE column: 22008 naming row and column, nothing stored", async () => {
-    // hyperd failed the whole COPY with XX001, naming nothing.
+    // hyperd failed the whole COPY with XX001, naming nothing; then the
+    // native layer failed it at execute(): addRow refuses it now.
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, d DATE')
     const far = new Date(Date.UTC(-5000, 0, 1))
@@ -233,12 +245,64 @@ describe('refused values', () => {
     const viaRows = await rejectsHyper(() => conn.insertRows(table, rows), '22008')
     assert.deepStrictEqual([viaRows.row, viaRows.column], [1, 'd'])
     const ins = await conn.inserter(table)
-    for (const r of rows) ins.addRow(r)
-    const viaAdd = await rejectsHyper(() => ins.execute(), '22008')
-    assert.deepStrictEqual([viaAdd.row, viaAdd.column], [1, 'd'])
-    assert.equal(await count(conn, table), 0)
+    ins.addRow(rows[0])
+    assertRefused(() => ins.addRow(rows[1]), { code: '22008', row: 1, column: 'd', names: ['-005000-01-01'] })
+    // The first midnight before hyperd's least DATE, and its least.
+    const least = Date.UTC(-4712, 0, 1)
+    assertRefused(() => ins.addRow([2, new Date(least - 86_400_000)]), { code: '22008', row: 1, column: 'd' })
+    ins.addRow([2, new Date(least)])
+    assert.equal(await ins.execute(), 2, 'the refused rows are left out, the others stored')
+    assert.deepStrictEqual(await conn.queryAll(`SELECT id, d::TEXT AS d FROM ${table} ORDER BY id`), [
+      { id: 1, d: '4713-01-01 BC' },
+      { id: 2, d: '4713-01-01 BC' },
+    ])
     await conn.insertRows(table, [[3, dateOnly('294276-12-31')]])
-    assert.equal(await conn.queryScalar(`SELECT d::TEXT FROM ${table}`), '294276-12-31')
+    assert.equal(await conn.queryScalar(`SELECT d::TEXT FROM ${table} WHERE id = 3`), '294276-12-31')
+    await assertUsable(conn)
+  })
+
+  test('a timestamp before 4713 BC is refused by addRow and insertRows (22008, row and column), the inserter goes on', async () => {
+    // Taken by addRow, it failed the whole insert at execute() (22008 from
+    // the native layer's check of the batch).
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, ts TIMESTAMP, tz TIMESTAMPTZ')
+    const least = -210_863_520_000_000_000n // 4713-01-01 00:00:00 BC
+    const early = [
+      ['ts', new HyperTimestamp(-9_000_000_000_000_000_000n)],
+      ['ts', new HyperTimestamp(least - 1n)],
+      ['tz', new HyperTimestamp(least - 1n, true)],
+      ['ts', new Date(Date.UTC(-200000, 0, 1))],
+      ['tz', new Date(-8.64e15)],
+    ]
+    const ins = await conn.inserter(table)
+    ins.addRow([0, new HyperTimestamp(least), new HyperTimestamp(least, true)])
+    for (const [column, v] of early) {
+      const row = { id: 1, ts: null, tz: null, [column]: v }
+      assertRefused(() => ins.addRow(row), { code: '22008', row: 1, column, names: ['4713'] }, `${column} ${v}`)
+    }
+    ins.addRow([1, new Date(Date.UTC(-4712, 0, 1)), null])
+    assert.equal(await ins.execute(), 2)
+    assert.deepStrictEqual(await conn.queryAll(`SELECT id, ts::TEXT AS ts FROM ${table} ORDER BY id`), [
+      { id: 0, ts: '4713-01-01 00:00:00 BC' },
+      { id: 1, ts: '4713-01-01 00:00:00 BC' },
+    ])
+    const err = await rejectsHyper(
+      () =>
+        conn.insertRows(table, [
+          [5, null, null],
+          [6, new HyperTimestamp(least - 1n), null],
+        ]),
+      '22008',
+    )
+    assert.deepStrictEqual([err.row, err.column], [1, 'ts'])
+    assert.equal(await count(conn, table), 2)
+    // insertColumns' arrays go through the same checks.
+    const viaColumns = await rejectsHyper(
+      () => conn.insertColumns(table, { id: [7, 8], ts: [null, new HyperTimestamp(least - 1n)], tz: [null, null] }),
+      '22008',
+    )
+    assert.deepStrictEqual([viaColumns.row, viaColumns.column], [1, 'ts'])
+    assert.equal(await count(conn, table), 2)
     await assertUsable(conn)
   })
 

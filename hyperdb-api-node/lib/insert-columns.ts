@@ -11,7 +11,17 @@
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { ErrorCode, HyperError } from './errors'
-import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp, DecimalFit, decimalFit } from './values'
+import {
+  HyperDate,
+  HyperInterval,
+  HyperNumeric,
+  HyperTime,
+  HyperTimestamp,
+  DecimalFit,
+  decimalFit,
+  LEAST_DATE_DAYS,
+  LEAST_TIMESTAMP,
+} from './values'
 
 const TWO_32 = 4294967296
 const MS_PER_DAY = 86_400_000
@@ -286,13 +296,32 @@ class TimestampBuilder extends Int64Builder {
       } else if (Number.isNaN(ms)) {
         throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'an invalid Date')
       } else {
-        this.setBigInt(BigInt(ms) * 1000n, row, v)
+        this.setMicros(BigInt(ms) * 1000n, row, v)
       }
     } else if (v instanceof HyperTimestamp) {
-      this.setBigInt(v.micros, row, v)
+      this.setMicros(v.micros, row, v)
     } else {
       this.setNull(v, row, 'a HyperTimestamp or a Date')
     }
+  }
+
+  /**
+   * `micros` since 1970, from hyperd's least timestamp up to the last
+   * Arrow's `i64` holds (later ones `setBigInt` refuses). One before 4713
+   * BC was taken here and failed the whole insert at `execute()`, when the
+   * native layer checked its batch; a `Date` whose microseconds are a safe
+   * integer (years 1685 to 2255) is never before it.
+   */
+  private setMicros(micros: bigint, row: number, v: unknown): void {
+    if (micros < LEAST_TIMESTAMP) {
+      throw this.refuse(
+        ErrorCode.DATETIME_FIELD_OVERFLOW,
+        row,
+        v,
+        "before hyperd's least timestamp, 4713-01-01 00:00:00 BC",
+      )
+    }
+    this.setBigInt(micros, row, v)
   }
 }
 
@@ -318,6 +347,16 @@ class DateBuilder extends Int64Builder {
       const ms = v.getTime()
       if (Number.isNaN(ms) || ms % MS_PER_DAY !== 0) {
         throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'a DATE takes a Date at midnight UTC')
+      }
+      // A `Date` reaches back past hyperd's first DATE (one before it failed
+      // the whole insert at `execute()`); it ends before hyperd's last.
+      if (ms < LEAST_DATE_DAYS * MS_PER_DAY) {
+        throw this.refuse(
+          ErrorCode.DATETIME_FIELD_OVERFLOW,
+          row,
+          v,
+          "outside hyperd's DATE range, 4713-01-01 BC to 294276-12-31",
+        )
       }
       this.setNumber(ms, row)
     } else if (v instanceof HyperDate) {

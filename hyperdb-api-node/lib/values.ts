@@ -261,8 +261,9 @@ export function dateOnly(value: string): HyperDate {
  * 1970. Batches read as rows carry the timestamps past Arrow's `i64` (after
  * 294247-01-10 04:00:54.775807, up to hyperd's 294276-12-31 23:59:59.999999)
  * wrapped around, so below this (`Place::query_row_batches` in Rust).
+ * Rust's `Timestamp::HYPER_MIN`; the inserters refuse an earlier one.
  */
-const LEAST_TIMESTAMP = -210_863_520_000_000_000n
+export const LEAST_TIMESTAMP = -210_863_520_000_000_000n
 const TWO_64 = 1n << 64n
 
 /** A timestamp's microseconds since 1970 from a batch read as rows. */
@@ -278,7 +279,7 @@ export function timestampMicros(v: bigint): bigint {
 const DATE_TEXT = /^\s*([+-])?(\d{1,6})-(\d{1,2})-(\d{1,2})(?:\s+(BC|AD))?\s*$/i
 
 /** hyperd's least and greatest DATE (Rust's `Date::HYPER_MIN`, `HYPER_MAX`), days since 1970. */
-const LEAST_DATE_DAYS = -2_440_550
+export const LEAST_DATE_DAYS = -2_440_550
 const GREATEST_DATE_DAYS = 106_762_939
 
 /** Days since 1970 of a date's text (see `HyperDate`). */
