@@ -277,6 +277,18 @@ describe('numeric()', () => {
     await stillWorks()
   })
 
+  test('numeric() gives an OID column an OID of 2^31 or more (a number goes as BIGINT, which hyperd does not store as OID)', async () => {
+    await conn.executeCommand('CREATE TEMPORARY TABLE oids (o OID)')
+    assert.equal(await conn.executeCommand('INSERT INTO oids VALUES ($1)', [numeric('4294967295')]), 1)
+    assert.equal(await conn.executeCommand('INSERT INTO oids VALUES ($1)', [numeric('3000000000')]), 1)
+    assert.equal(await conn.executeCommand('UPDATE oids SET o = $1 WHERE o = $2', [numeric('2147483648'), 3e9]), 1)
+    assert.deepStrictEqual(
+      (await conn.queryAll('SELECT o FROM oids WHERE o >= $1 ORDER BY o', [numeric('2147483648')])).map((r) => r.o),
+      [2147483648, 4294967295],
+    )
+    await rejectsHyper(() => conn.executeCommand('INSERT INTO oids VALUES ($1)', [numeric('4294967296')]), /^22/)
+  })
+
   test('an exponent, blanks around, and zeros ending the fraction past 38 digits', async () => {
     assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(18,2)', [numeric('1.5e3')]), '1500.00')
     assert.equal(await conn.queryScalar('SELECT $1::NUMERIC(18,5)', [numeric('-125E-5')]), '-0.00125')
