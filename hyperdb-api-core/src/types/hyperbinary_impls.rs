@@ -175,10 +175,16 @@ impl ToHyperBinary for f64 {
         match ty {
             SqlType::Double => put_le(buf, self.to_le_bytes()),
             SqlType::Real => {
+                // Rounded to REAL's precision, as the column means (and as
+                // hyperd's own cast, Tableau's inserter and the Node
+                // package store it: 0.1 is REAL's nearest, 0.100000001);
+                // only a finite value past REAL's range is refused, since
+                // it would become infinity.
                 let narrow = *self as f32;
-                if f64::from(narrow) != *self && !self.is_nan() {
+                if narrow.is_infinite() && self.is_finite() {
                     return Err(Error::conversion(format!(
-                        "f64 value {self} is not exactly representable as REAL"
+                        "f64 value {self} is out of the REAL range (at most ±{})",
+                        f32::MAX
                     )));
                 }
                 put_le(buf, narrow.to_le_bytes());

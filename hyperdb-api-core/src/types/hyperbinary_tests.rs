@@ -283,7 +283,21 @@ fn narrowing_is_checked_per_value() {
         enc(&200u8, SqlType::SmallInt).ok(),
         Some(200i16.to_le_bytes().to_vec())
     );
-    assert!(enc(&0.1f64, SqlType::Real).is_err());
+    // REAL's precision, as hyperd's cast and Tableau store it; past its range, refused.
+    assert_eq!(
+        enc(&0.1f64, SqlType::Real).ok(),
+        Some(0.1f32.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        enc(&16_777_217f64, SqlType::Real).ok(),
+        Some(16_777_216f32.to_le_bytes().to_vec())
+    );
+    assert!(enc(&1e300f64, SqlType::Real).is_err());
+    assert!(enc(&-1e39f64, SqlType::Real).is_err());
+    assert_eq!(
+        enc(&f64::INFINITY, SqlType::Real).ok(),
+        Some(f32::INFINITY.to_le_bytes().to_vec())
+    );
     assert_eq!(
         enc(&0.5f64, SqlType::Real).ok(),
         Some(0.5f32.to_le_bytes().to_vec())
