@@ -212,36 +212,28 @@ describe('transactions', () => {
 
   test('an inserter fn leaves open is cancelled: a throw is rethrown, a return rejects (25000); nothing stored', async () => {
     const before = await count()
+    /** A transaction that inserts a row, then opens an inserter, adds a row and ends as `end` says. */
+    const leaveOpen = (end, label) =>
+      withTimeout(
+        conn.transaction(async (tx) => {
+          await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
+          const ins = await tx.inserter('ledger')
+          ins.addRow([5, 50])
+          return end(ins)
+        }),
+        10_000,
+        label,
+      )
     // The inserter's bad row throws out of fn with the inserter open.
     const thrown = await rejectsHyper(
-      () =>
-        withTimeout(
-          conn.transaction(async (tx) => {
-            await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
-            const ins = await tx.inserter('ledger')
-            ins.addRow([5, 50])
-            ins.addRow([null, 1])
-          }),
-          10_000,
-          'transaction with an open inserter',
-        ),
+      () => leaveOpen((ins) => ins.addRow([null, 1]), 'transaction with an open inserter'),
       '23502',
     )
     assert.equal(thrown.row, 1)
     assert.equal(await count(), before)
     // Returned with one open: its rows were never stored, so neither is the rest.
     const left = await rejectsHyper(
-      () =>
-        withTimeout(
-          conn.transaction(async (tx) => {
-            await tx.executeCommand('INSERT INTO ledger VALUES (4, 40)')
-            const ins = await tx.inserter('ledger')
-            ins.addRow([5, 50])
-            return 'forgot execute'
-          }),
-          10_000,
-          'transaction returning with an open inserter',
-        ),
+      () => leaveOpen(() => 'forgot execute', 'transaction returning with an open inserter'),
       '25000',
     )
     assert.match(left.message, /inserter still open/)
