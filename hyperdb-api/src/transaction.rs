@@ -86,7 +86,9 @@ impl Drop for Transaction<'_> {
 /// `COMMIT` (or `END`) of a failed transaction block goes as `ROLLBACK`,
 /// which is what PostgreSQL does with it. hyperd may report a block as
 /// running after a statement in it failed, and would then commit the
-/// writes around the failure (see `Session::transaction_status`).
+/// writes around the failure (see `Session::transaction_status`). The
+/// keyword is found as hyperd finds it (`sql_lex`): `\u{A0}COMMIT` once
+/// went as it was, and committed.
 pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
     if status != TransactionStatus::Failed {
         return sql;

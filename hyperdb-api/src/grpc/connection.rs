@@ -290,18 +290,9 @@ impl AsyncGrpcConnection {
         sql: &str,
         params: &[&dyn ToPgBinary],
     ) -> Result<Pending> {
-        if writes(sql) {
+        if let Some(why) = refusal(sql) {
             let trace = StatementTrace::start(call, sql, params.len(), self.slow);
-            let e = Error::invalid_argument(
-                "sql",
-                format!(
-                    "gRPC runs queries, not {}: hyperd would run it and report no result \
-                     it had; run it on a Connection",
-                    writing_with(sql)
-                        .unwrap_or(crate::sql_lex::first_word(sql))
-                        .to_uppercase()
-                ),
-            );
+            let e = Error::invalid_argument("sql", why);
             return trace.result(Err(e), |_| None);
         }
         let mut query = self.query.clone();
@@ -341,20 +332,42 @@ impl AsyncGrpcConnection {
     }
 }
 
-/// Whether `sql` is a statement that writes or changes the session (its
-/// first word, or a `WITH` whose statement or one of whose queries is an
-/// `INSERT`, `UPDATE`, `DELETE` or `MERGE`), which Hyper's gRPC service
-/// runs and then answers with a result that does not match what it did
-/// (an `INSERT` "reported 2 rows but 0 arrived", a `CREATE TABLE` a
-/// 22000), so a caller that retried would write twice. Refused before
-/// anything is sent; anything else (queries, and a misspelt word, which
-/// hyperd answers with 42601) goes.
-fn writes(sql: &str) -> bool {
+/// Why `sql` is not sent, if it is not: a statement that writes or
+/// changes the session (its first word, or a `WITH` whose statement or
+/// one of whose queries is an `INSERT`, `UPDATE`, `DELETE` or `MERGE`),
+/// which Hyper's gRPC service runs and then answers with a result that
+/// does not match what it did (an `INSERT` "reported 2 rows but 0
+/// arrived", a `CREATE TABLE` a 22000), so a caller that retried would
+/// write twice; and a statement that does not start with a word, whose
+/// keyword this crate cannot tell: were it wrong about a character hyperd
+/// skips, a write would go (a leading BOM hid a `DELETE`). Anything else
+/// (queries, a misspelt word, which hyperd answers with 42601, and
+/// nothing but spaces and comments) goes.
+fn refusal(sql: &str) -> Option<String> {
+    let first = crate::sql_lex::first_token(sql);
     let word = crate::sql_lex::first_word(sql);
-    if word.eq_ignore_ascii_case("with") {
-        return writing_with(sql).is_some();
+    if word.is_empty() {
+        let c = first.chars().next()?;
+        return Some(format!(
+            "gRPC runs queries, and this statement starts with {c:?} (U+{:04X}), not a \
+             keyword: what hyperd would do with it cannot be told before it runs; start it \
+             with its keyword, or run it on a Connection",
+            u32::from(c)
+        ));
     }
-    WRITES.iter().any(|k| word.eq_ignore_ascii_case(k))
+    let writing = if word.eq_ignore_ascii_case("with") {
+        writing_with(sql)
+    } else {
+        WRITES
+            .iter()
+            .any(|k| word.eq_ignore_ascii_case(k))
+            .then_some(word)
+    }?;
+    Some(format!(
+        "gRPC runs queries, not {}: hyperd would run it and report no result it had; \
+         run it on a Connection",
+        writing.to_uppercase()
+    ))
 }
 
 /// The keyword of the statement a `WITH` writes with, if any: a word
@@ -414,4 +427,45 @@ struct Pending {
     call: &'static str,
     params: usize,
     query: GrpcQuery,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+
+    /// A write behind anything hyperd skips is refused, and so is a
+    /// statement whose first character is no keyword's: hyperd might skip
+    /// it too.
+    #[test]
+    fn writes_are_refused_behind_what_hyperd_skips() {
+        for sql in [
+            "\u{FEFF}DELETE FROM t",
+            "\u{A0}delete from t",
+            "\u{2028}\u{3000}\u{200B}\u{B}INSERT INTO t VALUES (1)",
+            "(\u{200E}UPDATE t SET a = 1)",
+            ";DELETE FROM t",
+            "-- note\rDELETE FROM t",
+            "/* a /* b */ DELETE FROM t",
+            "WITH q AS (SELECT 1)\u{A0}DELETE FROM t",
+            "WITH q AS (SELECT text$q$--$q$) DELETE FROM t",
+        ] {
+            let why = refusal(sql).unwrap_or_else(|| panic!("{sql:?} goes"));
+            assert!(why.starts_with("gRPC runs queries, not "), "{sql:?}: {why}");
+        }
+        for sql in ["\u{85}DELETE FROM t", "\u{2060}SELECT 1", "$1", "'x'"] {
+            let why = refusal(sql).unwrap_or_else(|| panic!("{sql:?} goes"));
+            assert!(why.contains("not a keyword"), "{sql:?}: {why}");
+        }
+        for sql in [
+            "SELECT 1",
+            "\u{FEFF}SELECT 1",
+            "(\u{3000}select 1)",
+            ";WITH q AS (SELECT 1) TABLE q",
+            "SELEC 1",
+            "",
+            " -- nothing\n",
+        ] {
+            assert_eq!(refusal(sql), None, "{sql:?}");
+        }
+    }
 }

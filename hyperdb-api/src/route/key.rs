@@ -6,7 +6,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use crate::sql_lex::{ident_before, skip_quoted, skip_unlexed};
+use crate::sql_lex::{ident_before, skip_quoted, skip_unlexed, space_len};
 
 /// A statement's two keys in the route book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,8 +107,8 @@ impl Leaving {
 /// there is one; a name or an expression is no literal.
 fn literal_after(b: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut i = at;
-    while b.get(i).is_some_and(u8::is_ascii_whitespace) {
-        i += 1;
+    while space_len(b, i) > 0 {
+        i += space_len(b, i);
     }
     match b.get(i)? {
         b'\'' => Some((i, skip_quoted(b, i + 1, b'\'', false))),

@@ -151,19 +151,31 @@ fn a_failed_statement_with_parameters_fails_the_transaction() {
     assert_eq!(c.transaction_status(), TransactionStatus::Idle);
 
     // A plain failure, then a statement with parameters (which hyperd
-    // answers by clearing the failure), then a raw COMMIT.
-    c.execute_command("BEGIN").unwrap();
-    c.execute_command("INSERT INTO failed_params VALUES (1)")
-        .unwrap();
-    c.execute_command("INSERT INTO missing_table VALUES (1)")
-        .unwrap_err();
-    c.execute_command_params("SELECT $1::INT", &[&1i32])
-        .unwrap_err();
-    let _ = c.execute_command("INSERT INTO failed_params VALUES (2)");
-    assert_eq!(c.transaction_status(), TransactionStatus::Failed);
-    c.execute_command("commit").unwrap();
-    assert_eq!(count(&mut c), 0);
-    assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+    // answers by clearing the failure), then a raw COMMIT; also behind
+    // what hyperd skips before a keyword (each of these but the first
+    // committed row 1 and 2).
+    for commit in [
+        "commit",
+        "\u{A0}COMMIT",
+        "\u{FEFF}commit",
+        "\u{2028}\u{3000}\u{200B}\u{B}END",
+        ";COMMIT",
+        "-- note\rCOMMIT",
+        "/* a /* b */ COMMIT",
+    ] {
+        c.execute_command("BEGIN").unwrap();
+        c.execute_command("INSERT INTO failed_params VALUES (1)")
+            .unwrap();
+        c.execute_command("INSERT INTO missing_table VALUES (1)")
+            .unwrap_err();
+        c.execute_command_params("SELECT $1::INT", &[&1i32])
+            .unwrap_err();
+        let _ = c.execute_command("INSERT INTO failed_params VALUES (2)");
+        assert_eq!(c.transaction_status(), TransactionStatus::Failed);
+        c.execute_command(commit).unwrap();
+        assert_eq!(count(&mut c), 0, "{commit:?}");
+        assert_eq!(c.transaction_status(), TransactionStatus::Idle);
+    }
 
     // A transaction without a failure still commits, parameters and all.
     let mut tx = c.transaction().unwrap();

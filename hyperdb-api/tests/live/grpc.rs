@@ -768,3 +768,55 @@ fn statements_that_write_are_refused_before_sending() {
     let typo = c.query_scalar::<i64>("SELEC 1").unwrap_err();
     assert_eq!(typo.sqlstate(), "42601", "{typo}");
 }
+
+/// A write behind a character hyperd skips before a keyword (a BOM from a
+/// `.sql` file, U+00A0, U+2028, U+3000, a zero-width space, a vertical
+/// tab, an empty statement), or behind a comment ended where hyperd ends
+/// it, is refused like any other: each of these deleted the row over
+/// gRPC. A statement starting with a character that is no keyword's is
+/// refused too; the same spaces before a query are read past.
+#[test]
+fn writes_behind_what_hyperd_skips_are_refused() {
+    let dir = crate::common::temp_dir();
+    let path = dir.path().join("grpc_skipped.hyper");
+    let mut pg = pg_connect(&path, CreateMode::Create);
+    pg.execute_command("CREATE TABLE a (id INT)").unwrap();
+    pg.execute_command("INSERT INTO a VALUES (1), (2)").unwrap();
+    let c =
+        GrpcConnection::connect_with(&options(TransferMode::Sync).with_database(&path).unwrap())
+            .unwrap();
+    let spaces = [
+        '\u{FEFF}', '\u{A0}', '\u{2028}', '\u{3000}', '\u{200B}', '\u{B}', '\u{2000}', '\u{200F}',
+    ];
+    let mut writes: Vec<String> = spaces
+        .iter()
+        .map(|c| format!("{c}DELETE FROM a WHERE id = 1"))
+        .collect();
+    writes.extend(
+        [
+            ";DELETE FROM a WHERE id = 1",
+            "-- note\rDELETE FROM a WHERE id = 1",
+            "/* a /* b */ DELETE FROM a WHERE id = 1",
+            "WITH q AS (SELECT 1)\u{3000}DELETE FROM a WHERE id = 1",
+            "WITH q AS (SELECT text$q$--$q$) DELETE FROM a WHERE id = 1",
+            "\u{85}DELETE FROM a WHERE id = 1",
+        ]
+        .map(String::from),
+    );
+    for sql in &writes {
+        let e = c.query_scalar::<i64>(sql).unwrap_err();
+        assert_eq!(e.sqlstate(), "22023", "{sql:?}: {e}");
+        assert!(e.to_string().contains("gRPC runs queries"), "{e}");
+    }
+    assert_eq!(
+        pg.query_scalar::<i64>("SELECT count(*) FROM a").unwrap(),
+        2,
+        "a write went"
+    );
+    for space in spaces {
+        let n = c
+            .query_scalar::<i64>(&format!("{space}SELECT count(*) FROM a"))
+            .unwrap();
+        assert_eq!(n, 2, "{space:?}");
+    }
+}
