@@ -300,7 +300,8 @@ impl Connection {
     /// [`prepare`](Self::prepare) declaring the first `types.len()`
     /// parameters' types; the rest are inferred. Values bound later must
     /// fit the declared types (an `i32` fits INT and BIGINT, an `i64`
-    /// only BIGINT).
+    /// only BIGINT; text fits the text types, JSON, CHAR(1) and GEOGRAPHY,
+    /// which hyperd takes as WKT text only; a NULL fits every type).
     pub fn prepare_typed(&mut self, sql: &str, types: &[SqlType]) -> Result<Statement> {
         let trace = self.trace("prepare", sql, 0);
         let prepared = declared_types(sql, types).and_then(|oids| {

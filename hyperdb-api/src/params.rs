@@ -5,7 +5,9 @@
 use std::ops::Range;
 
 use bytes::BytesMut;
-use hyperdb_api_core::protocol::ops::{QueryRequest, FORMAT_BINARY, FORMAT_HYPER_BINARY};
+use hyperdb_api_core::protocol::ops::{
+    QueryRequest, FORMAT_BINARY, FORMAT_HYPER_BINARY, FORMAT_TEXT,
+};
 use hyperdb_api_core::types::{IsNull, ToPgBinary};
 
 use crate::error::{Error, Result};
@@ -63,6 +65,22 @@ impl Params {
             if want != 0 {
                 *ty = want;
             }
+        }
+    }
+
+    /// Parameter `i`'s bytes, `None` for NULL.
+    pub(crate) fn value(&self, i: usize) -> Option<&[u8]> {
+        self.spans.get(i)?.clone().map(|r| &self.buf[r])
+    }
+
+    /// Sends parameter `i` in text form (format 0), for a type hyperd
+    /// reads only so (GEOGRAPHY); its bytes must be text already.
+    pub(crate) fn send_as_text(&mut self, i: usize) {
+        if self.formats.is_empty() {
+            self.formats.resize(self.spans.len(), FORMAT_BINARY);
+        }
+        if let Some(f) = self.formats.get_mut(i) {
+            *f = FORMAT_TEXT;
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use hyperdb_api_core::protocol::ops::{FORMAT_BINARY, FORMAT_HYPER_BINARY};
 use hyperdb_api_core::protocol::{CloseQueue, StatementDescription};
-use hyperdb_api_core::types::{SqlType, ToPgBinary};
+use hyperdb_api_core::types::{oid, SqlType, ToPgBinary};
 
 use crate::error::{Error, Result};
 use crate::params::Params;
@@ -123,31 +123,29 @@ impl Statement {
     }
 
     /// Checks that this statement belongs to `session` and encodes
-    /// `values` for it: as many as it has parameters, each of a type
-    /// that fits the declared one. A value in binary form for a parameter
-    /// hyperd inferred makes the run go as the statement's text, its
-    /// parameters declared by the statement or else by the values
-    /// ([`Bound::Text`]): hyperd does not report what it inferred and
-    /// reads the bytes as that type, so an `i64` bound where it inferred
-    /// DOUBLE PRECISION was stored as 2.5e-323; declared by the value, the
-    /// server casts it or refuses it.
+    /// `values` for it: as many as it has parameters, each NULL or of a
+    /// type that fits the declared one ([`fit_declared`]). A value in
+    /// binary form for a parameter hyperd inferred makes the run go as the
+    /// statement's text, its parameters declared by the statement or else
+    /// by the values ([`Bound::Text`]): hyperd does not report what it
+    /// inferred and reads the bytes as that type, so an `i64` bound where
+    /// it inferred DOUBLE PRECISION was stored as 2.5e-323; declared by the
+    /// value, the server casts it or refuses it.
     pub(crate) fn bind(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<Bound> {
         self.check(session, values)?;
         let declared = &self.inner.param_oids;
+        let mut params = Params::encode(values)?;
         for (i, (value, &want)) in values.iter().zip(declared).enumerate() {
-            let have = value.param_type_oid();
-            if !binds_as(have, want) {
-                return Err(Error::invalid_argument(
-                    format!("parameter ${}", i + 1),
-                    format!(
-                        "the statement declares {}, the value is {}",
-                        type_name(want),
-                        type_name(have)
-                    ),
-                ));
+            // A NULL has no bytes to misread: it binds to any type.
+            let Some(bytes) = params.value(i) else {
+                continue;
+            };
+            let as_text = fit_declared(value.param_type_oid(), want, bytes)
+                .map_err(|why| Error::invalid_argument(format!("parameter ${}", i + 1), why))?;
+            if as_text {
+                params.send_as_text(i);
             }
         }
-        let mut params = Params::encode(values)?;
         let inferred_binary = values.iter().zip(declared).any(|(value, &want)| {
             want == 0 && value.param_type_oid() != 0 && value.param_format() == FORMAT_BINARY
         });
@@ -201,19 +199,67 @@ pub(crate) const RESULT_FORMAT: i16 = FORMAT_HYPER_BINARY;
 /// Whether a value of type `have` may be bound to a parameter declared
 /// `want`. Measured on hyperd 0.0.26963: a parameter declared 0 takes
 /// what fits its use, a narrower integer binds to a wider one (2 bytes to
-/// INT or BIGINT, 4 to BIGINT), text to any text type; an integer wider
-/// than declared fails on the server ("invalid Postgres binary integer
-/// format"). NUMERIC values declare 0 (see `types::pg_binary`).
+/// INT or BIGINT, 4 to BIGINT), text to any text type, to JSON (hyperd
+/// checks the document: 22P02) and to CHAR(1) (OID 18, `"char"`); an
+/// integer wider than declared fails on the server ("invalid Postgres
+/// binary integer format"). NUMERIC values declare 0 (see
+/// `types::pg_binary`). GEOGRAPHY takes text alone, as WKT (see
+/// [`fit_declared`]).
 fn binds_as(have: u32, want: u32) -> bool {
     const INT2: u32 = 21;
     const INT4: u32 = 23;
     const INT8: u32 = 20;
-    const TEXT: [u32; 3] = [25, 1043, 1042];
+    const TAKES_TEXT: [u32; 3] = [oid::CHAR1, oid::JSON, oid::GEOGRAPHY];
     have == want
         || want == 0
         || have == 0
         || matches!((have, want), (INT2, INT4) | (INT2, INT8) | (INT4, INT8))
-        || (TEXT.contains(&have) && TEXT.contains(&want))
+        || (TEXT.contains(&have) && (TEXT.contains(&want) || TAKES_TEXT.contains(&want)))
+}
+
+/// The OIDs of text values: TEXT, VARCHAR and CHAR(n).
+const TEXT: [u32; 3] = [oid::TEXT, oid::VARCHAR, oid::BPCHAR];
+
+/// Whether the bytes of a value of type `have`, not NULL, may go to a
+/// parameter declared `want`, and whether they go as text (format 0):
+/// `Ok(true)` for WKT to a GEOGRAPHY parameter, which hyperd reads only in
+/// text form (in binary form every value, the bytes a GEOGRAPHY column
+/// reads back as included, is refused with 42883 "no pg binary input
+/// function available for type geography"), and where it takes the text
+/// up to its first NUL (`POINT(1 2)\0junk` stored the point), so a NUL is
+/// refused. A CHAR(1) parameter keeps a value's first character and drops
+/// the rest without an error (`ab` stored `a`): more than one character
+/// (beyond trailing spaces, see [`SqlType::fit_text`]) is refused, as
+/// every inserter refuses it.
+fn fit_declared(have: u32, want: u32, bytes: &[u8]) -> std::result::Result<bool, String> {
+    if !binds_as(have, want) {
+        let mut why = format!(
+            "the statement declares {}, the value is {}",
+            type_name(want),
+            type_name(have)
+        );
+        if want == oid::GEOGRAPHY {
+            why.push_str(": a GEOGRAPHY parameter takes WKT text (`POINT(1 2)`)");
+        }
+        return Err(why);
+    }
+    if !TEXT.contains(&have) {
+        return Ok(false);
+    }
+    match want {
+        oid::GEOGRAPHY if bytes.contains(&0) => {
+            Err("the WKT text has a NUL, where hyperd would end it".into())
+        }
+        oid::GEOGRAPHY => Ok(true),
+        oid::CHAR1 => match SqlType::Char(1).fit_text(&String::from_utf8_lossy(bytes)) {
+            Ok(_) => Ok(false),
+            Err(chars) => Err(format!(
+                "the statement declares CHAR(1) (OID 18), the value has {chars} characters: \
+                 hyperd would keep the first"
+            )),
+        },
+        _ => Ok(false),
+    }
 }
 
 fn type_name(oid: u32) -> String {
@@ -306,6 +352,26 @@ mod tests {
         assert!(!binds_as(20, 23), "wider than declared");
         assert!(binds_as(25, 1043) && binds_as(1043, 25));
         assert!(!binds_as(25, 23) && !binds_as(701, 23));
+        // Text to JSON, CHAR(1) and GEOGRAPHY; nothing else to them.
+        for want in [114, 18, 5003] {
+            assert!(binds_as(25, want), "{want}");
+            assert!(!binds_as(23, want) && !binds_as(17, want), "{want}");
+        }
+    }
+
+    #[test]
+    fn values_fit_what_hyperd_stores_of_them() {
+        assert_eq!(fit_declared(25, 5003, b"POINT(1 2)"), Ok(true));
+        assert_eq!(fit_declared(25, 114, b"{}"), Ok(false));
+        for one in ["a", "\u{e9}", "\u{20ac}", "a   ", ""] {
+            assert_eq!(fit_declared(25, 18, one.as_bytes()), Ok(false), "{one:?}");
+        }
+        let e = fit_declared(25, 18, "\u{e9}b".as_bytes()).unwrap_err();
+        assert!(e.contains("2 characters"), "{e}");
+        let e = fit_declared(25, 5003, b"POINT(1 2)\0junk").unwrap_err();
+        assert!(e.contains("NUL"), "{e}");
+        let e = fit_declared(17, 5003, b"\x07").unwrap_err();
+        assert!(e.contains("WKT"), "{e}");
     }
 
     #[test]

@@ -125,6 +125,132 @@ fn declared_types_are_reported_and_checked() {
     c.ping().unwrap();
 }
 
+/// Text binds to parameters declared JSON, CHAR(1) (OID 18, hyperd's
+/// `"char"`) and GEOGRAPHY, and a NULL of any type to every declared type:
+/// each was refused with 22023 ("the statement declares JSON (OID 114),
+/// the value is TEXT (OID 25)"). GEOGRAPHY goes as WKT text, the only form
+/// hyperd takes for it, and stores what the same WKT cast in SQL does.
+/// Values of another type, and values hyperd would store cut (a second
+/// CHAR(1) character, WKT past a NUL), are still refused before sending.
+#[test]
+fn text_binds_to_json_char1_and_geography_parameters() {
+    use hyperdb_api::Value;
+    let dir = temp_dir();
+    let mut c = connect(&dir, "typed.hyper");
+    c.execute_command("CREATE TABLE p (id INT, j JSON, c CHAR(1), g TABLEAU.TABGEOGRAPHY)")
+        .unwrap();
+    let types = [
+        SqlType::Int,
+        SqlType::Json,
+        SqlType::Char(1),
+        SqlType::Geography,
+    ];
+    let insert = c
+        .prepare_typed("INSERT INTO p VALUES ($1, $2, $3, $4)", &types)
+        .unwrap();
+    assert_eq!(insert.params().len(), 4);
+    let n = c
+        .execute(&insert, &[&1, &"{\"a\": [1, 2]}", &"\u{e9}", &"POINT(1 2)"])
+        .unwrap();
+    assert_eq!(n, 1);
+    let n = c
+        .execute(
+            &insert,
+            &[
+                &2,
+                &Value::Text("{}".into()),
+                &String::from("x"),
+                &Value::Text("POINT(3 4)".into()),
+            ],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let n = c
+        .execute(&insert, &[&3, &None::<&str>, &None::<i32>, &Value::Null])
+        .unwrap();
+    assert_eq!(n, 1);
+    // A declared GEOGRAPHY beside an inferred parameter: the run goes as
+    // the statement's text, the WKT as text all the same.
+    let beside = c
+        .prepare_typed(
+            "INSERT INTO p (g, id) VALUES ($1, $2)",
+            &[SqlType::Geography],
+        )
+        .unwrap();
+    assert_eq!(c.execute(&beside, &[&"POINT(5 6)", &4i32]).unwrap(), 1);
+
+    type Read = (i32, Option<String>, Option<String>, Option<String>);
+    let rows: Vec<Read> = c
+        .query_as_params("SELECT id, j, c, CAST(g AS TEXT) FROM p ORDER BY id", &[])
+        .unwrap()
+        .collect::<hyperdb_api::Result<_>>()
+        .unwrap();
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        rows,
+        [
+            (
+                1,
+                some("{\"a\": [1, 2]}"),
+                some("\u{e9}"),
+                some("POINT(1.0000000 2.0000000)")
+            ),
+            (2, some("{}"), some("x"), some("POINT(3.0000000 4.0000000)")),
+            (3, None, None, None),
+            (4, None, None, some("POINT(5.0000000 6.0000000)")),
+        ]
+    );
+    // The bytes stored are those of the WKT cast in SQL.
+    for (id, wkt) in [(1, "POINT(1 2)"), (4, "POINT(5 6)")] {
+        let bound: Vec<u8> = c
+            .query_scalar(&format!("SELECT g FROM p WHERE id = {id}"))
+            .unwrap();
+        let cast: Vec<u8> = c
+            .query_scalar(&format!("SELECT CAST('{wkt}' AS TABLEAU.TABGEOGRAPHY)"))
+            .unwrap();
+        assert_eq!(bound, cast, "{wkt}");
+    }
+
+    let stored: Vec<u8> = c.query_scalar("SELECT g FROM p WHERE id = 1").unwrap();
+    let refused: [(&[&dyn hyperdb_api::types::ToPgBinary], &str, &str); 6] = [
+        (
+            &[&9, &5i32, &"c", &"POINT(0 0)"],
+            "$2",
+            "JSON (OID 114), the value is INTEGER",
+        ),
+        (
+            &[&9, &"{}", &7i64, &"POINT(0 0)"],
+            "$3",
+            "CHAR(1) (OID 18), the value is BIGINT",
+        ),
+        (
+            &[&9, &"{}", &"ab", &"POINT(0 0)"],
+            "$3",
+            "the value has 2 characters",
+        ),
+        (
+            &[&9, &"{}", &"c", &stored],
+            "$4",
+            "GEOGRAPHY (OID 5003), the value is BYTEA",
+        ),
+        (
+            &[&9, &"{}", &"c", &1.5f64],
+            "$4",
+            "the value is DOUBLE PRECISION",
+        ),
+        (&[&9, &"{}", &"c", &"POINT(0 0)\0x"], "$4", "NUL"),
+    ];
+    for (values, param, why) in refused {
+        let e = c.execute(&insert, values).unwrap_err();
+        assert_eq!(e.sqlstate(), "22023", "{e}");
+        let text = e.to_string();
+        assert!(text.contains(&format!("parameter {param}")), "{text}");
+        assert!(text.contains(why), "{text}");
+    }
+    let n: i64 = c.query_scalar("SELECT count(*) FROM p").unwrap();
+    assert_eq!(n, 4, "nothing refused was stored");
+}
+
 #[test]
 fn a_statement_belongs_to_its_connection() {
     let mut a =
