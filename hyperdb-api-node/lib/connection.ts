@@ -8,7 +8,7 @@
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkMillis, checkOptions, stringEntries } from './options'
+import { checkMillis, checkOptions, kindOf, stringEntries } from './options'
 import { toParams, type ParamValue } from './params'
 import { Queries } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
@@ -251,7 +251,7 @@ export class Connection extends Queries {
    */
   async transaction<T>(fn: (tx: Connection) => Promise<T>): Promise<T> {
     if (typeof fn !== 'function') {
-      throw invalidArgument(`transaction takes an async function, not ${fn === null ? 'null' : typeof fn}`)
+      throw invalidArgument(`transaction takes an async function, not ${kindOf(fn)}`)
     }
     if (this.inTransaction) {
       throw new HyperError({

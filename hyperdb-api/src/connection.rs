@@ -129,8 +129,8 @@ impl Connection {
         use crate::arrow::{arrow_cannot_express, ArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        let in_transaction = self.transaction_status() != TransactionStatus::Idle;
-        if self.routes.choose_in(key, in_transaction) == ReadRoute::Arrow {
+        let status = self.transaction_status();
+        if self.routes.choose_in(key, status) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match ArrowBatches::start(&mut self.client, sql, &mut trace) {
                 Ok(started) if !started.rows_read_every_column() => {

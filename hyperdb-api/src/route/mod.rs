@@ -34,6 +34,7 @@
 use std::collections::HashMap;
 
 use arrow_schema::SchemaRef;
+use hyperdb_api_core::protocol::backend::TransactionStatus;
 
 mod key;
 
@@ -167,8 +168,8 @@ impl RouteBook {
         ReadRoute::DataRows
     }
 
-    /// [`choose`](Self::choose), inside a transaction block when
-    /// `in_transaction`. There a refused Arrow run cannot be run again as
+    /// [`choose`](Self::choose) for a session whose transaction state is
+    /// `status`. Inside a transaction block a refused Arrow run cannot be run again as
     /// rows: hyperd fails the transaction with the refusal (a TIMESTAMP
     /// `infinity`, a TIME `24:00`), and the `DataRow` run after it gets
     /// 25P02, so a read that works outside would roll back the caller's
@@ -176,9 +177,9 @@ impl RouteBook {
     /// had no column where a value can be refused (see
     /// [`arrow_cannot_refuse`]); a statement first seen in a transaction
     /// goes as rows, its values read whatever they are.
-    pub(crate) fn choose_in(&mut self, key: RouteKey, in_transaction: bool) -> ReadRoute {
+    pub(crate) fn choose_in(&mut self, key: RouteKey, status: TransactionStatus) -> ReadRoute {
         let route = self.choose(key);
-        if !in_transaction || route == ReadRoute::DataRows {
+        if status == TransactionStatus::Idle || route == ReadRoute::DataRows {
             return route;
         }
         let schema = self
@@ -424,12 +425,15 @@ mod tests {
     fn transactions_take_arrow_only_where_nothing_is_refused() {
         let mut book = RouteBook::default();
         assert_eq!(
-            book.choose_in(k(1), true),
+            book.choose_in(k(1), TransactionStatus::InTransaction),
             ReadRoute::DataRows,
             "never seen"
         );
         ran(&mut book, k(1), 0.050, 1, 10_000_000);
-        assert_eq!(book.choose_in(k(1), true), ReadRoute::Arrow);
+        assert_eq!(
+            book.choose_in(k(1), TransactionStatus::InTransaction),
+            ReadRoute::Arrow
+        );
         let dated = Arc::new(Schema::new(vec![Field::new(
             "t",
             DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
@@ -437,8 +441,14 @@ mod tests {
         )]));
         book.arrow_started(k(2), 0.050, &dated);
         book.finished(k(2), 1, 10_000_000);
-        assert_eq!(book.choose_in(k(2), false), ReadRoute::Arrow);
-        assert_eq!(book.choose_in(k(2), true), ReadRoute::DataRows);
+        assert_eq!(
+            book.choose_in(k(2), TransactionStatus::Idle),
+            ReadRoute::Arrow
+        );
+        assert_eq!(
+            book.choose_in(k(2), TransactionStatus::InTransaction),
+            ReadRoute::DataRows
+        );
     }
 
     #[test]

@@ -28,7 +28,6 @@ use crate::rows::{arrow_eligible, Schema};
 use crate::trace::StatementTrace;
 use crate::value::Value;
 use crate::{AsyncConnection, AsyncRows};
-use hyperdb_api_core::protocol::backend::TransactionStatus;
 
 /// Whether the query is plain: routed by its book entry.
 fn plain(q: &Query) -> bool {
@@ -48,7 +47,7 @@ pub(super) fn start_batches(
             return Ok(batches.started());
         }
         let key = key(&q.sql);
-        if book.choose_in(key, in_transaction(client)) == ReadRoute::Arrow {
+        if book.choose_in(key, client.session().transaction_status()) == ReadRoute::Arrow {
             let start = Instant::now();
             match AsyncArrowBatches::start(client, &q.sql, &mut trace).await {
                 Ok(started) => {
@@ -78,7 +77,8 @@ pub(super) fn start_ipc(
         let (client, book) = conn.route_parts();
         let key = key(&q.sql);
         let routed = plain(&q);
-        if routed && book.choose_in(key, in_transaction(client)) == ReadRoute::Arrow {
+        if routed && book.choose_in(key, client.session().transaction_status()) == ReadRoute::Arrow
+        {
             // "Cannot be converted to Arrow" comes before the first chunk:
             // read it before choosing the route. The borrow of `client`
             // ends with this block, so the fallback below may use it again.
@@ -122,12 +122,6 @@ pub(super) fn start_ipc(
         );
         Ok(started)
     })
-}
-
-/// Whether the connection is inside a transaction block (see
-/// `RouteBook::choose_in`).
-fn in_transaction(client: &hyperdb_api_core::client::AsyncClient) -> bool {
-    client.session().transaction_status() != TransactionStatus::Idle
 }
 
 /// The schema at the head of an IPC stream's first chunk.

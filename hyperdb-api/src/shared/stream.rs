@@ -200,24 +200,25 @@ impl<T: Send + 'static> ResultStream<T> {
             let inner = guard.inner.clone();
             // A caller that stops waiting for the schema (its future
             // dropped) ends the start too, and the settling below cancels
-            // the statement instead of waiting for its first rows.
-            let started = tokio::select! {
-                biased;
-                started = start(guard.conn(), query) => Some(started),
-                () = first_tx.closed() => None,
-            };
-            // Moved into the match (the braces), so its borrow of the
-            // connection ends there, before the settling.
-            #[allow(clippy::blocks_in_conditions)]
-            match { started } {
-                None => {}
-                Some(Err(e)) => {
-                    let _ = first_tx.send(Err(e));
-                }
-                Some(Ok((schema, source))) => {
-                    let route = source.read_route();
-                    if first_tx.send(Ok((schema, route))).is_ok() {
-                        pump(source, &end.tx, &end.credits, Some(&inner)).await;
+            // the statement instead of waiting for its first rows. In a
+            // block of its own: what `start` gives borrows the connection,
+            // which the settling needs back.
+            {
+                let started = tokio::select! {
+                    biased;
+                    started = start(guard.conn(), query) => Some(started),
+                    () = first_tx.closed() => None,
+                };
+                match started {
+                    None => {}
+                    Some(Err(e)) => {
+                        let _ = first_tx.send(Err(e));
+                    }
+                    Some(Ok((schema, source))) => {
+                        let route = source.read_route();
+                        if first_tx.send(Ok((schema, route))).is_ok() {
+                            pump(source, &end.tx, &end.credits, Some(&inner)).await;
+                        }
                     }
                 }
             }
