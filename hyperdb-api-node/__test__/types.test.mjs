@@ -620,6 +620,47 @@ describe('GEOGRAPHY', () => {
   })
 })
 
+describe('UUID and ARRAY', () => {
+  // hyperd has no Arrow form for a UUID: it reads as its text, the text
+  // hyperd's own ::TEXT gives (its 16 bytes arrive as one little-endian
+  // number; values whose halves differ check the byte order).
+  const uuids = ['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', null, 'ffffffff-0000-0000-0000-00000000000a']
+
+  before(async () => {
+    await conn.executeCommand('CREATE TABLE ids (id INT NOT NULL, v UUID)')
+    await conn.executeCommand(`INSERT INTO ids VALUES (0, uuid '${uuids[0]}'), (1, NULL), (2, uuid '${uuids[2]}')`)
+  })
+
+  test('a UUID reads as its text through every route', async () => {
+    assert.deepEqual(
+      (await conn.queryAll('SELECT v::TEXT AS t FROM ids ORDER BY id')).map((r) => r.t),
+      uuids,
+      "hyperd's own text",
+    )
+    const c = { kind: 'text', sqlType: 'UUID' }
+    for (const run of [1, 2]) {
+      await checkRows('SELECT id, v FROM ids ORDER BY id', undefined, uuids, `UUID, run ${run}`)
+      await checkColumns('SELECT id, v FROM ids ORDER BY id', undefined, c, uuids, `UUID, run ${run}`)
+      await checkArrow('SELECT id, v FROM ids ORDER BY id', undefined, c, uuids, `UUID, run ${run}`)
+    }
+    const p = 'SELECT id, v FROM ids WHERE $1::int = 1 ORDER BY id'
+    await checkRows(p, [1], uuids, 'UUID (param)')
+    await checkColumns(p, [1], c, uuids, 'UUID (param)')
+  })
+
+  test('an ARRAY is refused with 0A000 naming the cast that reads it; the connection stays usable', async () => {
+    for (const [sql, params] of [
+      ['SELECT ARRAY[1, 2] AS a', undefined],
+      ['SELECT ARRAY[1, 2] AS a', undefined],
+      ['SELECT ARRAY[1, $1] AS a', [2]],
+    ]) {
+      const e = await rejectsHyper(conn.queryAll(sql, params), '0A000')
+      assert.match(e.message, /::TEXT/, e.message)
+    }
+    assert.equal(await conn.queryScalar('SELECT (ARRAY[1, 2])::TEXT'), '[1,2]')
+  })
+})
+
 describe('every type in one table', () => {
   const columns = CASES.map((c, j) => ({ name: `c${j}`, ...c }))
   const sqlCols = columns.map((c) => `${c.name} ${c.type}`).join(', ')

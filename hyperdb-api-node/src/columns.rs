@@ -88,7 +88,7 @@ pub(crate) fn column_infos(schema: &SchemaRef) -> Result<Vec<ColumnInfo>> {
         .map(|f| {
             Ok(ColumnInfo {
                 name: f.name().clone(),
-                sql_type: sql_type(f)?.to_string(),
+                sql_type: hyperdb_api::arrow::sql_type_name(f).map_err(crate::error::to_napi)?,
                 kind: kind(f)?.to_owned(),
                 nullable: f.is_nullable(),
             })

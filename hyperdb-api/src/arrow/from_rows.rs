@@ -60,6 +60,9 @@ pub(crate) struct RowBatcher {
     /// `None` for a result without columns.
     sink: Option<ArrowRows>,
     columns: Vec<ColumnType>,
+    /// Which columns are UUIDs, carried as their text (TEXT columns of the
+    /// sink, marked in the schema's field metadata).
+    uuids: Vec<bool>,
     schema: SchemaRef,
     /// Unused: `ArrowRows` writes no frames when batches are taken directly.
     frames: BytesMut,
@@ -78,6 +81,7 @@ impl RowBatcher {
             return Ok(RowBatcher {
                 sink: None,
                 columns: Vec::new(),
+                uuids: Vec::new(),
                 schema: Arc::new(arrow_schema::Schema::empty()),
                 frames: BytesMut::new(),
                 past_arrow,
@@ -88,25 +92,39 @@ impl RowBatcher {
         // name (the `id` of each side of a join), which a table may not.
         // The batches' fields get the result's own names back.
         let mut table = TableDefinition::new("result");
+        let uuids: Vec<bool> = result
+            .columns()
+            .iter()
+            .map(|c| c.type_oid() == UUID_OID)
+            .collect();
         for (i, c) in result.columns().iter().enumerate() {
-            let ty = c.sql_type().ok_or_else(|| Error::UnsupportedType {
-                column: c.name().to_owned(),
-                type_name: format!("type OID {}", c.type_oid()),
-                message: "hyperdb-api has no Arrow form for it".into(),
-            })?;
-            table.add_column(ColumnDefinition::nullable(format!("c{i}"), *ty));
+            let ty = match c.sql_type() {
+                Some(ty) => *ty,
+                None if uuids[i] => SqlType::Text,
+                None => return Err(no_arrow_form(c.name(), c.type_oid())),
+            };
+            table.add_column(ColumnDefinition::nullable(format!("c{i}"), ty));
         }
         let positional = arrow_schema(&table)?;
         let fields: Vec<Field> = positional
             .fields()
             .iter()
             .zip(result.columns())
-            .map(|(f, c)| f.as_ref().clone().with_name(c.name()))
+            .zip(&uuids)
+            .map(|((f, c), &uuid)| {
+                let field = f.as_ref().clone().with_name(c.name());
+                if uuid {
+                    field.with_metadata(uuid_metadata())
+                } else {
+                    field
+                }
+            })
             .collect();
         let schema = arrow_schema::Schema::new_with_metadata(fields, positional.metadata().clone());
         Ok(RowBatcher {
             sink: Some(ArrowRows::new(&table)?.with_batch_bytes(READ_BATCH_BYTES)),
             columns: table.column_types(),
+            uuids,
             schema: Arc::new(schema),
             frames: BytesMut::new(),
             past_arrow,
@@ -145,12 +163,29 @@ impl RowBatcher {
             }
             return Ok(None);
         };
+        let mut text = [0u8; UUID_TEXT_LEN];
         for (i, column) in self.columns.iter().enumerate() {
+            let name = || row.schema().columns()[i].name().to_owned();
+            let mut bytes = row.raw(i)?;
+            if self.uuids[i] {
+                if let Some(raw) = bytes {
+                    let Ok(uuid) = <&[u8; 16]>::try_from(raw) else {
+                        sink.discard_row(&mut self.frames, i);
+                        return Err(Error::Conversion {
+                            column: name(),
+                            source: hyperdb_api_core::Error::conversion(format!(
+                                "a UUID value of {} bytes, expected 16",
+                                raw.len()
+                            )),
+                        });
+                    };
+                    bytes = Some(uuid_text(uuid, &mut text));
+                }
+            }
             let value = Raw {
-                bytes: row.raw(i)?,
+                bytes,
                 width: column.sql_type.fixed_width(),
             };
-            let name = || row.schema().columns()[i].name().to_owned();
             if let Err(e) = sink.put(&mut self.frames, i, column, &value) {
                 sink.discard_row(&mut self.frames, i);
                 return Err(Error::Conversion {
@@ -219,6 +254,50 @@ impl RowBatcher {
             })
             .collect();
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
+    }
+}
+
+/// PostgreSQL's (and hyperd's) OID of UUID.
+const UUID_OID: u32 = 2950;
+
+/// The length of a UUID's text form (`8-4-4-4-12` hex digits).
+const UUID_TEXT_LEN: usize = 36;
+
+/// The field metadata that marks a UUID carried as its text
+/// ([`arrow::sql_type_name`](super::sql_type_name) reads it back).
+fn uuid_metadata() -> std::collections::HashMap<String, String> {
+    std::collections::HashMap::from([(super::HYPER_TYPE_KEY.to_owned(), "UUID".to_owned())])
+}
+
+/// A UUID's 16 bytes as hyperd writes them as text (`uuid::text`):
+/// lowercase hex in groups of 8-4-4-4-12, into `out`. hyperd sends a UUID
+/// as one little-endian 128-bit number, so its text reads the bytes from
+/// the last (measured: `'a0eebc99-…-6bb9bd380a11'::uuid` arrives as
+/// `11 0a 38 bd … ee a0`).
+fn uuid_text<'a>(uuid: &[u8; 16], out: &'a mut [u8; UUID_TEXT_LEN]) -> &'a [u8] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut at = 0;
+    for (i, byte) in uuid.iter().rev().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out[at] = b'-';
+            at += 1;
+        }
+        out[at] = HEX[usize::from(byte >> 4)];
+        out[at + 1] = HEX[usize::from(byte & 0xf)];
+        at += 2;
+    }
+    out
+}
+
+/// A result column whose type has no Arrow form here (ARRAY, and other
+/// types hyperdb-api does not map), naming the way around it.
+fn no_arrow_form(column: &str, oid: u32) -> Error {
+    Error::UnsupportedType {
+        column: column.to_owned(),
+        type_name: format!("type OID {oid}"),
+        message: "hyperdb-api reads no value of this type (an ARRAY, for one); \
+                  cast the column to TEXT in the query (`col::TEXT`)"
+            .into(),
     }
 }
 
@@ -295,5 +374,28 @@ impl ToHyperBinary for Raw<'_> {
 
     fn is_null(&self) -> bool {
         self.bytes.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uuid_reads_as_the_text_of_its_little_endian_bytes() {
+        let mut bytes: [u8; 16] = [
+            0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38,
+            0x0a, 0x11,
+        ];
+        bytes.reverse();
+        let mut out = [0u8; UUID_TEXT_LEN];
+        assert_eq!(
+            uuid_text(&bytes, &mut out),
+            b"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+        );
+        assert_eq!(
+            uuid_text(&[0xff; 16], &mut out),
+            b"ffffffff-ffff-ffff-ffff-ffffffffffff"
+        );
     }
 }

@@ -117,7 +117,7 @@ pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};
 pub(crate) use row_batch::ArrowRows;
 pub(crate) use row_columns::row_schema;
 pub use schema::{
-    accepts, arrow_field, arrow_schema, sql_type, table_definition, HYPER_MAX_LENGTH_KEY,
-    HYPER_TYPE_KEY, UTC,
+    accepts, arrow_field, arrow_schema, sql_type, sql_type_name, table_definition,
+    HYPER_MAX_LENGTH_KEY, HYPER_TYPE_KEY, UTC,
 };
 pub use text_pieces::text_pieces;

@@ -121,6 +121,18 @@ pub fn sql_type(field: &Field) -> Result<SqlType> {
     })
 }
 
+/// The SQL type of a result field as hyperd spells it: [`sql_type`]'s,
+/// except for a UUID, which reads come with as its text (a Utf8 field
+/// marked `hyper:type` `UUID`; hyperd's Arrow stream has no form for it).
+pub fn sql_type_name(field: &Field) -> Result<String> {
+    if field.data_type() == &DataType::Utf8
+        && field.metadata().get(HYPER_TYPE_KEY).map(String::as_str) == Some("UUID")
+    {
+        return Ok("UUID".to_owned());
+    }
+    Ok(sql_type(field)?.to_string())
+}
+
 /// Whether hyperd's COPY stores Arrow `data_type` into a `sql_type` column
 /// (measured: each Arrow type determines one SQL type; `sql_type` just adds
 /// the metadata that tells TEXT, VARCHAR, CHAR and JSON apart).
@@ -260,6 +272,9 @@ fn hint(data_type: &DataType) -> &'static str {
         DataType::UInt64 => "it does not fit BIGINT; cast to Int64 or Decimal128(20, 0)",
         DataType::Interval(_) => "use Interval(MonthDayNano)",
         DataType::Decimal32(..) | DataType::Decimal64(..) => "cast to Decimal128 first",
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
+            "hyperdb-api does not read or write ARRAY values; cast the column to TEXT in the query (`col::TEXT`)"
+        }
         _ => "Hyper has no such column type",
     }
 }
