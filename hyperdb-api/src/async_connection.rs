@@ -150,7 +150,7 @@ impl AsyncConnection {
             match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
                 Ok(started) if !started.rows_read_every_column() => {
                     // Read as rows; the COPY is settled by the query below.
-                    self.routes.arrow_refused(key);
+                    self.routes.arrow_unreadable_as_rows(key);
                     trace = started.into_trace();
                 }
                 Ok(started) => {

@@ -94,6 +94,9 @@ struct Seen {
     rows: Option<u64>,
     /// hyperd refused the result as Arrow (a value it cannot express).
     no_arrow: bool,
+    /// The Arrow run had a column the `DataRow` route cannot gather into
+    /// batches (an ARRAY, sent as an Arrow list): batch reads stay Arrow.
+    arrow_only_batches: bool,
     /// Runs routed to `DataRow`s by timing since the last Arrow run.
     rows_runs: u32,
     /// Runs between refreshes now: [`REPROBE_EVERY`], doubled by each
@@ -114,6 +117,9 @@ struct ShapeSeen {
     /// first runs as rows (its nullability; `RowBatcher::adopt` takes it
     /// only with the same names and types).
     schema: Option<SchemaRef>,
+    /// A result of the shape had a column the `DataRow` route cannot
+    /// gather into batches (see [`Seen::arrow_only_batches`]).
+    arrow_only_batches: bool,
     last_used: u64,
 }
 
@@ -193,6 +199,31 @@ impl RouteBook {
         }
     }
 
+    /// [`choose_in`](Self::choose_in) for a read of record batches
+    /// (`SharedConnection`'s streams): a statement whose Arrow run had a
+    /// column the `DataRow` route cannot gather into batches (an ARRAY)
+    /// stays Arrow, so the same read does not pass on its first run and
+    /// fail on the next (inside a transaction block, as `choose_in` allows).
+    #[cfg(any(feature = "async", test))]
+    pub(crate) fn choose_batches_in(
+        &mut self,
+        key: RouteKey,
+        status: TransactionStatus,
+    ) -> ReadRoute {
+        let route = self.choose_in(key, status);
+        let shape = self.shapes.get(&key.shape);
+        let pinned = self.seen.get(&key.statement).is_some_and(|s| {
+            (s.arrow_only_batches || shape.is_some_and(|s| s.arrow_only_batches))
+                && (status == TransactionStatus::Idle
+                    || s.schema.as_ref().is_some_and(arrow_cannot_refuse))
+        });
+        if pinned {
+            ReadRoute::Arrow
+        } else {
+            route
+        }
+    }
+
     /// The schema the statement's last Arrow run had (the shared streams
     /// give a DataRow run that schema's nullability).
     ///
@@ -214,12 +245,30 @@ impl RouteBook {
         seen.schema = Some(schema.clone());
         seen.columns = schema.fields().len() as u64;
         seen.rows_runs = 0;
-        self.shape(key.shape).schema = Some(schema.clone());
+        let lists = schema
+            .fields()
+            .iter()
+            .any(|f| crate::arrow::sql_type(f).is_err());
+        seen.arrow_only_batches = lists;
+        let shape = self.shape(key.shape);
+        shape.schema = Some(schema.clone());
+        shape.arrow_only_batches |= lists;
     }
 
     /// hyperd cannot send the statement's result as Arrow.
     pub(crate) fn arrow_refused(&mut self, key: RouteKey) {
         self.entry(key.statement).no_arrow = true;
+    }
+
+    /// The statement's Arrow result has a column rows cannot read from
+    /// Arrow (an ARRAY, an Arrow list): row reads go as `DataRow`s, which
+    /// carry its bytes, and batch reads as Arrow, which carries its list
+    /// (see [`choose_batches_in`](Self::choose_batches_in)).
+    pub(crate) fn arrow_unreadable_as_rows(&mut self, key: RouteKey) {
+        let seen = self.entry(key.statement);
+        seen.no_arrow = true;
+        seen.arrow_only_batches = true;
+        self.shape(key.shape).arrow_only_batches = true;
     }
 
     /// A result of the statement was read to its end.
@@ -255,6 +304,7 @@ impl RouteBook {
                 columns: 0,
                 rows: None,
                 no_arrow: false,
+                arrow_only_batches: false,
                 rows_runs: 0,
                 reprobe_every: REPROBE_EVERY,
                 last_used: tick,
@@ -275,6 +325,7 @@ impl RouteBook {
             || ShapeSeen {
                 small: None,
                 schema: None,
+                arrow_only_batches: false,
                 last_used: tick,
             },
         );
@@ -417,6 +468,34 @@ mod tests {
             ReadRoute::Arrow,
             "no complete result yet"
         );
+    }
+
+    /// A small result goes as rows by timing; one with an ARRAY (an Arrow
+    /// list, which the row route cannot gather into batches) stays Arrow
+    /// for batch reads, whether an Arrow batch read or a row read (which
+    /// reads its rows from `DataRow`s) saw it first.
+    #[test]
+    fn batch_reads_of_lists_stay_arrow() {
+        let list = Arc::new(Schema::new(vec![Field::new_list(
+            "a",
+            Field::new_list_field(DataType::Int32, true),
+            true,
+        )]));
+        let idle = TransactionStatus::Idle;
+        let mut book = RouteBook::default();
+        book.arrow_started(k(1), 0.050, &list);
+        book.finished(k(1), 1, 1);
+        assert_eq!(book.choose_in(k(1), idle), ReadRoute::DataRows, "small");
+        assert_eq!(book.choose_batches_in(k(1), idle), ReadRoute::Arrow);
+        ran(&mut book, k(2), 0.050, 1, 1);
+        assert_eq!(
+            book.choose_batches_in(k(2), idle),
+            ReadRoute::DataRows,
+            "an INT result goes by timing"
+        );
+        book.arrow_unreadable_as_rows(k(3));
+        assert_eq!(book.choose_in(k(3), idle), ReadRoute::DataRows);
+        assert_eq!(book.choose_batches_in(k(3), idle), ReadRoute::Arrow);
     }
 
     /// In a transaction a refused Arrow run fails the transaction: Arrow

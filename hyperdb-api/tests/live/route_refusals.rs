@@ -266,3 +266,38 @@ async fn uuids_read_as_their_text_on_the_batch_reads() {
         .unwrap();
     assert_eq!(n, 4, "the connection is usable");
 }
+
+/// Before: a shared connection's batch read of an ARRAY passed hyperd's
+/// Arrow list through on its first run, and once the route book had seen
+/// a small result (or a row read of the same text had), the next run went
+/// as `DataRow`s and failed with 0A000. Batch reads of it now stay Arrow.
+#[tokio::test]
+async fn batch_reads_of_an_array_pass_its_list_on_every_run() {
+    use hyperdb_api::arrow_array::cast::AsArray;
+    use hyperdb_api::arrow_array::types::Int32Type;
+    let dir = temp_dir();
+    let mut c: AsyncConnection = connect_async(&dir, "route_refusals_list.hyper").await;
+    let row_read_first = "SELECT ARRAY[3, 4] AS a";
+    let mut rows = c.execute_query(row_read_first).await.unwrap();
+    while let Some(row) = rows.next_row().await {
+        row.unwrap();
+    }
+    drop(rows);
+    let shared = SharedConnection::new(c);
+    for sql in ["SELECT ARRAY[1, 2] AS a", row_read_first] {
+        for run in 0..4 {
+            let mut stream = shared
+                .place()
+                .query_row_batches(sql, Vec::new(), None)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}, run {run}: {e}"));
+            let mut values = Vec::new();
+            while let Some(batch) = stream.next().await {
+                let batch = batch.unwrap_or_else(|e| panic!("{sql}, run {run}: {e}"));
+                let list = batch.column(0).as_list::<i32>();
+                values.extend(list.value(0).as_primitive::<Int32Type>().values().to_vec());
+            }
+            assert_eq!(values.len(), 2, "{sql}, run {run}");
+        }
+    }
+}
