@@ -19,6 +19,19 @@ interface ColumnPlan {
   type: DataType
   /** The typed array of its values (bytes, after offsets, for text and binary). */
   values: ViewType
+  /** A list's (an ARRAY's) values, which follow its offsets in the layout. */
+  child?: ColumnPlan
+}
+
+/** The plan of a column of `type` (see `ArrowBatches` in `src/arrow_batches.rs`). */
+function planOf(arrow: Arrow, type: DataType): ColumnPlan {
+  if (arrow.DataType.isList(type)) {
+    return { type, values: Int32Array, child: planOf(arrow, type.children[0].type) }
+  }
+  return {
+    type,
+    values: arrow.DataType.isUtf8(type) || arrow.DataType.isBinary(type) ? Uint8Array : type.ArrayType,
+  }
 }
 
 const EMPTY = new Uint8Array(0)
@@ -34,10 +47,7 @@ export class BatchMaker {
     readonly schema: Schema,
   ) {
     this.struct = new arrow.Struct(schema.fields)
-    this.plans = schema.fields.map((f) => ({
-      type: f.type,
-      values: arrow.DataType.isUtf8(f.type) || arrow.DataType.isBinary(f.type) ? Uint8Array : f.type.ArrayType,
-    }))
+    this.plans = schema.fields.map((f) => planOf(arrow, f.type))
     this.direct = isSchemaAndData(arrow)
   }
 
@@ -59,22 +69,32 @@ export class BatchMaker {
       return new T(region.buffer, region.byteOffset + layout[k + 1], layout[k + 2] / T.BYTES_PER_ELEMENT)
     }
     let k = 0
+    // One column of `length` values, from `k` on.
+    const column = (plan: ColumnPlan, length: number): Data => {
+      const nullCount = layout[k]
+      const validity = view(Uint8Array, k + 1) ?? EMPTY
+      const count = layout[k + 4]
+      k += 5
+      // The buffers as apache-arrow orders them: offsets, values, validity.
+      const buffers =
+        count === 2
+          ? [view(Int32Array, k) ?? new Int32Array(1), view(Uint8Array, k + 3) ?? EMPTY, validity]
+          : plan.child !== undefined
+            ? [view(Int32Array, k) ?? new Int32Array(1), undefined, validity]
+            : [undefined, view(plan.values, k) ?? new plan.values(new ArrayBuffer(0), 0, 0), validity]
+      k += 3 * count
+      let children: Data[] | undefined
+      if (plan.child !== undefined) {
+        const values = layout[k++]
+        children = [column(plan.child, values)]
+      }
+      return new arrow.Data(plan.type, 0, length, nullCount, buffers as never, children as never)
+    }
     while (k < layout.length) {
       const length = layout[k++]
       const children: Data[] = new Array(plans.length)
       for (let j = 0; j < plans.length; j++) {
-        const plan = plans[j]
-        const nullCount = layout[k]
-        const validity = view(Uint8Array, k + 1) ?? EMPTY
-        const count = layout[k + 4]
-        k += 5
-        // The buffers as apache-arrow orders them: offsets, values, validity.
-        const buffers =
-          count === 2
-            ? [view(Int32Array, k) ?? new Int32Array(1), view(Uint8Array, k + 3) ?? EMPTY, validity]
-            : [undefined, view(plan.values, k) ?? new plan.values(new ArrayBuffer(0), 0, 0), validity]
-        k += 3 * count
-        children[j] = new arrow.Data(plan.type, 0, length, nullCount, buffers as never)
+        children[j] = column(plans[j], length)
       }
       out.push(this.recordBatch(new arrow.Data(this.struct, 0, length, 0, [undefined, undefined, EMPTY], children)))
     }

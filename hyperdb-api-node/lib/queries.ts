@@ -4,10 +4,10 @@
  * written once, over the two native stream kinds a connection opens.
  */
 import type { RecordBatch, Schema, Table } from 'apache-arrow'
-import type { NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
+import type { ColumnInfo, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
-import { call, canceledError, HyperError, invalidArgument } from './errors'
+import { call, callSync, canceledError, HyperError, invalidArgument } from './errors'
 import { checkOptions, isRecord } from './options'
 import { toParams, type ParamValue } from './params'
 import {
@@ -147,7 +147,14 @@ export abstract class Queries {
     checkReadOptions(options)
     const args = toParams(params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), options.signal)
-    const infos = stream.columns
+    let infos: ColumnInfo[]
+    try {
+      // Fails (0A000) for a column only `queryArrow` reads (an ARRAY).
+      infos = callSync(() => stream.columns)
+    } catch (e) {
+      stream.close()
+      throw e
+    }
     const batches: NativeStream<ColumnBatch> = {
       next: nextAfterOpen(
         stream,

@@ -3,7 +3,10 @@
 
 /** A result as batches of columns. */
 export declare class NativeBatchStream {
-  /** The result's columns. */
+  /**
+   * The result's columns; fails (0A000) when one has no form as
+   * JavaScript columns (an ARRAY).
+   */
   get columns(): Array<ColumnInfo>
   /**
    * The batches read while the stream opened, as `next()` gives them;
@@ -212,8 +215,10 @@ export declare const ABSENT_BUFFER: number
  * count, its validity bitmap as a buffer reference (absent without
  * NULLs), its buffer count and that many buffer references: the values
  * (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
- * binary). Buffer references are as `handover.rs` says; every buffer
- * starts at its column's first value.
+ * binary), or the `i32` offsets (a list: an ARRAY); then a list's values,
+ * as their own length followed by a column in this same form. Buffer
+ * references are as `handover.rs` says; every buffer starts at its
+ * column's first value.
  */
 export interface ArrowBatches {
   memory: Array<Uint8Array>

@@ -19,8 +19,10 @@ use crate::handover::{Handover, Layout};
 /// count, its validity bitmap as a buffer reference (absent without
 /// NULLs), its buffer count and that many buffer references: the values
 /// (fixed width, and BOOL bits), or the `i32` offsets then the bytes (text,
-/// binary). Buffer references are as `handover.rs` says; every buffer
-/// starts at its column's first value.
+/// binary), or the `i32` offsets (a list: an ARRAY); then a list's values,
+/// as their own length followed by a column in this same form. Buffer
+/// references are as `handover.rs` says; every buffer starts at its
+/// column's first value.
 #[napi(object, object_from_js = false)]
 pub struct ArrowBatches {
     pub memory: Vec<Uint8Array>,
@@ -50,6 +52,12 @@ fn column(out: &mut Handover, array: &ArrayRef) -> Result<()> {
     for b in &buffers {
         out.buffer(b)?;
     }
+    if let DataType::List(_) = array.data_type() {
+        // Whole, as the offsets index it from its start.
+        let values = array.as_list::<i32>().values();
+        out.count(values.len())?;
+        column(out, values)?;
+    }
     Ok(())
 }
 /// A column's buffers after its validity, starting at its first value.
@@ -70,6 +78,7 @@ fn column_buffers(array: &ArrayRef) -> Result<Vec<Buffer>> {
                 binary.values().clone(),
             ]
         }
+        DataType::List(_) => vec![array.as_list::<i32>().offsets().inner().inner().clone()],
         other => {
             let width = other.primitive_width().ok_or_else(|| {
                 invalid(

@@ -107,7 +107,10 @@ impl<T: Send + 'static> Slot<T> {
 #[napi]
 pub struct NativeBatchStream {
     slot: Slot<RecordBatch>,
-    columns: Vec<ColumnInfo>,
+    /// `None` when a column has no form as JavaScript columns (an ARRAY,
+    /// which only `queryArrow` reads): [`NativeBatchStream::columns`] then
+    /// fails with why.
+    columns: Option<Vec<ColumnInfo>>,
     schema: SchemaRef,
     /// How `next()` gathers: by the result's columns, see [`ROWS`].
     gather: Gather,
@@ -124,8 +127,8 @@ impl NativeBatchStream {
     /// open gathers as for rows: it cannot know yet which form JavaScript
     /// will ask for, and the smaller handover is the safer one.
     pub(crate) async fn open(stream: ResultStream<RecordBatch>) -> Result<NativeBatchStream> {
-        let (columns, schema) = (column_infos(stream.schema())?, stream.schema().clone());
-        let gather = if columns.iter().any(carries_text) {
+        let (columns, schema) = (column_infos(stream.schema()).ok(), stream.schema().clone());
+        let gather = if columns.iter().flatten().any(carries_text) {
             ROWS
         } else {
             BUFFERS
@@ -154,10 +157,14 @@ impl NativeBatchStream {
 
 #[napi]
 impl NativeBatchStream {
-    /// The result's columns.
+    /// The result's columns; fails (0A000) when one has no form as
+    /// JavaScript columns (an ARRAY).
     #[napi(getter)]
-    pub fn columns(&self) -> Vec<ColumnInfo> {
-        self.columns.clone()
+    pub fn columns(&self) -> Result<Vec<ColumnInfo>> {
+        match &self.columns {
+            Some(columns) => Ok(columns.clone()),
+            None => column_infos(&self.schema),
+        }
     }
 
     /// The batches read while the stream opened, as `next()` gives them;

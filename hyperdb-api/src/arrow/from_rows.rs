@@ -295,8 +295,9 @@ fn no_arrow_form(column: &str, oid: u32) -> Error {
     Error::UnsupportedType {
         column: column.to_owned(),
         type_name: format!("type OID {oid}"),
-        message: "hyperdb-api reads no value of this type (an ARRAY, for one); \
-                  cast the column to TEXT in the query (`col::TEXT`)"
+        message: "hyperdb-api reads no value of this type as rows (an ARRAY reads only as \
+                  Arrow: query_arrow; Node: queryArrow); cast the column to TEXT in the query \
+                  (`col::TEXT`)"
             .into(),
     }
 }

@@ -273,7 +273,8 @@ fn hint(data_type: &DataType) -> &'static str {
         DataType::Interval(_) => "use Interval(MonthDayNano)",
         DataType::Decimal32(..) | DataType::Decimal64(..) => "cast to Decimal128 first",
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
-            "hyperdb-api does not read or write ARRAY values; cast the column to TEXT in the query (`col::TEXT`)"
+            "an ARRAY reads only as Arrow (query_arrow; Node: queryArrow) and is never written; \
+             cast the column to TEXT in the query (`col::TEXT`)"
         }
         _ => "Hyper has no such column type",
     }
