@@ -31,7 +31,7 @@ export type ColumnKind =
 /** A result column. */
 export interface ResultColumn {
   readonly name: string
-  /** As hyperd spells it: `INTEGER`, `VARCHAR(10)`, `NUMERIC(18,3)`, ... */
+  /** As hyperd spells it: `INTEGER`, `VARCHAR(10)`, `NUMERIC(18,3)`, `UUID` (a `text` column), ... */
   readonly sqlType: string
   readonly kind: ColumnKind
   readonly nullable: boolean
