@@ -4,7 +4,7 @@
  */
 import type { NativeConnection, TableDef, TableRef } from './native'
 import { call, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkOptions, checkRecord, isRecord, kindOf } from './options'
+import { booleanOf, checkOptions, checkRecord, isRecord, kindOf, stringOf } from './options'
 
 /** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
 export type TableName = string | { database?: string; schema?: string; name: string }
@@ -91,18 +91,6 @@ export function toDef(t: TableDefinition): TableDef {
     }),
     persistence: t.persistence,
   }
-}
-
-/** `value`, refused unless a string; `what` names it. */
-function stringOf(value: unknown, what: string): string {
-  if (typeof value === 'string') return value
-  throw invalidArgument(`${what} is a string, not ${kindOf(value)}`)
-}
-
-/** `value`, refused unless a boolean; `what` names it. */
-function booleanOf(value: unknown, what: string): boolean {
-  if (typeof value === 'boolean') return value
-  throw invalidArgument(`${what} is a boolean, not ${kindOf(value)}`)
 }
 
 export function fromDef(t: TableDef): TableDefinition {

@@ -53,13 +53,19 @@ export function checkRecord(value: unknown, what: string, shape: string): assert
 export function stringEntries(value: unknown, name: string): Array<[string, string]> | undefined {
   if (value === undefined) return undefined
   checkRecord(value, name, "an object of strings (e.g. { name: 'value' })")
-  const entries = Object.entries(value)
-  for (const [key, v] of entries) {
-    if (typeof v !== 'string') {
-      throw invalidArgument(`${name}.${key} is a string, not ${kindOf(v)}`)
-    }
-  }
-  return entries as Array<[string, string]>
+  return Object.entries(value).map(([key, v]) => [key, stringOf(v, `${name}.${key}`)])
+}
+
+/** `value`, refused unless a string; `what` names it. */
+export function stringOf(value: unknown, what: string): string {
+  if (typeof value === 'string') return value
+  throw invalidArgument(`${what} is a string, not ${kindOf(value)}`)
+}
+
+/** `value`, refused unless a boolean; `what` names it. */
+export function booleanOf(value: unknown, what: string): boolean {
+  if (typeof value === 'boolean') return value
+  throw invalidArgument(`${what} is a boolean, not ${kindOf(value)}`)
 }
 
 /** The longest timeout an option takes: 2^31 - 1 ms, about 24.8 days. */

@@ -44,9 +44,14 @@ pub(crate) fn skip_unlexed(b: &[u8], i: usize) -> Option<usize> {
 /// comments; empty when it starts with something else (see
 /// [`first_token`]).
 pub(crate) fn first_word(sql: &str) -> &str {
-    let first = first_token(sql);
-    let len = first.bytes().take_while(u8::is_ascii_alphabetic).count();
-    &first[..len]
+    word_of(first_token(sql))
+}
+
+/// The keyword a token starts with: its leading ASCII letters (empty for
+/// a token that is no word).
+pub(crate) fn word_of(token: &str) -> &str {
+    let len = token.bytes().take_while(u8::is_ascii_alphabetic).count();
+    &token[..len]
 }
 
 /// The statement's first token past spaces, parentheses, `;` and

@@ -116,6 +116,7 @@ pub use reader::{ArrowBatches, ArrowIpcChunks};
 pub use reader::{AsyncArrowBatches, AsyncArrowIpcChunks};
 pub(crate) use row_batch::ArrowRows;
 pub(crate) use row_columns::row_schema;
+pub(crate) use schema::every_field_has_sql_type;
 pub use schema::{
     accepts, arrow_field, arrow_schema, sql_type, sql_type_name, table_definition,
     HYPER_MAX_LENGTH_KEY, HYPER_TYPE_KEY, UTC,

@@ -235,7 +235,7 @@ impl StartedBatches {
     pub(crate) fn rows_read_every_column(&self) -> bool {
         self.decoder
             .schema()
-            .is_none_or(|s| s.fields().iter().all(|f| super::sql_type(f).is_ok()))
+            .is_none_or(|s| super::every_field_has_sql_type(s))
     }
 
     /// Its trace, for the run that takes the statement over.

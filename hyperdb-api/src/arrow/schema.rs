@@ -121,6 +121,13 @@ pub fn sql_type(field: &Field) -> Result<SqlType> {
     })
 }
 
+/// Whether every field of `schema` has a Hyper type ([`sql_type`]), so
+/// that rows can read the result from Arrow; an ARRAY, which hyperd sends
+/// as an Arrow list, has none.
+pub(crate) fn every_field_has_sql_type(schema: &Schema) -> bool {
+    schema.fields().iter().all(|f| sql_type(f).is_ok())
+}
+
 /// The SQL type of a result field as hyperd spells it: [`sql_type`]'s,
 /// except for a UUID, which reads come with as its text (a Utf8 field
 /// marked `hyper:type` `UUID`; hyperd's Arrow stream has no form for it).

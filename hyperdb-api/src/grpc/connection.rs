@@ -345,7 +345,7 @@ impl AsyncGrpcConnection {
 /// nothing but spaces and comments) goes.
 fn refusal(sql: &str) -> Option<String> {
     let first = crate::sql_lex::first_token(sql);
-    let word = crate::sql_lex::first_word(sql);
+    let word = crate::sql_lex::word_of(first);
     if word.is_empty() {
         let c = first.chars().next()?;
         return Some(format!(

@@ -107,8 +107,11 @@ impl Leaving {
 /// there is one; a name or an expression is no literal.
 fn literal_after(b: &[u8], at: usize) -> Option<(usize, usize)> {
     let mut i = at;
-    while space_len(b, i) > 0 {
-        i += space_len(b, i);
+    loop {
+        match space_len(b, i) {
+            0 => break,
+            n => i += n,
+        }
     }
     match b.get(i)? {
         b'\'' => Some((i, skip_quoted(b, i + 1, b'\'', false))),

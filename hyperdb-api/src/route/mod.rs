@@ -245,10 +245,7 @@ impl RouteBook {
         seen.schema = Some(schema.clone());
         seen.columns = schema.fields().len() as u64;
         seen.rows_runs = 0;
-        let lists = schema
-            .fields()
-            .iter()
-            .any(|f| crate::arrow::sql_type(f).is_err());
+        let lists = !crate::arrow::every_field_has_sql_type(schema);
         seen.arrow_only_batches = lists;
         let shape = self.shape(key.shape);
         shape.schema = Some(schema.clone());
