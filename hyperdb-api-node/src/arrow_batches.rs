@@ -7,11 +7,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
-use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
 use crate::error::{invalid, Result};
-use crate::handover::{Handover, Layout};
+use crate::handover::{Handover, Layout, Memory};
 
 /// The batches of one handover.
 ///
@@ -25,7 +24,8 @@ use crate::handover::{Handover, Layout};
 /// column's first value.
 #[napi(object, object_from_js = false)]
 pub struct ArrowBatches {
-    pub memory: Vec<Uint8Array>,
+    #[napi(ts_type = "Array<Uint8Array>")]
+    pub memory: Memory,
     #[napi(ts_type = "Uint32Array")]
     pub layout: Layout,
 }

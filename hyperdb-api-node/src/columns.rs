@@ -14,11 +14,10 @@ use arrow_buffer::Buffer;
 use arrow_schema::{DataType, Field, SchemaRef};
 use hyperdb_api::arrow::text_pieces;
 use hyperdb_api::types::{Numeric, SqlType};
-use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 
 use crate::error::{invalid, js, Result};
-use crate::handover::{Handover, Layout};
+use crate::handover::{Handover, Layout, Memory};
 
 const MILLIS_PER_DAY: f64 = 86_400_000.0;
 
@@ -65,7 +64,8 @@ pub struct ColumnInfo {
 /// is an empty one (a batch of no rows).
 #[napi(object, object_from_js = false)]
 pub struct ColumnBatches {
-    pub memory: Vec<Uint8Array>,
+    #[napi(ts_type = "Array<Uint8Array>")]
+    pub memory: Memory,
     #[napi(ts_type = "Uint32Array")]
     pub layout: Layout,
     pub text: Vec<String>,
