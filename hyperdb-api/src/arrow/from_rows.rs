@@ -33,7 +33,7 @@ use super::schema::arrow_schema;
 use super::ArrowRows;
 use crate::error::{Error, Result};
 use crate::insert::encoder::RowSink;
-use crate::rows::{Row, Schema};
+use crate::rows::{Row, Schema, UUID_OID};
 use crate::table_definition::{ColumnDefinition, TableDefinition};
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
@@ -256,9 +256,6 @@ impl RowBatcher {
         Ok(Some(RecordBatch::try_new(self.schema.clone(), columns)?))
     }
 }
-
-/// PostgreSQL's (and hyperd's) OID of UUID.
-const UUID_OID: u32 = 2950;
 
 /// The length of a UUID's text form (`8-4-4-4-12` hex digits).
 const UUID_TEXT_LEN: usize = 36;

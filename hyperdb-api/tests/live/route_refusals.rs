@@ -301,3 +301,39 @@ async fn batch_reads_of_an_array_pass_its_list_on_every_run() {
         }
     }
 }
+
+/// A row read of a UUID (which rows have no type for) says what the
+/// column is and how to read it, on either route, and the connection
+/// answers the next query; the cast it names reads hyperd's text.
+#[test]
+fn row_reads_of_a_uuid_name_the_type_and_the_cast() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route_refusals_uuid_rows.hyper");
+    let sql = "SELECT uuid 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS u";
+    for run in 0..2 {
+        for params in [false, true] {
+            let mut rows = if params {
+                c.execute_query_params(sql, &[]).unwrap()
+            } else {
+                c.execute_query(sql).unwrap()
+            };
+            let row = rows.next().expect("a row").unwrap();
+            let err = row.try_get::<String>(0).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                matches!(err, hyperdb_api::Error::TypeMismatch { .. }),
+                "run {run}, params {params}: {err:?}"
+            );
+            assert!(
+                text.contains("type UUID") && text.contains("col::TEXT"),
+                "run {run}, params {params}: {text}"
+            );
+            drop(rows);
+            assert_eq!(c.query_scalar::<i32>("SELECT 7").unwrap(), 7);
+        }
+    }
+    let text: String = c
+        .query_scalar("SELECT (uuid 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')::TEXT")
+        .unwrap();
+    assert_eq!(text, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+}
