@@ -23,7 +23,9 @@ pub use row::Row;
 pub(crate) use row::{fetched_from_wire, read_rows, read_typed_rows, refill_cursor, RowCursor};
 #[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
-pub(crate) use schema::{unmapped_type_name, UUID_OID};
+pub(crate) use schema::unmapped_type_name;
+#[cfg(feature = "arrow")]
+pub(crate) use schema::UUID_OID;
 pub use schema::{Column, ColumnIndex, Schema};
 pub use values::RowValues;
 
