@@ -13,7 +13,7 @@ use hyperdb_api::{
 
 use crate::arrow::geography;
 use crate::common::{server, temp_dir};
-use crate::insert::{all_types_table, rows, values};
+use crate::insert::{all_types_table, read, rows, same, values, AllTypes};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -21,6 +21,12 @@ fn repo_root() -> PathBuf {
 
 /// Runs `scripts/read_hyper.py` on `file`; returns its JSON output.
 fn read_with_tableau(file: &Path, table: &str) -> String {
+    tableau_script("read_hyper.py", &[file.as_os_str(), table.as_ref()])
+}
+
+/// Runs `scripts/<script>` with `args` and a log directory through
+/// Tableau's own Hyper API; its standard output.
+fn tableau_script(script: &str, args: &[&std::ffi::OsStr]) -> String {
     let root = repo_root();
     let pylib = root.join(".hyperd/pylib");
     assert!(
@@ -29,19 +35,55 @@ fn read_with_tableau(file: &Path, table: &str) -> String {
     );
     let logs = temp_dir();
     let out = Command::new("python3")
-        .arg(root.join("scripts/read_hyper.py"))
-        .arg(file)
-        .arg(table)
+        .arg(root.join("scripts").join(script))
+        .args(args)
         .arg(logs.path())
         .env("PYTHONPATH", &pylib)
         .output()
         .expect("running python3");
     assert!(
         out.status.success(),
-        "read_hyper.py failed: {}",
+        "{script} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// The other direction: a file Tableau's API wrote (its catalog made the
+/// table, its `Inserter` the values; `scripts/write_hyper.py`) reads back
+/// through this crate as the rows Tableau was given, value by value, on
+/// both read routes, and its catalog entry is the definition this crate
+/// writes for the same table.
+#[test]
+fn tableau_written_files_read_exactly() {
+    let dir = temp_dir();
+    let file = dir.path().join("tableau.hyper");
+    assert_eq!(
+        tableau_script("write_hyper.py", &[file.as_os_str()]).trim_end(),
+        "ok"
+    );
+    let mut c = Connection::connect(server().endpoint(), &file, CreateMode::DoNotCreate).unwrap();
+    let theirs = hyperdb_api::Catalog::new(&mut c)
+        .get_table_definition("all_types")
+        .unwrap();
+    assert_eq!(theirs.columns(), all_types_table().columns());
+    let want = rows();
+    let sql = "SELECT * FROM all_types ORDER BY id";
+    // Twice each: a first run and a repeat may take different routes.
+    for params in [false, true] {
+        for run in 0..2 {
+            let rows = if params {
+                c.execute_query_params(sql, &[]).unwrap()
+            } else {
+                c.execute_query(sql).unwrap()
+            };
+            let got: Vec<AllTypes> = rows.map(|r| read(&r.unwrap())).collect();
+            assert_eq!(got.len(), want.len(), "params {params}, run {run}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!(same(g, w), "params {params}, run {run}:\n{g:?}\n!=\n{w:?}");
+            }
+        }
+    }
 }
 
 /// The same rows written by every row and chunk writer: the default
