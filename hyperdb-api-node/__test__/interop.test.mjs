@@ -1,6 +1,7 @@
 // Files written by this package, read back by Tableau's own Hyper API (the
 // `tableauhyperapi` Python package `make test` installs into
-// .hyperd/pylib): every value must be what Tableau itself sees. The Rust
+// .hyperd/pylib): every value must be what Tableau itself sees; and files
+// Tableau's API writes, read back by this package. The Rust
 // crate's interop test writes the same rows and expects the same file,
 // scripts/interop_all_types.json.
 import { test } from 'node:test'
@@ -10,7 +11,16 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setupHyper } from './helpers.mjs'
-import { Connection, HyperInterval, HyperTime, HyperTimestamp, numeric, dateOnly } from '../dist/index.mjs'
+import {
+  Connection,
+  HyperDate,
+  HyperInterval,
+  HyperNumeric,
+  HyperTime,
+  HyperTimestamp,
+  numeric,
+  dateOnly,
+} from '../dist/index.mjs'
 
 const ctx = setupHyper()
 const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -88,6 +98,56 @@ for (const [label, insert] of [
     assert.equal(readWithTableau(file, 'all_types'), EXPECTED)
   })
 }
+
+/** A value as comparable text: what was inserted and what a read gives alike. */
+function canonical(v) {
+  if (v === null) return 'null'
+  if (typeof v === 'number' || typeof v === 'boolean') return Object.is(v, -0) ? '-0' : String(v)
+  if (typeof v === 'bigint') return `${v}n`
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (Buffer.isBuffer(v)) return `hex:${v.toString('hex')}`
+  if (v instanceof Date) return `date:${v.getTime() / 86_400_000}`
+  if (v instanceof HyperDate) return `date:${v.days}`
+  // NUMERIC reads as text with its scale's zeros ('-0.500'): compare the number.
+  if (v instanceof HyperNumeric) return JSON.stringify(v.value)
+  if (v instanceof HyperTimestamp) return `ts:${v.micros}:${v.tz}`
+  if (v instanceof HyperTime) return `time:${v.micros}`
+  if (v instanceof HyperInterval) return `iv:${v.months}:${v.days}:${v.micros}`
+  throw new Error(`no canonical form for ${v}`)
+}
+
+/** NUMERIC text without the zeros its scale pads it with. */
+const unpadded = (text) => (text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text)
+
+// The other direction: Tableau's API writes the same rows (its catalog
+// makes the table, its Inserter the values; scripts/write_hyper.py), and
+// this package reads them back value by value, on both read routes.
+test("Tableau's own writes read back exactly", async () => {
+  await ctx.ready()
+  const file = ctx.dbPath('interop-tableau-written.hyper')
+  const pylib = path.join(repo, '.hyperd', 'pylib')
+  const out = execFileSync('python3', [path.join(repo, 'scripts', 'write_hyper.py'), file, ctx.dir], {
+    env: { ...process.env, PYTHONPATH: pylib },
+  })
+  assert.equal(out.toString().trim(), 'ok')
+  const conn = await Connection.connect({ endpoint: ctx.hyper.endpoint, database: file })
+  try {
+    const numericColumns = new Set([NAMES.indexOf('n18'), NAMES.indexOf('n38')])
+    const want = ROWS.map((r) =>
+      r.map((v, j) => (numericColumns.has(j) && v !== null ? JSON.stringify(unpadded(v.value)) : canonical(v))),
+    )
+    // Twice: a first run and a repeat may take different routes.
+    for (let run = 0; run < 2; run++) {
+      const rows = await conn.queryAll('SELECT * FROM all_types ORDER BY id', [], { rowMode: 'array' })
+      const got = rows.map((r) =>
+        r.map((v, j) => (numericColumns.has(j) && v !== null ? JSON.stringify(unpadded(v)) : canonical(v))),
+      )
+      assert.deepStrictEqual(got, want, `run ${run}`)
+    }
+  } finally {
+    await conn.close()
+  }
+})
 
 // GEOGRAPHY values travel as Hyper's own encoding (bytes, not WKB): read
 // from the server, inserted by every Node insert path, and read by
