@@ -3,7 +3,8 @@
 // .hyperd/pylib): every value must be what Tableau itself sees; and files
 // Tableau's API writes, read back by this package. The Rust
 // crate's interop test writes the same rows and expects the same file,
-// scripts/interop_all_types.json.
+// scripts/interop_all_types.json. And the other way round: the rows as
+// Tableau's API writes them (scripts/write_hyper.py), read back here.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
