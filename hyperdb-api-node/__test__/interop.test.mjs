@@ -28,9 +28,14 @@ const repo = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 /** `scripts/read_hyper.py` on `file`: the table as Tableau's API reads it, as JSON text. */
 function readWithTableau(file, table) {
+  return tableauScript('read_hyper.py', file, table)
+}
+
+/** `scripts/<script>` with `args` and a log directory, run with Tableau's API; its output. */
+function tableauScript(script, ...args) {
   const pylib = path.join(repo, '.hyperd', 'pylib')
   assert.ok(existsSync(path.join(pylib, '.installed')), "Tableau's Hyper API is missing: run `make test`")
-  const out = execFileSync('python3', [path.join(repo, 'scripts', 'read_hyper.py'), file, table, ctx.dir], {
+  const out = execFileSync('python3', [path.join(repo, 'scripts', script), ...args, ctx.dir], {
     env: { ...process.env, PYTHONPATH: pylib },
   })
   return out.toString().trimEnd()
@@ -100,6 +105,9 @@ for (const [label, insert] of [
   })
 }
 
+/** NUMERIC text without the zeros its scale pads it with. */
+const unpadded = (text) => (text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text)
+
 /** A value as comparable text: what was inserted and what a read gives alike. */
 function canonical(v) {
   if (v === null) return 'null'
@@ -109,16 +117,13 @@ function canonical(v) {
   if (Buffer.isBuffer(v)) return `hex:${v.toString('hex')}`
   if (v instanceof Date) return `date:${v.getTime() / 86_400_000}`
   if (v instanceof HyperDate) return `date:${v.days}`
-  // NUMERIC reads as text with its scale's zeros ('-0.500'): compare the number.
-  if (v instanceof HyperNumeric) return JSON.stringify(v.value)
+  // NUMERIC reads as text padded to its scale ('-0.500'): compare the digits.
+  if (v instanceof HyperNumeric) return `numeric:${unpadded(v.value)}`
   if (v instanceof HyperTimestamp) return `ts:${v.micros}:${v.tz}`
   if (v instanceof HyperTime) return `time:${v.micros}`
   if (v instanceof HyperInterval) return `iv:${v.months}:${v.days}:${v.micros}`
   throw new Error(`no canonical form for ${v}`)
 }
-
-/** NUMERIC text without the zeros its scale pads it with. */
-const unpadded = (text) => (text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text)
 
 // The other direction: Tableau's API writes the same rows (its catalog
 // makes the table, its Inserter the values; scripts/write_hyper.py), and
@@ -126,24 +131,21 @@ const unpadded = (text) => (text.includes('.') ? text.replace(/0+$/, '').replace
 test("Tableau's own writes read back exactly", async () => {
   await ctx.ready()
   const file = ctx.dbPath('interop-tableau-written.hyper')
-  const pylib = path.join(repo, '.hyperd', 'pylib')
-  const out = execFileSync('python3', [path.join(repo, 'scripts', 'write_hyper.py'), file, ctx.dir], {
-    env: { ...process.env, PYTHONPATH: pylib },
-  })
-  assert.equal(out.toString().trim(), 'ok')
+  assert.equal(tableauScript('write_hyper.py', file), 'ok')
   const conn = await Connection.connect({ endpoint: ctx.hyper.endpoint, database: file })
   try {
-    const numericColumns = new Set([NAMES.indexOf('n18'), NAMES.indexOf('n38')])
-    const want = ROWS.map((r) =>
-      r.map((v, j) => (numericColumns.has(j) && v !== null ? JSON.stringify(unpadded(v.value)) : canonical(v))),
-    )
+    const numerics = new Set([NAMES.indexOf('n18'), NAMES.indexOf('n38')])
+    // A NUMERIC reads as its text: canonical as the number it spells.
+    const cell = (v, j) => canonical(numerics.has(j) && typeof v === 'string' ? numeric(v) : v)
+    const want = ROWS.map((r) => r.map(cell))
     // Twice: a first run and a repeat may take different routes.
     for (let run = 0; run < 2; run++) {
       const rows = await conn.queryAll('SELECT * FROM all_types ORDER BY id', [], { rowMode: 'array' })
-      const got = rows.map((r) =>
-        r.map((v, j) => (numericColumns.has(j) && v !== null ? JSON.stringify(unpadded(v)) : canonical(v))),
+      assert.deepStrictEqual(
+        rows.map((r) => r.map(cell)),
+        want,
+        `run ${run}`,
       )
-      assert.deepStrictEqual(got, want, `run ${run}`)
     }
   } finally {
     await conn.close()

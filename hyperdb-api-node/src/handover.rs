@@ -188,14 +188,9 @@ impl ToNapiValue for Memory {
                 u32::try_from(i).map_err(|_| napi::Error::from_reason("too many regions"))?;
             // SAFETY: as above; `array` is a value of this env.
             unsafe {
-                let array = if region.bytes().len() <= COPIED_REGION_MAX {
-                    v8_typed_array(
-                        env,
-                        TypedArrayType::Uint8,
-                        region.bytes(),
-                        1,
-                        "a small region",
-                    )?
+                let bytes = region.bytes();
+                let array = if bytes.len() <= COPIED_REGION_MAX {
+                    v8_typed_array(env, TypedArrayType::Uint8, bytes, 1, "a small region")?
                 } else {
                     Uint8Array::to_napi_value(env, region.into_view())?
                 };

@@ -54,6 +54,9 @@ pub mod oid {
     pub const NUMERIC: u32 = 1700;
     /// `GEOGRAPHY` (`tableau.tabgeography` in the catalog).
     pub const GEOGRAPHY: u32 = 5003;
+    /// `UUID`: no [`SqlType`](super::SqlType) of its own; hyperdb-api
+    /// reads it as its text in batch reads.
+    pub const UUID: u32 = 2950;
 }
 
 /// The largest NUMERIC precision Hyper accepts.

@@ -171,7 +171,7 @@ fn rejects_what_hyperd_rejects() {
 
 #[test]
 fn from_oid_typmod_rejects_unknown_and_unmodified() {
-    assert!(SqlType::from_oid_typmod(2950, -1).is_err()); // uuid
+    assert!(SqlType::from_oid_typmod(oid::UUID, -1).is_err());
     assert!(SqlType::from_oid_typmod(oid::NUMERIC, -1).is_err());
     assert!(SqlType::from_oid_typmod(oid::VARCHAR, -1).is_err());
     assert!(SqlType::from_oid_typmod(oid::BPCHAR, 4).is_err());

@@ -25,7 +25,7 @@ use arrow_schema::{Field, SchemaRef};
 use bytes::{BufMut, BytesMut};
 use hyperdb_api_core::error::{DbError, SqlState};
 use hyperdb_api_core::types::{
-    ColumnType, FromHyperBinary, SqlType, Timestamp, TimestampTz, ToHyperBinary,
+    oid, ColumnType, FromHyperBinary, SqlType, Timestamp, TimestampTz, ToHyperBinary,
 };
 
 use super::row_batch::BATCH_ROWS;
@@ -33,7 +33,7 @@ use super::schema::arrow_schema;
 use super::ArrowRows;
 use crate::error::{Error, Result};
 use crate::insert::encoder::RowSink;
-use crate::rows::{Row, Schema, UUID_OID};
+use crate::rows::{Row, Schema};
 use crate::table_definition::{ColumnDefinition, TableDefinition};
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
@@ -95,7 +95,7 @@ impl RowBatcher {
         let uuids: Vec<bool> = result
             .columns()
             .iter()
-            .map(|c| c.type_oid() == UUID_OID)
+            .map(|c| c.type_oid() == oid::UUID)
             .collect();
         for (i, c) in result.columns().iter().enumerate() {
             let ty = match c.sql_type() {

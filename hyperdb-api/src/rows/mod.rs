@@ -24,9 +24,6 @@ pub(crate) use row::{fetched_from_wire, read_rows, read_typed_rows, refill_curso
 #[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
 pub(crate) use schema::unmapped_type_name;
-// Its one other user, `arrow::from_rows`, is built with both.
-#[cfg(all(feature = "arrow", feature = "async"))]
-pub(crate) use schema::UUID_OID;
 pub use schema::{Column, ColumnIndex, Schema};
 pub use values::RowValues;
 

@@ -3,17 +3,13 @@
 use std::sync::Arc;
 
 use hyperdb_api_core::protocol::backend::FieldDescription;
-use hyperdb_api_core::types::SqlType;
-
-/// PostgreSQL's (and hyperd's) OID of UUID, a type this client reads
-/// only as its text (batch reads do; rows need `col::TEXT`).
-pub(crate) const UUID_OID: u32 = 2950;
+use hyperdb_api_core::types::{oid, SqlType};
 
 /// How an error names the type of a column this client has no
 /// [`SqlType`] for, with the way to read it anyway.
 pub(crate) fn unmapped_type_name(oid: u32) -> String {
     match oid {
-        UUID_OID => "UUID (read it as text: `col::TEXT` in the query)".to_owned(),
+        oid::UUID => "UUID (read it as text: `col::TEXT` in the query)".to_owned(),
         _ => {
             format!("oid {oid} (unknown to this client; read it as text: `col::TEXT` in the query)")
         }

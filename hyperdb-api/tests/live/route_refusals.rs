@@ -155,15 +155,22 @@ async fn failure<T: Send + 'static>(
 /// Reads the batches of `stream` into the text of its first column, and
 /// checks the column is a UUID carried as text.
 async fn uuid_texts(
-    mut stream: hyperdb_api::ResultStream<hyperdb_api::arrow_array::RecordBatch>,
+    stream: hyperdb_api::ResultStream<hyperdb_api::arrow_array::RecordBatch>,
 ) -> Vec<Option<String>> {
-    use hyperdb_api::arrow_array::cast::AsArray;
     let field = stream.schema().field(0).clone();
     assert_eq!(
         hyperdb_api::arrow::sql_type_name(&field).unwrap(),
         "UUID",
         "{field:?}"
     );
+    texts(stream).await
+}
+
+/// The text of the first column of `stream`'s batches.
+async fn texts(
+    mut stream: hyperdb_api::ResultStream<hyperdb_api::arrow_array::RecordBatch>,
+) -> Vec<Option<String>> {
+    use hyperdb_api::arrow_array::cast::AsArray;
     let mut texts = Vec::new();
     while let Some(batch) = stream.next().await {
         let batch = batch.unwrap();
@@ -204,24 +211,12 @@ async fn uuids_read_as_their_text_on_the_batch_reads() {
         Some("00000000-0000-0000-0000-000000000000".into()),
     ];
     let sql = "SELECT u FROM ids ORDER BY k";
-    let mut hyperds = Vec::new();
-    let mut texts = shared
+    let hyperds = shared
         .place()
         .query_row_batches("SELECT u::TEXT FROM ids ORDER BY k", Vec::new(), None)
         .await
         .unwrap();
-    while let Some(batch) = texts.next().await {
-        use hyperdb_api::arrow_array::cast::AsArray;
-        let batch = batch.unwrap();
-        hyperds.extend(
-            batch
-                .column(0)
-                .as_string::<i32>()
-                .iter()
-                .map(|v| v.map(str::to_owned)),
-        );
-    }
-    assert_eq!(hyperds, want, "hyperd's own text");
+    assert_eq!(texts(hyperds).await, want, "hyperd's own text");
     // Twice each: the first run learns that the Arrow route refuses it.
     for run in 0..2 {
         let rows = shared
