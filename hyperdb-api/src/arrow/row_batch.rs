@@ -278,7 +278,7 @@ impl RowSink for ArrowRows {
     #[inline]
     fn begin_row(&mut self, _: &mut BytesMut) {}
 
-    #[inline]
+    #[inline(always)]
     fn put(
         &mut self,
         _: &mut BytesMut,

@@ -103,7 +103,11 @@ impl RowSink for Wire {
         each!(self, s => s.begin_row(buf))
     }
 
-    #[inline]
+    /// Always inlined, with `ArrowRows::put`: where the compiler left
+    /// it out of line (the `hot_paths` criterion bench), every value paid
+    /// a call that saved six registers, and a 1M-row `Inserter` took
+    /// ~20 ms instead of ~9 ms.
+    #[inline(always)]
     fn put(
         &mut self,
         buf: &mut BytesMut,
