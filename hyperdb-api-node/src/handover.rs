@@ -126,9 +126,13 @@ struct Region {
 }
 
 impl Region {
+    fn len(&self) -> usize {
+        self.end as usize - self.start as usize
+    }
+
     /// Its bytes. Only valid while `owner` lives.
     fn bytes(&self) -> &[u8] {
-        let len = self.end as usize - self.start as usize;
+        let len = self.len();
         // SAFETY: `start..end` lies in one allocation: `start` is the
         // allocation's start (`Buffer::data_ptr`) shared by every buffer
         // of the region, or a buffer's own start, and `end` the end of one
@@ -140,7 +144,7 @@ impl Region {
     /// The region as a JS array over its own memory, which the array's
     /// finalizer frees.
     fn into_view(self) -> Uint8Array {
-        let len = self.bytes().len();
+        let len = self.len();
         let owner = self.owner;
         // SAFETY: as in `bytes`; `owner` keeps the allocation alive until
         // the finalizer drops it with the JS array. The batches the buffers

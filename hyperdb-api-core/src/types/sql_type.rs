@@ -54,8 +54,7 @@ pub mod oid {
     pub const NUMERIC: u32 = 1700;
     /// `GEOGRAPHY` (`tableau.tabgeography` in the catalog).
     pub const GEOGRAPHY: u32 = 5003;
-    /// `UUID`: no [`SqlType`](super::SqlType) of its own; hyperdb-api
-    /// reads it as its text in batch reads.
+    /// `UUID`: no [`SqlType`](super::SqlType) of its own.
     pub const UUID: u32 = 2950;
 }
 

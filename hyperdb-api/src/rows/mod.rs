@@ -23,7 +23,6 @@ pub use row::Row;
 pub(crate) use row::{fetched_from_wire, read_rows, read_typed_rows, refill_cursor, RowCursor};
 #[cfg(all(test, feature = "arrow"))]
 pub(crate) use row::{Block, Fetched};
-pub(crate) use schema::unmapped_type_name;
 pub use schema::{Column, ColumnIndex, Schema};
 pub use values::RowValues;
 

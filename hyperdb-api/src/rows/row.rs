@@ -311,7 +311,7 @@ pub(super) fn type_mismatch<'a, T: FromHyperBinary<'a>>(schema: &Schema, index: 
     let col = &schema.columns()[index];
     let sql_type = match col.sql_type() {
         Some(ty) => ty.to_string(),
-        None => crate::rows::unmapped_type_name(col.type_oid()),
+        None => super::schema::unmapped_type_name(col.type_oid()),
     };
     Error::TypeMismatch {
         column: col.name().to_owned(),

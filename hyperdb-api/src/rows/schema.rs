@@ -7,12 +7,11 @@ use hyperdb_api_core::types::{oid, SqlType};
 
 /// How an error names the type of a column this client has no
 /// [`SqlType`] for, with the way to read it anyway.
-pub(crate) fn unmapped_type_name(oid: u32) -> String {
+pub(super) fn unmapped_type_name(oid: u32) -> String {
+    const AS_TEXT: &str = "read it as text: `col::TEXT` in the query";
     match oid {
-        oid::UUID => "UUID (read it as text: `col::TEXT` in the query)".to_owned(),
-        _ => {
-            format!("oid {oid} (unknown to this client; read it as text: `col::TEXT` in the query)")
-        }
+        oid::UUID => format!("UUID ({AS_TEXT})"),
+        _ => format!("oid {oid} (unknown to this client; {AS_TEXT})"),
     }
 }
 
