@@ -5,6 +5,7 @@
 //! behaviour is checked here against a local echo server.
 
 mod follow_up;
+mod handshake_reset;
 mod kill;
 mod matrix;
 
