@@ -24,6 +24,7 @@
 
 #[path = "../../test_support/fault_proxy.rs"]
 mod fault_proxy;
+mod hyperd;
 mod work;
 
 use std::collections::BTreeMap;
@@ -34,9 +35,8 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use fault_proxy::{socket_addr, Direction, Fault, FaultProxy};
-use hyperdb_api::{
-    ConnectOptions, Connection, CreateMode, HyperProcess, HyperProcessOptions, Listen,
-};
+use hyperd::{Server, PASSWORD};
+use hyperdb_api::{ConnectOptions, Connection, CreateMode, HyperProcess};
 use work::{Phase, Shared, BATCH};
 
 /// One epoch of work between barriers.
@@ -87,18 +87,6 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The password every hyperd of the run requires (TCP servers need one):
-/// fixed, so that clients keep theirs across restarts.
-pub(crate) const PASSWORD: &str = "soak";
-
-fn start_hyperd() -> hyperdb_api::Result<HyperProcess> {
-    HyperProcess::new(
-        HyperProcessOptions::default()
-            .with_listen(Listen::Tcp)
-            .with_password(PASSWORD),
-    )
-}
-
 /// The client's resident memory and open descriptors.
 fn resources() -> (u64, u64) {
     let rss = std::fs::read_to_string("/proc/self/status")
@@ -119,8 +107,6 @@ fn resources() -> (u64, u64) {
 struct Tallies {
     faults: u64,
     kills: u64,
-    /// hyperd aborts on its handshake bug (see [`known_abort`]).
-    aborts: u64,
     stuck_sessions: u64,
     clean_restarts: u64,
     epochs: u64,
@@ -146,7 +132,7 @@ const SESSIONS_END_WITHIN: Duration = Duration::from_secs(5);
 fn barrier(
     shared: &Shared,
     proxy: &FaultProxy,
-    server: &mut Option<HyperProcess>,
+    server: &mut Server,
     epoch: u64,
     workers: usize,
     done: bool,
@@ -178,14 +164,15 @@ fn barrier(
         }
     }
     proxy.set(Fault::Cut);
-    let mut c = connect_direct(server, shared, proxy, t)
+    let mut c = server
+        .connect_direct(shared, proxy)
         .map_err(|e| format!("barrier {epoch}: connecting: {e}"))?;
-    let endpoint = current(server)?.endpoint().clone();
+    let endpoint = server.current()?.endpoint().clone();
     let waiting = Instant::now();
     loop {
         let sessions = c
             .query_scalar::<i64>("SELECT count(*) FROM pg_stat_activity")
-            .map_err(|e| format!("barrier {epoch}: {e}{}", hyperd_state(server)))?;
+            .map_err(|e| format!("barrier {epoch}: {e}{}", server.state()))?;
         if sessions <= 1 {
             let _ = c.close();
             // An attach waits for a release still under way; then it is
@@ -207,12 +194,9 @@ fn barrier(
             let _ = c.close();
             t.stuck_sessions += sessions as u64 - 1;
             t.clean_restarts += 1;
-            let old = server.take().ok_or("no hyperd")?;
-            old.shutdown(Duration::from_secs(30))
-                .map_err(|e| format!("barrier {epoch}: stopping hyperd: {e}"))?;
-            let fresh = start_hyperd().map_err(|e| format!("restarting hyperd: {e}"))?;
-            proxy.set_upstream(socket_addr(fresh.endpoint()).map_err(|e| e.to_string())?);
-            *server = Some(fresh);
+            server
+                .restart_cleanly(proxy)
+                .map_err(|e| format!("barrier {epoch}: {e}"))?;
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -243,56 +227,6 @@ fn barrier(
     Ok(())
 }
 
-/// A connection straight to hyperd (not through the proxy). The cut before
-/// it may have aborted hyperd (see [`KNOWN_ABORT`]): a refused connect
-/// waits for hyperd to exit, restarts it and tries once more.
-fn connect_direct(
-    server: &mut Option<HyperProcess>,
-    shared: &Shared,
-    proxy: &FaultProxy,
-    t: &mut Tallies,
-) -> Result<Connection, String> {
-    let connect = |server: &Option<HyperProcess>| -> Result<Connection, String> {
-        let endpoint = current(server)?.endpoint().clone();
-        Connection::connect_with(&ConnectOptions::new(endpoint).with_password(PASSWORD))
-            .map_err(|e| e.to_string())
-    };
-    restart_if_aborted(server, shared, proxy, t)?;
-    let first = match connect(server) {
-        Ok(c) => return Ok(c),
-        Err(e) => e,
-    };
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while server.as_mut().is_some_and(HyperProcess::is_running) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    restart_if_aborted(server, shared, proxy, t)?;
-    connect(server).map_err(|e| format!("{first}; then {e}{}", hyperd_state(server)))
-}
-
-/// For an error message: whether hyperd is still running and, if it
-/// exited by itself, the last lines it wrote (its log directory goes when
-/// the process handle does, so this is the only chance to see them).
-fn hyperd_state(server: &mut Option<HyperProcess>) -> String {
-    let Some(hyperd) = server.as_mut() else {
-        return " (no hyperd)".to_owned();
-    };
-    if hyperd.is_running() {
-        return format!(" (hyperd pid {} is running)", hyperd.pid());
-    }
-    let mut state = format!("\nhyperd pid {} exited by itself", hyperd.pid());
-    for (file, lines) in [("hyperd.out", 20), ("hyperd.log", 12)] {
-        let text = std::fs::read_to_string(hyperd.log_dir().join(file)).unwrap_or_default();
-        let all: Vec<&str> = text.lines().collect();
-        state.push_str(&format!("\nlast lines of {file}:"));
-        for line in &all[all.len().saturating_sub(lines)..] {
-            let cut = line.char_indices().nth(400).map_or(line.len(), |(i, _)| i);
-            state.push_str(&format!("\n  {}", &line[..cut]));
-        }
-    }
-    state
-}
-
 /// What hyperd lists in `pg_stat_activity`, for an error message.
 fn sessions_list(c: &mut Connection) -> String {
     let sql = "SELECT procpid::TEXT, application_name, state, client_port::TEXT, current_query \
@@ -319,84 +253,6 @@ fn sessions_list(c: &mut Connection) -> String {
         }
     }
     list.join("; ")
-}
-
-/// Kills hyperd and starts a new one on the same file (a new port): the
-/// proxy sends new connections there.
-fn restart(
-    server: &mut Option<HyperProcess>,
-    shared: &Shared,
-    proxy: &FaultProxy,
-) -> Result<(), String> {
-    let Some(old) = server.take() else {
-        return Err("no hyperd to kill".to_owned());
-    };
-    let pid = old.pid();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .map_err(|e| format!("kill -KILL {pid}: {e}"))?;
-    if !killed.success() {
-        return Err(format!("kill -KILL {pid}: {killed}"));
-    }
-    // Reaped before the next start: while the dead hyperd is a zombie its
-    // lock on the database file counts as held (measured: 55006 "locked by
-    // another process").
-    drop(old);
-    replace_dead(server, shared, proxy)
-}
-
-/// hyperd 0.0.26963 aborts (SIGABRT, an uncaught `std::system_error`) when
-/// a connection is reset while it authenticates it: it asks for the peer's
-/// address after the peer is gone. The soak's resets hit a handshake now
-/// and then (1 run in ~4 of 2 minutes), so such an abort is restarted like
-/// a kill and counted; any other exit fails the soak.
-const KNOWN_ABORT: &str = "getRemoteAddress(): Transport endpoint is not connected";
-
-/// Whether hyperd exited by itself with the abort above; the process handle
-/// is kept for the error message otherwise.
-fn known_abort(server: &mut Option<HyperProcess>) -> bool {
-    server.as_mut().is_some_and(|hyperd| {
-        !hyperd.is_running()
-            && std::fs::read_to_string(hyperd.log_dir().join("hyperd.out"))
-                .is_ok_and(|out| out.contains(KNOWN_ABORT))
-    })
-}
-
-/// Restarts hyperd if it aborted on its handshake bug (see [`KNOWN_ABORT`]);
-/// fails if it exited for any other reason.
-fn restart_if_aborted(
-    server: &mut Option<HyperProcess>,
-    shared: &Shared,
-    proxy: &FaultProxy,
-    t: &mut Tallies,
-) -> Result<(), String> {
-    if known_abort(server) {
-        eprintln!("hyperd aborted on a reset during its handshake (a hyperd bug); restarting it");
-        drop(server.take());
-        replace_dead(server, shared, proxy)?;
-        t.aborts += 1;
-        return Ok(());
-    }
-    if server.as_mut().is_some_and(|hyperd| !hyperd.is_running()) {
-        return Err(format!("hyperd exited{}", hyperd_state(server)));
-    }
-    Ok(())
-}
-
-/// Starts a hyperd on the same file in place of a dead (and reaped) one:
-/// a new generation, whose commits alone the next barrier acknowledges.
-fn replace_dead(
-    server: &mut Option<HyperProcess>,
-    shared: &Shared,
-    proxy: &FaultProxy,
-) -> Result<(), String> {
-    let fresh = start_hyperd().map_err(|e| format!("restarting hyperd: {e}"))?;
-    let addr = socket_addr(fresh.endpoint()).map_err(|e| e.to_string())?;
-    shared.generation.fetch_add(1, Ordering::SeqCst);
-    proxy.set_upstream(addr);
-    *server = Some(fresh);
-    Ok(())
 }
 
 /// Reads back every writer's batches and checks them against the ledger.
@@ -480,12 +336,6 @@ fn verify(shared: &Shared, server: &HyperProcess, db: &Path) -> Result<Verdict, 
     Ok(v)
 }
 
-fn current(server: &Option<HyperProcess>) -> Result<&HyperProcess, String> {
-    server
-        .as_ref()
-        .ok_or_else(|| "hyperd is not running".to_owned())
-}
-
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -509,10 +359,11 @@ fn run() -> Result<bool, String> {
         .tempdir()
         .map_err(|e| e.to_string())?;
     let db = dir.path().join("soak.hyper");
-    let mut server = Some(start_hyperd().map_err(|e| format!("starting hyperd: {e}"))?);
+    let mut server = Server::start()?;
     {
         let mut c = Connection::connect_with(
-            &current(&server)?
+            &server
+                .current()?
                 .connect_options()
                 .with_database(&db, CreateMode::Create),
         )
@@ -525,7 +376,7 @@ fn run() -> Result<bool, String> {
         .map_err(|e| e.to_string())?;
         c.close().map_err(|e| e.to_string())?;
     }
-    let upstream = socket_addr(current(&server)?.endpoint()).map_err(|e| e.to_string())?;
+    let upstream = socket_addr(server.current()?.endpoint()).map_err(|e| e.to_string())?;
     let proxy = FaultProxy::start(upstream).map_err(|e| format!("fault proxy: {e}"))?;
     let shared = Arc::new(Shared {
         phase: Mutex::new(Phase::Running(0)),
@@ -589,11 +440,11 @@ fn run() -> Result<bool, String> {
                 .get(t.kills as usize)
                 .is_some_and(|at| began.elapsed() >= *at)
             {
-                restart(&mut server, &shared, &proxy)?;
+                server.kill_and_restart(&shared, &proxy)?;
                 t.kills += 1;
                 eprintln!("killed and restarted hyperd ({} of {kills})", t.kills);
             }
-            restart_if_aborted(&mut server, &shared, &proxy, &mut t)?;
+            server.restart_if_aborted(&shared, &proxy)?;
             std::thread::sleep(Duration::from_millis(20));
         }
         let done = began.elapsed() >= duration;
@@ -621,13 +472,22 @@ fn run() -> Result<bool, String> {
             shared.unexpected("a worker panicked".to_owned());
         }
     }
-    let verdict = verify(&shared, current(&server)?, &db)?;
-    report(&shared, &t, &verdict, elapsed, writers, readers)
+    let verdict = verify(&shared, server.current()?, &db)?;
+    report(
+        &shared,
+        &t,
+        server.aborts,
+        &verdict,
+        elapsed,
+        writers,
+        readers,
+    )
 }
 
 fn report(
     shared: &Shared,
     t: &Tallies,
+    aborts: u64,
     v: &Verdict,
     elapsed: Duration,
     writers: i32,
@@ -692,7 +552,7 @@ fn report(
         ("hyperd killed (SIGKILL) and restarted", t.kills.to_string()),
         (
             "hyperd aborts on a reset during its handshake (its bug), restarted",
-            t.aborts.to_string(),
+            aborts.to_string(),
         ),
         (
             "sessions hyperd kept after an RST mid-COPY / clean restarts to end them",

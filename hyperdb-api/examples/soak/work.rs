@@ -131,7 +131,7 @@ impl Shared {
 
     fn options(&self, name: &str) -> ConnectOptions {
         ConnectOptions::new(self.proxy_endpoint.clone())
-            .with_password(crate::PASSWORD)
+            .with_password(crate::hyperd::PASSWORD)
             .with_database(&self.db, CreateMode::DoNotCreate)
             .with_query_timeout(Some(QUERY_TIMEOUT))
             .with_connect_timeout(Some(Duration::from_secs(5)))
