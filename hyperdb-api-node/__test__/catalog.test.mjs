@@ -70,6 +70,11 @@ describe('schemas and tables', () => {
       () => SqlType.char(1.5),
       (e) => e instanceof HyperError && e.code === '22023',
     )
+    // Types Hyper does not have are refused where they are made, as
+    // createTable refuses them, not at createTable.
+    for (const make of [() => SqlType.numeric(39, 40), () => SqlType.numeric(10, 11), () => SqlType.numeric(0)]) {
+      assert.throws(make, (e) => e instanceof HyperError && e.code === '22023' && /NUMERIC/i.test(e.message))
+    }
   })
 
   test('createSchema / hasSchema / getSchemaNames', async () => {

@@ -187,6 +187,29 @@ describe('Date', () => {
     }
   })
 
+  test("a Date meets TIMESTAMP and DATE in hyperd's session time zone; a HyperTimestamp and the inserters in none", async () => {
+    const ny = await ctx.connect({ settings: { time_zone: 'America/New_York' } })
+    try {
+      assert.equal(await ny.queryScalar('SHOW time_zone'), 'America/New_York')
+      await ny.executeCommand('CREATE TEMPORARY TABLE zoned (k TEXT, ts TIMESTAMP, d DATE, tz TIMESTAMPTZ)')
+      const d = new Date('2024-06-01T02:00:00Z')
+      await ny.executeCommand("INSERT INTO zoned VALUES ('date', $1, $1, $1)", [d])
+      const wall = new HyperTimestamp(BigInt(d.getTime()) * 1000n)
+      await ny.executeCommand("INSERT INTO zoned VALUES ('wall', $1, $2, $3)", [wall, dateOnly('2024-06-01'), d])
+      await ny.insertRows('zoned', [['inserter', d, new Date('2024-06-01T00:00:00Z'), d]])
+      const rows = await ny.queryAll(
+        "SELECT k, ts::TEXT AS ts, d::TEXT AS d, (tz AT TIME ZONE 'UTC')::TEXT AS tz FROM zoned ORDER BY k",
+      )
+      assert.deepStrictEqual(rows, [
+        { k: 'date', ts: '2024-05-31 22:00:00', d: '2024-05-31', tz: '2024-06-01 02:00:00' },
+        { k: 'inserter', ts: '2024-06-01 02:00:00', d: '2024-06-01', tz: '2024-06-01 02:00:00' },
+        { k: 'wall', ts: '2024-06-01 02:00:00', d: '2024-06-01', tz: '2024-06-01 02:00:00' },
+      ])
+    } finally {
+      await ny.close()
+    }
+  })
+
   test('an invalid Date rejects with 22023', async () => {
     await rejectsHyper(() => conn.queryScalar('SELECT $1', [new Date(NaN)]), '22023')
     await stillWorks()
@@ -342,8 +365,14 @@ describe('HyperTimestamp, HyperTime, HyperInterval, dateOnly', () => {
       assert.deepStrictEqual(r.value, new HyperTime(micros))
     }
     assert.equal(await conn.queryScalar("SELECT $1 = TIME '12:34:56.789012'", [new HyperTime(45296789012n)]), true)
-    await rejectsHyper(() => conn.queryScalar('SELECT $1', [new HyperTime(86400000001n)]), '22023')
-    await rejectsHyper(() => conn.queryScalar('SELECT $1', [new HyperTime(-1n)]), '22023')
+    // hyperd's TIME ends at 24:00:00; a HyperTime outside 0 to 24:00:00 is never made.
+    assert.equal(await conn.queryScalar('SELECT ($1)::TEXT', [new HyperTime(86400000000n)]), '24:00:00')
+    for (const micros of [-1n, 86400000001n]) {
+      assert.throws(
+        () => new HyperTime(micros),
+        (e) => e instanceof HyperError && e.code === '22008' && e.message.includes(`${micros}n`),
+      )
+    }
   })
 
   test('HyperInterval', async () => {

@@ -222,6 +222,52 @@ describe('concurrency', () => {
     assert.equal(arrow.numRows, 10)
   })
 
+  test('every read takes its place when made: a write made after it runs after it', async () => {
+    // A promise's place is taken by the call, an iterator's by its first
+    // next(). queryArrow and queryArrowTable once loaded apache-arrow first
+    // and let the write overtake them.
+    const reads = [
+      ['queryScalar', (sql) => conn.queryScalar(sql)],
+      ['queryOne', (sql) => conn.queryOne(sql, undefined, { rowMode: 'array' }).then((r) => r[0])],
+      ['queryAll', (sql) => conn.queryAll(sql, undefined, { rowMode: 'array' }).then((r) => r[0][0])],
+      [
+        'query',
+        (sql) =>
+          conn
+            .query(sql, undefined, { rowMode: 'array' })
+            .next()
+            .then((r) => r.value[0]),
+      ],
+      [
+        'queryColumns',
+        (sql) =>
+          conn
+            .queryColumns(sql)
+            .next()
+            .then((r) => r.value.columns[0].get(0)),
+      ],
+      [
+        'queryArrow',
+        (sql) =>
+          conn
+            .queryArrow(sql)
+            .next()
+            .then((r) => r.value.getChildAt(0).get(0)),
+      ],
+      ['queryArrowTable', (sql) => conn.queryArrowTable(sql).then((t) => t.getChildAt(0).get(0))],
+    ]
+    await conn.executeCommand('CREATE TEMPORARY TABLE call_order (i INT)')
+    for (const [name, read] of reads) {
+      await conn.executeCommand('TRUNCATE call_order')
+      const before = read('SELECT count(*) FROM call_order')
+      const write = conn.executeCommand('INSERT INTO call_order VALUES (1)')
+      assert.equal(await before, 0n, `${name} saw a write made after it`)
+      await write
+      // Leaves no stream open behind the next round.
+      await conn.queryScalar('SELECT 1')
+    }
+  })
+
   test('queryArrowTable of no rows keeps the columns, on both routes', async () => {
     for (const [sql, params] of [
       ['SELECT id, name FROM items WHERE id < 0', undefined],

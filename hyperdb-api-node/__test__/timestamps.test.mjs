@@ -109,6 +109,33 @@ for (const type of ['TIMESTAMP', 'TIMESTAMPTZ']) {
   })
 }
 
+test("rows: a timestamp past Arrow's after the first batch fails that read, and the statement's next run reads it", async () => {
+  // A plain query is served from Arrow; its first rows are out before
+  // hyperd meets the late value, so that read cannot change route.
+  await conn.executeCommand('CREATE TEMPORARY TABLE late (i INT NOT NULL, ts TIMESTAMP)')
+  await conn.executeCommand("INSERT INTO late SELECT i, TIMESTAMP '2024-01-01' FROM generate_series(1, 300000) g(i)")
+  await conn.executeCommand("INSERT INTO late VALUES (300001, 'infinity')")
+  for (const [name, read] of [
+    ['queryAll', (sql) => conn.queryAll(sql).then((rows) => rows.at(-1).ts)],
+    [
+      'query',
+      async (sql) => {
+        let last
+        for await (const row of conn.query(sql, undefined, { rowMode: 'array' })) last = row[0]
+        return last
+      },
+    ],
+  ]) {
+    const sql = `SELECT ${name === 'query' ? 'ts, i' : 'i, ts'} FROM late ORDER BY i`
+    await rejectsHyper(read(sql), '22008')
+    const last = await read(sql)
+    assert.equal(last.toISOString(), '+294276-12-31T23:59:59.999999', name)
+  }
+  // With a parameter it goes as rows from the first run.
+  const rows = await conn.queryAll('SELECT i, ts FROM late WHERE i > $1 ORDER BY i', [300000])
+  assert.equal(rows[0].ts.micros, 9_224_318_015_999_999_999n)
+})
+
 test("HyperTimestamp's calendar is Date's wherever a Date exists", () => {
   for (let day = -100_000_000; day <= 100_000_000; day += 9_973) {
     const iso = new Date(day * 86_400_000).toISOString()

@@ -1,6 +1,7 @@
 /**
  * `insertArrow`: Arrow data into a table as one IPC stream, sent piece by
- * piece through a native inserter. Raw IPC bytes pass through as they are.
+ * piece through a native inserter. Raw IPC bytes pass through as they are
+ * (checked in Rust: `ArrowInserter::insert_ipc`).
  * `apache-arrow` tables and record batches (or a sync or async iterable of
  * batches) go one batch at a time, so nothing is whole in memory, and the
  * native layer sends a batch while the next is handed over: batches of

@@ -2,12 +2,19 @@
  * `Catalog`: schemas, tables and databases of a connection, and
  * `TableDefinition`, the shape tables are created from and described as.
  */
-import type { NativeConnection, TableDef, TableRef } from './native'
-import { call, ErrorCode, HyperError, invalidArgument } from './errors'
+import { native, type NativeConnection, type TableDef, type TableRef } from './native'
+import { call, callSync, ErrorCode, HyperError, invalidArgument } from './errors'
 import { booleanOf, checkOptions, checkRecord, isRecord, kindOf, stringOf } from './options'
 
+/** A name with the database and schema it is in, where known: what the catalog lists. */
+export interface QualifiedName {
+  database?: string
+  schema?: string
+  name: string
+}
+
 /** A table (or schema) name, optionally qualified: `'t'` or `{ schema: 's', name: 't' }`. */
-export type TableName = string | { database?: string; schema?: string; name: string }
+export type TableName = string | QualifiedName
 
 export interface ColumnDefinition {
   name: string
@@ -39,18 +46,23 @@ export const SqlType = {
   double: () => 'DOUBLE PRECISION',
   oid: () => 'OID',
   text: () => 'TEXT',
-  varchar: (length: number) => `VARCHAR(${checkInt(length)})`,
-  char: (length: number) => `CHAR(${checkInt(length)})`,
+  varchar: (length: number) => checked(`VARCHAR(${checkInt(length)})`),
+  char: (length: number) => checked(`CHAR(${checkInt(length)})`),
   json: () => 'JSON',
   bytes: () => 'BYTEA',
   geography: () => 'GEOGRAPHY',
-  numeric: (precision: number, scale = 0) => `NUMERIC(${checkInt(precision)},${checkInt(scale)})`,
+  numeric: (precision: number, scale = 0) => checked(`NUMERIC(${checkInt(precision)},${checkInt(scale)})`),
   date: () => 'DATE',
   time: () => 'TIME',
   timestamp: () => 'TIMESTAMP',
   timestampTz: () => 'TIMESTAMPTZ',
   interval: () => 'INTERVAL',
 } as const
+
+/** `type` if Hyper has it (as hyperd spells it), else a `HyperError` (22023) saying why. */
+function checked(type: string): string {
+  return callSync(() => native.canonicalType(type))
+}
 
 function checkInt(n: number): number {
   if (!Number.isInteger(n) || n < 0) {
@@ -128,7 +140,7 @@ export class Catalog {
    * database: none once a second database is attached (hyperd then has no
    * default one, and Tableau's Hyper API lists none either), so name it.
    */
-  async getSchemaNames(database?: string): Promise<TableName[]> {
+  async getSchemaNames(database?: string): Promise<QualifiedName[]> {
     return ((await this.op('getSchemaNames', database === undefined ? undefined : { name: database })).names ?? []).map(
       (n) => ({ database: n.database ?? undefined, name: n.name }),
     )
@@ -150,7 +162,7 @@ export class Catalog {
   }
 
   /** The tables of `schema` (default `public`). */
-  async getTableNames(schema: TableName = 'public'): Promise<TableName[]> {
+  async getTableNames(schema: TableName = 'public'): Promise<QualifiedName[]> {
     return ((await this.op('getTableNames', schema)).names ?? []).map((n) => ({
       database: n.database ?? undefined,
       schema: n.schema ?? undefined,

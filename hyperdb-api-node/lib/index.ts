@@ -5,7 +5,14 @@
 export { HyperProcess, type HyperProcessOptions } from './process'
 export { Connection, type ConnectOptions, type CreateMode, type QueryOptions, type RowQueryOptions } from './connection'
 export { GrpcConnection, type GrpcConnectOptions } from './grpc'
-export { Catalog, SqlType, type ColumnDefinition, type TableDefinition, type TableName } from './catalog'
+export {
+  Catalog,
+  SqlType,
+  type ColumnDefinition,
+  type QualifiedName,
+  type TableDefinition,
+  type TableName,
+} from './catalog'
 export { HyperError, ErrorCode, type HyperErrorFields } from './errors'
 export { HyperTimestamp, HyperTime, HyperInterval, HyperNumeric, HyperDate, numeric, dateOnly } from './values'
 export type { ParamValue } from './params'

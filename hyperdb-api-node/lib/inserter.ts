@@ -478,12 +478,18 @@ export function batchRows(options: InserterOptions | undefined, known: readonly 
 /**
  * A function that stores one row into the builders: one call site per
  * column, so each sees a single builder class. Keys are JSON string
- * literals of the column names, never code.
+ * literals of the column names, never code. A column named like a
+ * property every object inherits (`constructor`, `toString`) is read only
+ * from the row's own keys, so that a missing one is reported as missing.
  */
 function rowWriter(builders: readonly ColumnBuilder[], shape: 'array' | 'object'): RowWriter {
-  const calls = builders.map((b, i) =>
-    shape === 'array' ? `b${i}.set(row[${i}], at);` : `b${i}.set(row[${JSON.stringify(b.name)}], at);`,
-  )
+  const calls = builders.map((b, i) => {
+    if (shape === 'array') return `b${i}.set(row[${i}], at);`
+    const key = JSON.stringify(b.name)
+    return b.name in Object.prototype
+      ? `b${i}.set(Object.hasOwn(row, ${key}) ? row[${key}] : undefined, at);`
+      : `b${i}.set(row[${key}], at);`
+  })
   const names = builders.map((_, i) => `b${i}`)
   const make = new Function(...names, `return function write(row, at) {\n${calls.join('\n')}\n}`)
   return make(...builders) as RowWriter

@@ -398,8 +398,7 @@ export abstract class Queries {
    * table of none under the result's schema.
    */
   async queryArrowTable(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<Table> {
-    const arrow = await loadArrow()
-    const { schema, batches } = await this.openArrow(sql, params, options)
+    const { arrow, schema, batches } = await this.openArrow(sql, params, options)
     const all: RecordBatch[] = []
     for await (const b of batches) all.push(b)
     return new arrow.Table(schema, all)
@@ -410,11 +409,22 @@ export abstract class Queries {
     sql: string,
     params: readonly ParamValue[] | undefined,
     options: QueryOptions,
-  ): Promise<{ schema: Schema; batches: AsyncIterableIterator<RecordBatch> }> {
+  ): Promise<{ arrow: Arrow; schema: Schema; batches: AsyncIterableIterator<RecordBatch> }> {
     checkReadOptions(options)
-    const arrow = await loadArrow()
     const args = toParams(params)
-    const stream = await this.opened((token) => this.openBatches(sql, args, token), options.signal)
+    // The query takes its place on the connection now, before the first
+    // await: loading apache-arrow must not let calls made later run first.
+    const [loaded, opened] = await Promise.allSettled([
+      loadArrow(),
+      this.opened((token) => this.openBatches(sql, args, token), options.signal),
+    ])
+    if (loaded.status === 'rejected') {
+      if (opened.status === 'fulfilled') opened.value.close()
+      throw loaded.reason
+    }
+    if (opened.status === 'rejected') throw opened.reason
+    const arrow = loaded.value
+    const stream = opened.value
     const schema = BatchMaker.schemaOf(arrow, stream.arrowSchema())
     const maker = new BatchMaker(arrow, schema)
     const batches: NativeStream<RecordBatch> = {
@@ -427,7 +437,7 @@ export abstract class Queries {
       cancel: () => stream.cancel(),
       close: () => stream.close(),
     }
-    return { schema, batches: eachItem(new NativeReader(batches, options.signal)) }
+    return { arrow, schema, batches: eachItem(new NativeReader(batches, options.signal)) }
   }
 }
 

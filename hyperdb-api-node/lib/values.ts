@@ -100,8 +100,15 @@ export class HyperTime {
   /** Microseconds since midnight. */
   readonly micros: bigint
 
+  /** Throws a `HyperError` (22008) outside 00:00:00 to 24:00:00, hyperd's TIME range. */
   constructor(micros: bigint) {
     this.micros = exactMicros(micros, 'HyperTime')
+    if (micros < 0n || micros > MICROS_PER_DAY) {
+      throw new HyperError({
+        code: ErrorCode.DATETIME_FIELD_OVERFLOW,
+        message: `HyperTime takes 0n (00:00:00) to 86400000000n (24:00:00) microseconds, not ${micros}n`,
+      })
+    }
   }
 
   static format(micros: bigint): string {

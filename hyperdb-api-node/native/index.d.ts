@@ -231,6 +231,13 @@ export interface ArrowBatches {
  */
 export declare function canonicalTable(table: TableDef): TableDef
 
+/**
+ * `sql_type` as hyperd spells it, or an error naming why it is no Hyper
+ * type (`NUMERIC(39,40)`): `SqlType`'s builders check with it, so that a
+ * bad type is refused where it is made, not at `createTable`.
+ */
+export declare function canonicalType(sqlType: string): string
+
 /** What a catalog operation answers. */
 export interface CatalogAnswer {
   flag?: boolean

@@ -204,3 +204,15 @@ pub(crate) async fn run(
 pub fn canonical_table(table: TableDef) -> Result<TableDef> {
     Ok(TableDef::from_rust(&table.to_rust()?))
 }
+
+/// `sql_type` as hyperd spells it, or an error naming why it is no Hyper
+/// type (`NUMERIC(39,40)`): `SqlType`'s builders check with it, so that a
+/// bad type is refused where it is made, not at `createTable`.
+#[cfg_attr(test, allow(dead_code))]
+#[napi]
+pub fn canonical_type(sql_type: String) -> Result<String> {
+    sql_type
+        .parse::<SqlType>()
+        .map(|t| t.to_string())
+        .map_err(|e| invalid("a SQL type", &e.to_string()))
+}

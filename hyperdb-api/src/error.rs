@@ -75,7 +75,10 @@ pub enum Error {
     /// the row was discarded and the inserter is still usable.
     #[error("row {row}{}: {kind}: {message}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
     InvalidRow {
-        /// 0-based index of the row within this inserter.
+        /// 0-based index the row would have had within this inserter: the
+        /// rows accepted before it (rejected rows are not counted, so
+        /// after a rejection it is not the caller's own count of rows
+        /// given).
         row: u64,
         column: Option<String>,
         kind: RowErrorKind,
@@ -179,8 +182,9 @@ pub enum RowErrorKind {
     OutOfRange,
     /// A string longer than its VARCHAR(n) or CHAR(n) column.
     TooLong,
-    /// A date or time hyperd does not take (a timestamp before 4713 BC, a
-    /// TIME of 24:00:00 or more, a Date64 that is not a whole day).
+    /// A date or time hyperd does not take (a timestamp before 4713 BC or
+    /// after 294276, a TIME of 24:00:00 or more, a Date64 that is not a
+    /// whole day).
     DateTimeOutOfRange,
     /// The row is larger than one COPY message may carry (hyperd takes
     /// at most 150 MiB): a HyperBinary row is never split, so it cannot be

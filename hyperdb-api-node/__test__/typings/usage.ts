@@ -44,3 +44,9 @@ export async function arrowTypes(conn: Connection): Promise<number> {
   for await (const batch of conn.queryArrow('SELECT 1')) rows += batch.numRows
   return rows + HyperTimestamp.fromDate(new Date()).toDate().getTime()
 }
+
+export async function catalogNamesAreQualified(conn: Connection): Promise<string[]> {
+  const tables = await conn.catalog.getTableNames()
+  const schemas = await conn.catalog.getSchemaNames()
+  return [...tables.map((t) => `${t.schema ?? ''}.${t.name}`), ...schemas.map((s) => s.name)]
+}

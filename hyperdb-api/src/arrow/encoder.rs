@@ -226,7 +226,8 @@ impl ArrowEncoder {
     /// messages). Bytes may be split anywhere across calls.
     pub(crate) fn push_ipc(&mut self, bytes: &[u8], buf: &mut BytesMut) -> Result<()> {
         self.check_usable()?;
-        if self.decoding.is_some() || (matches!(self.mode, Mode::Idle) && bounded_text(&self.table))
+        if self.decoding.is_some()
+            || (matches!(self.mode, Mode::Idle) && unchecked_by_hyperd(&self.table))
         {
             return self.push_ipc_decoded(bytes);
         }
@@ -393,13 +394,22 @@ fn close_frame(buf: &mut BytesMut, start: usize) -> Result<()> {
     Ok(frontend::end_copy_data(buf, start)?)
 }
 
-/// Whether `table` has VARCHAR(n) or CHAR(n) columns, whose values hyperd
-/// does not check (see [`check_values`]).
-fn bounded_text(table: &TableDefinition) -> bool {
-    table
-        .columns()
-        .iter()
-        .any(|c| matches!(c.sql_type(), SqlType::Varchar(_) | SqlType::Char(_)))
+/// Whether `table` has columns whose values hyperd stores changed or
+/// unreadable rather than refuse (see [`check_values`]): VARCHAR(n) and
+/// CHAR(n) (over-long text), NUMERIC (digits past the precision), TIME
+/// and INTERVAL (fractions of a microsecond). Raw IPC into such a table is
+/// decoded and checked; into any other it passes through.
+fn unchecked_by_hyperd(table: &TableDefinition) -> bool {
+    table.columns().iter().any(|c| {
+        matches!(
+            c.sql_type(),
+            SqlType::Varchar(_)
+                | SqlType::Char(_)
+                | SqlType::Numeric { .. }
+                | SqlType::Time
+                | SqlType::Interval
+        )
+    })
 }
 
 fn mixed() -> Error {
@@ -440,31 +450,47 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// The first valid value of a decimal column with more digits than
-/// `precision`, and its digit count. Arrow does not hold a Decimal128 to
-/// its declared precision, and hyperd stores such a value past its
-/// column's (100000 in a NUMERIC(5,2) column reads back as 1000.00,
-/// measured), where the row inserter refuses it.
+/// The first valid value of a decimal column (Decimal128 or Decimal256)
+/// with more digits than `precision`, and its digit count. Arrow does not
+/// hold a decimal to its declared precision, and hyperd stores such a value
+/// past its column's (100000 in a NUMERIC(5,2) column reads back as
+/// 1000.00, measured; a 39-digit one in NUMERIC(38,2) then fails every
+/// read, Tableau's too), where the row inserter refuses it.
 fn past_precision(array: &dyn Array, precision: u8) -> Option<(usize, u32)> {
-    let decimals = array.as_primitive_opt::<arrow_array::types::Decimal128Type>()?;
-    let bound = 10u128.checked_pow(u32::from(precision))?;
-    let values = decimals.values();
+    use arrow_array::types::{Decimal128Type, Decimal256Type};
+    use arrow_buffer::i256;
+    // NUMERIC's precision is at most 38, so the bound fits an i128.
+    let bound = 10i128.checked_pow(u32::from(precision))?;
+    if let Some(decimals) = array.as_primitive_opt::<Decimal128Type>() {
+        let bound = bound.unsigned_abs();
+        let row = first_valid(decimals, |v| v.unsigned_abs() >= bound)?;
+        let digits = decimals.value(row).unsigned_abs().checked_ilog10();
+        return Some((row, digits.map_or(1, |d| d + 1)));
+    }
+    let decimals = array.as_primitive_opt::<Decimal256Type>()?;
+    let (high, low) = (i256::from_i128(bound), i256::from_i128(-bound));
+    let row = first_valid(decimals, |v| v >= high || v <= low)?;
+    let digits = decimals
+        .value(row)
+        .to_string()
+        .trim_start_matches('-')
+        .len();
+    Some((row, digits as u32))
+}
+
+/// The first value of `array` that `bad` picks and that is not NULL: one
+/// pass over the values, validity read only where one is picked (a NULL
+/// slot's bytes are not a value).
+fn first_valid<T: arrow_array::ArrowPrimitiveType>(
+    array: &arrow_array::PrimitiveArray<T>,
+    bad: impl Fn(T::Native) -> bool,
+) -> Option<usize> {
+    let values = array.values();
     let mut from = 0;
-    // One pass over the values; validity only where one is too long
-    // (a NULL slot's bytes are not a value).
-    while let Some(at) = values[from..]
-        .iter()
-        .position(|v| v.unsigned_abs() >= bound)
-    {
+    while let Some(at) = values[from..].iter().position(|&v| bad(v)) {
         let row = from + at;
-        if decimals.is_valid(row) {
-            return Some((
-                row,
-                values[row]
-                    .unsigned_abs()
-                    .checked_ilog10()
-                    .map_or(1, |d| d + 1),
-            ));
+        if array.is_valid(row) {
+            return Some(row);
         }
         from = row + 1;
     }
@@ -499,8 +525,8 @@ fn check_values(
             let row = (0..array.len()).find(|i| array.is_null(*i)).unwrap_or(0);
             return Err(error(row, RowErrorKind::NullInNotNull, "NULL".into()));
         }
-        if let Some((row, message)) = super::layout::refused_temporal(array.as_ref()) {
-            return Err(error(row, RowErrorKind::DateTimeOutOfRange, message));
+        if let Some((row, kind, message)) = super::layout::refused_temporal(array.as_ref()) {
+            return Err(error(row, kind, message));
         }
         let ty = column.sql_type();
         let limit = match ty {

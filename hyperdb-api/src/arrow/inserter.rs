@@ -40,8 +40,10 @@ macro_rules! arrow_inserter_methods {
         /// Inserts raw Arrow IPC stream bytes (e.g. forwarded from elsewhere),
         /// split anywhere across calls. The schema is checked before any of
         /// it is sent; the data is passed through undecoded, except into a
-        /// table with VARCHAR(n) or CHAR(n) columns: there it is decoded and
-        /// checked as [`Self::insert_batch`] checks batches. Cannot be mixed
+        /// table with VARCHAR(n), CHAR(n), NUMERIC, TIME or INTERVAL
+        /// columns, whose values hyperd would store cut or past their type
+        /// rather than refuse: there it is decoded and checked as
+        /// [`Self::insert_batch`] checks batches. Cannot be mixed
         /// with [`Self::insert_batch`] in one insert.
         pub $($async_kw)? fn insert_ipc(&mut self, bytes: &[u8]) -> Result<()> {
             for piece in bytes.chunks(self.encoder.flush_threshold()) {

@@ -7,6 +7,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::Array;
 use arrow_buffer::IntervalMonthDayNano;
 
+use crate::error::RowErrorKind;
 use crate::types::Date;
 
 /// Julian day number of 1970-01-01, Arrow's epoch.
@@ -99,19 +100,22 @@ pub(crate) fn arrow_interval(raw: [u8; 16]) -> Option<IntervalMonthDayNano> {
 }
 
 /// Where a column sent to hyperd holds a date or time its Arrow reader
-/// refuses, and why: a date outside hyperd's range ([`Date::HYPER_MIN`]
-/// to [`Date::HYPER_MAX`]), a Date64 that is not a whole day, a timestamp before
-/// hyperd's least (4713-01-01 00:00:00 BC), a TIME outside 00:00:00 up to
-/// (not including) 24:00:00. hyperd fails the whole COPY on them with
-/// "error while reading Arrow file" (XX001), naming neither row nor column
-/// (measured). NULL slots are not values, whatever bytes lie under them.
-pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
+/// refuses or would round, what kind of refusal and why: a date outside
+/// hyperd's range ([`Date::HYPER_MIN`] to [`Date::HYPER_MAX`]), a Date64
+/// that is not a whole day, a timestamp outside 4713-01-01 00:00:00 BC to
+/// 294276-12-31 23:59:59.999999 (a second or millisecond unit reaches past
+/// the greatest), a TIME outside 00:00:00 up to (not including) 24:00:00.
+/// hyperd fails the whole COPY on those with "error while reading Arrow
+/// file" (XX001), naming neither row nor column; nanoseconds of a TIME or
+/// INTERVAL it cuts to microseconds without a word (all measured). NULL
+/// slots are not values, whatever bytes lie under them.
+pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, RowErrorKind, String)> {
     use arrow_array::types::{
-        Date32Type, Date64Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
-        Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
-        TimestampNanosecondType, TimestampSecondType,
+        Date32Type, Date64Type, IntervalMonthDayNanoType, Time32MillisecondType, Time32SecondType,
+        Time64MicrosecondType, Time64NanosecondType, TimestampMicrosecondType,
+        TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
     };
-    use arrow_schema::{DataType, TimeUnit};
+    use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 
     let per_second = |unit: &TimeUnit| match unit {
         TimeUnit::Second => 1,
@@ -119,38 +123,42 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
         TimeUnit::Microsecond => 1_000_000,
         TimeUnit::Nanosecond => 1_000_000_000,
     };
-    let (first, why) = match array.data_type() {
+    let range = RowErrorKind::DateTimeOutOfRange;
+    let (first, kind, why) = match array.data_type() {
         DataType::Date32 => (
             first_where::<Date32Type>(array, |days| !hyper_date(days)),
+            range,
             DATE_RANGE,
         ),
         DataType::Date64 => match first_where::<Date64Type>(array, |ms| ms % MILLIS_PER_DAY != 0) {
             Some(first) => (
                 Some(first),
+                range,
                 "is no whole day: a Date64 DATE takes midnights only",
             ),
             None => (
                 first_where::<Date64Type>(array, |ms| !hyper_date(ms / MILLIS_PER_DAY)),
+                range,
                 DATE_RANGE,
             ),
         },
         DataType::Timestamp(unit, _) => {
-            // hyperd's least in the column's unit, once (a whole number of
-            // seconds); in nanoseconds it lies below every `i64`.
-            let least_micros = HYPER_MIN_TIMESTAMP - UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY;
-            let least =
-                i64::try_from(i128::from(least_micros) * i128::from(per_second(unit)) / 1_000_000)
-                    .unwrap_or(i64::MIN);
-            let before = move |n: i64| n < least;
+            // hyperd's least and greatest in the column's unit, once (the
+            // least is a whole second; the greatest is rounded down to the
+            // unit): outside `i64` in the finer units, which never pass them.
+            let least = unit_bound(HYPER_MIN_UNIX_MICROS, per_second(unit)).unwrap_or(i64::MIN);
+            let greatest = unit_bound(HYPER_MAX_UNIX_MICROS, per_second(unit)).unwrap_or(i64::MAX);
+            let outside = move |n: i64| n < least || n > greatest;
             let first = match unit {
-                TimeUnit::Second => first_where::<TimestampSecondType>(array, before),
-                TimeUnit::Millisecond => first_where::<TimestampMillisecondType>(array, before),
-                TimeUnit::Microsecond => first_where::<TimestampMicrosecondType>(array, before),
-                TimeUnit::Nanosecond => first_where::<TimestampNanosecondType>(array, before),
+                TimeUnit::Second => first_where::<TimestampSecondType>(array, outside),
+                TimeUnit::Millisecond => first_where::<TimestampMillisecondType>(array, outside),
+                TimeUnit::Microsecond => first_where::<TimestampMicrosecondType>(array, outside),
+                TimeUnit::Nanosecond => first_where::<TimestampNanosecondType>(array, outside),
             };
             (
                 first,
-                "is before hyperd's least timestamp, 4713-01-01 00:00:00 BC",
+                range,
+                "is outside hyperd's timestamps, 4713-01-01 00:00:00 BC to 294276-12-31 23:59:59.999999",
             )
         }
         DataType::Time32(unit) | DataType::Time64(unit) => {
@@ -160,16 +168,73 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, String)> {
                 TimeUnit::Second => first_where::<Time32SecondType>(array, outside),
                 TimeUnit::Millisecond => first_where::<Time32MillisecondType>(array, outside),
                 TimeUnit::Microsecond => first_where::<Time64MicrosecondType>(array, outside),
-                TimeUnit::Nanosecond => first_where::<Time64NanosecondType>(array, outside),
+                TimeUnit::Nanosecond => {
+                    // Out of the day first (22008), then cut (22003).
+                    let first = first_where::<Time64NanosecondType>(array, outside);
+                    let cut = || first_where::<Time64NanosecondType>(array, |ns| ns % 1000 != 0);
+                    if let (None, Some(cut)) = (first, cut()) {
+                        return Some(refusal(
+                            array,
+                            cut,
+                            RowErrorKind::OutOfRange,
+                            SUB_MICROSECOND,
+                        ));
+                    }
+                    first
+                }
             };
             (
                 first,
+                range,
                 "is no time of day: hyperd takes 00:00:00 up to, not including, 24:00:00",
             )
         }
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let values = array.as_primitive_opt::<IntervalMonthDayNanoType>()?;
+            let first = values
+                .values()
+                .iter()
+                .enumerate()
+                .find(|&(row, v)| v.nanoseconds % 1000 != 0 && values.is_valid(row))
+                .map(|(row, v)| (row, v.nanoseconds));
+            (first, RowErrorKind::OutOfRange, SUB_MICROSECOND)
+        }
         _ => return None,
     };
-    first.map(|(row, value)| (row, format!("{value} ({}) {why}", array.data_type())))
+    first.map(|first| refusal(array, first, kind, why))
+}
+
+fn refusal(
+    array: &dyn Array,
+    (row, value): (usize, i64),
+    kind: RowErrorKind,
+    why: &str,
+) -> (usize, RowErrorKind, String) {
+    (row, kind, format!("{value} ({}) {why}", array.data_type()))
+}
+
+const SUB_MICROSECOND: &str =
+    "has a fraction of a microsecond: hyperd stores microseconds and would cut it; round it first";
+
+/// hyperd's least and greatest TIMESTAMP in Arrow's microseconds since
+/// 1970 (the greatest lies past `i64::MAX`).
+const HYPER_MIN_UNIX_MICROS: i128 =
+    (HYPER_MIN_TIMESTAMP - UNIX_EPOCH_JULIAN_DAY * MICROS_PER_DAY) as i128;
+const HYPER_MAX_UNIX_MICROS: i128 = (Date::HYPER_MAX.julian_day() as i128 + 1
+    - UNIX_EPOCH_JULIAN_DAY as i128)
+    * MICROS_PER_DAY as i128
+    - 1;
+
+/// `micros` in a unit of `per_second` a second, rounded down; `None` past
+/// `i64`.
+fn unit_bound(micros: i128, per_second: i64) -> Option<i64> {
+    let per_second = i128::from(per_second);
+    let in_unit = if per_second >= 1_000_000 {
+        micros * (per_second / 1_000_000)
+    } else {
+        micros.div_euclid(1_000_000 / per_second)
+    };
+    i64::try_from(in_unit).ok()
 }
 
 const DATE_RANGE: &str = "is outside hyperd's DATE range, 4713-01-01 BC to 294276-12-31";
@@ -224,6 +289,23 @@ mod tests {
         assert_eq!(arrow_timestamp(-9_011_559_254_509_551_617), None);
         assert_eq!(arrow_timestamp(-1), None);
         assert!(arrow_time(MICROS_PER_DAY - 1) && !arrow_time(MICROS_PER_DAY));
+        // hyperd's timestamps in each Arrow unit (the greatest measured:
+        // 9224318015999 s went in, 9224318016000 s failed the COPY).
+        assert_eq!(
+            unit_bound(HYPER_MAX_UNIX_MICROS, 1),
+            Some(9_224_318_015_999)
+        );
+        assert_eq!(
+            unit_bound(HYPER_MAX_UNIX_MICROS, 1_000),
+            Some(9_224_318_015_999_999)
+        );
+        assert_eq!(unit_bound(HYPER_MAX_UNIX_MICROS, 1_000_000), None);
+        assert_eq!(unit_bound(HYPER_MIN_UNIX_MICROS, 1), Some(-210_863_520_000));
+        assert_eq!(
+            unit_bound(HYPER_MIN_UNIX_MICROS, 1_000_000),
+            arrow_timestamp(HYPER_MIN_TIMESTAMP)
+        );
+        assert_eq!(unit_bound(HYPER_MIN_UNIX_MICROS, 1_000_000_000), None);
         let v = IntervalMonthDayNano::new(-3, 40, -5_000);
         assert_eq!(arrow_interval(hyper_interval(v)), Some(v));
         let mut too_long = hyper_interval(v);

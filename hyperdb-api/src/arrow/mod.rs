@@ -39,10 +39,10 @@
 //! | BYTEA | Binary | Binary |
 //! | GEOGRAPHY | Binary + `hyper:type=Geography` (Hyper's own encoding, not WKB) | Binary in that encoding |
 //! | DATE | Date64 (milliseconds, whole days) | Date64 (whole days only), Date32 |
-//! | TIME | Time64(Microsecond) | Time64(Microsecond), Time64(Nanosecond) (truncated), Time32(Second/Millisecond) |
+//! | TIME | Time64(Microsecond) | Time64(Microsecond), Time64(Nanosecond) (whole microseconds), Time32(Second/Millisecond) |
 //! | TIMESTAMP | Timestamp(Microsecond, None) | Timestamp(Second/Millisecond/Microsecond, None) |
 //! | TIMESTAMPTZ | Timestamp(Microsecond, "+00:00") | Timestamp(Second/Millisecond/Microsecond, any zone) |
-//! | INTERVAL | Interval(MonthDayNano) | Interval(MonthDayNano) (nanoseconds truncated to microseconds) |
+//! | INTERVAL | Interval(MonthDayNano) | Interval(MonthDayNano) (whole microseconds) |
 //!
 //! Not storable, with the cast to apply first: Timestamp(Nanosecond) (to
 //! Microsecond), LargeUtf8 / Utf8View (to Utf8), LargeBinary / BinaryView /
@@ -63,9 +63,11 @@
 //! (hyperd would store it as is, or truncate CHAR(1)), except that a CHAR(n)
 //! value longer only by trailing spaces is sent cut to n characters
 //! ([`crate::types::SqlType::fit_text`]), no date or time hyperd's Arrow
-//! reader refuses (a Date64 that is no whole day, a timestamp before
-//! 4713-01-01 00:00:00 BC, a TIME outside 00:00:00 up to 24:00:00: 22008,
-//! where hyperd would fail the COPY naming no row). A rejected batch is
+//! reader refuses (a Date64 that is no whole day, a timestamp outside
+//! 4713-01-01 00:00:00 BC to 294276-12-31 23:59:59.999999, a TIME outside
+//! 00:00:00 up to 24:00:00: 22008, where hyperd would fail the COPY naming
+//! no row), no TIME or INTERVAL with a fraction of a microsecond (22003,
+//! where hyperd would cut it). A rejected batch is
 //! not sent. After `finish()`, the row count the server reports must equal
 //! the rows sent ([`crate::Error::RowCountMismatch`]): hyperd stores only
 //! the first of several IPC streams in one COPY and still reports success,

@@ -27,7 +27,13 @@ pub struct ColumnMapping {
 }
 
 impl ColumnMapping {
-    /// The input column of the same name, stored as is.
+    /// The input column of the same name, stored as `INSERT ... SELECT`
+    /// stores it: converted by hyperd's assignment cast when the input
+    /// column's type differs from the target's, which cuts text to a
+    /// VARCHAR(n)/CHAR(n) and rounds a NUMERIC to the target's scale
+    /// (measured: `'abcdef'` into VARCHAR(3) is `abc`, 1.2399 into
+    /// NUMERIC(10,2) 1.24). Declare the input column with the target's
+    /// type for the plain `Inserter`'s checks, which refuse such values.
     pub fn column(name: impl Into<String>) -> ColumnMapping {
         ColumnMapping {
             column: name.into(),

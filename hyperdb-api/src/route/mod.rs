@@ -396,6 +396,20 @@ impl<'c> Learn<'c> {
     pub(crate) fn failed(self) {
         self.book.forget(self.key);
     }
+
+    /// The result ended in `e`, which may be hyperd refusing a value in
+    /// Arrow mid-result (a timestamp past Arrow's, in a later batch): the
+    /// read fails, as rows were handed out, and the statement's next run
+    /// goes as `DataRow`s, which carry the value.
+    pub(crate) fn failed_with(self, e: &crate::error::Error) {
+        #[cfg(feature = "arrow")]
+        if crate::arrow::arrow_cannot_express(e) {
+            self.book.arrow_refused(self.key);
+            return;
+        }
+        let _ = e;
+        self.failed();
+    }
 }
 
 /// After a row stream's refill: reports the result's end (or failure) to
@@ -409,9 +423,9 @@ pub(crate) fn report_end(
         return;
     }
     match (step, cursor.ended()) {
-        (Err(_), _) => {
+        (Err(e), _) => {
             if let Some(l) = learn.take() {
-                l.failed();
+                l.failed_with(e);
             }
         }
         (Ok(_), Some(rows)) => {

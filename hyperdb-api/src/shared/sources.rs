@@ -196,9 +196,9 @@ impl<T: Send, S: Source<T> + Counted> Source<T> for Learning<'_, S> {
                         learn.finished(self.columns, self.inner.rows().unwrap_or(0));
                     }
                 }
-                Some(Err(_)) => {
+                Some(Err(e)) => {
                     if let Some(learn) = self.learn.take() {
-                        learn.failed();
+                        learn.failed_with(e);
                     }
                 }
                 Some(Ok(_)) => {}

@@ -248,14 +248,60 @@ fn server_error_mid_copy_leaves_the_table_unchanged() {
     assert_eq!(count(&mut c, "small"), 1);
 }
 
+/// A table `name` of one nullable column `v` of `sql_type`, created.
+fn one_column_table(c: &mut Connection, name: &str, sql_type: SqlType) -> TableDefinition {
+    let table = TableDefinition::new(name).with_column("v", sql_type);
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    table
+}
+
+/// `values` as the batch of such a table.
+fn one_column(values: ArrayRef) -> RecordBatch {
+    let schema = Schema::new(vec![Field::new("v", values.data_type().clone(), true)]);
+    RecordBatch::try_new(Arc::new(schema), vec![values]).unwrap()
+}
+
+/// `batch` as one Arrow IPC stream.
+fn ipc_bytes(batch: &RecordBatch) -> Vec<u8> {
+    let mut ipc = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &batch.schema()).unwrap();
+    w.write(batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    ipc
+}
+
+/// hyperd's own COPY of `batch` from an Arrow IPC file in `dir`: no
+/// client check in between, to show what the checks keep out.
+fn hyperd_copy(
+    c: &mut Connection,
+    dir: &tempfile::TempDir,
+    table: &str,
+    batch: &RecordBatch,
+) -> hyperdb_api::Result<u64> {
+    let path = dir.path().join(format!("{table}.arrows"));
+    std::fs::write(&path, ipc_bytes(batch)).unwrap();
+    let path = path.to_str().unwrap();
+    c.execute_command(&format!(
+        "COPY {table} FROM {} WITH (FORMAT ARROWSTREAM)",
+        hyperdb_api::escape::quote_literal(path).unwrap()
+    ))
+}
+
 /// Dates and times hyperd's Arrow reader refuses (a Date64 that is no
-/// whole day, a timestamp before 4713-01-01 BC, a TIME of 24:00:00) fail
+/// whole day, a timestamp before 4713-01-01 BC or, in seconds, past
+/// 294276-12-31 23:59:59, a TIME of 24:00:00) fail
 /// the batch with 22008 and their row and column, not the COPY with
 /// hyperd's XX001 naming neither: proved by sending each one past the
 /// check (raw IPC goes through as it is). The edges hyperd takes go in.
 #[test]
 fn dates_and_times_hyperd_refuses_fail_with_their_row() {
-    use arrow_array::{Date64Array, Time64MicrosecondArray, TimestampMicrosecondArray};
+    use arrow_array::{
+        Date64Array, Time64MicrosecondArray, TimestampMicrosecondArray, TimestampSecondArray,
+    };
+    // hyperd's greatest timestamp, 294276-12-31 23:59:59.999999, in seconds.
+    const GREATEST_SECONDS: i64 = 9_224_318_015_999;
     const LEAST_MICROS: i64 = -210_863_520_000_000_000;
     const DAY_MICROS: i64 = 86_400_000_000;
     let dir = temp_dir();
@@ -274,6 +320,12 @@ fn dates_and_times_hyperd_refuses_fail_with_their_row() {
             "4713-01-01 00:00:00 BC | 1970-01-01 00:00:00.000001",
         ),
         (
+            SqlType::Timestamp,
+            Arc::new(TimestampSecondArray::from(vec![GREATEST_SECONDS, 0])),
+            Arc::new(TimestampSecondArray::from(vec![0, GREATEST_SECONDS + 1])),
+            "1970-01-01 00:00:00 | 294276-12-31 23:59:59",
+        ),
+        (
             SqlType::Time,
             Arc::new(Time64MicrosecondArray::from(vec![0, DAY_MICROS - 1])),
             Arc::new(Time64MicrosecondArray::from(vec![0, DAY_MICROS])),
@@ -282,16 +334,10 @@ fn dates_and_times_hyperd_refuses_fail_with_their_row() {
     ];
     for (k, (sql_type, good, bad, want)) in cases.into_iter().enumerate() {
         let name = format!("t{k}");
-        let table = TableDefinition::new(name.as_str()).with_column("v", sql_type);
-        c.execute_command(&table.create_table_sql(false).unwrap())
-            .unwrap();
-        let batch = |values: ArrayRef| {
-            let schema = Schema::new(vec![Field::new("v", values.data_type().clone(), true)]);
-            RecordBatch::try_new(Arc::new(schema), vec![values]).unwrap()
-        };
+        let table = one_column_table(&mut c, &name, sql_type);
         let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
-        ins.insert_batch(&batch(good)).unwrap();
-        let e = ins.insert_batch(&batch(bad.clone())).unwrap_err();
+        ins.insert_batch(&one_column(good)).unwrap();
+        let e = ins.insert_batch(&one_column(bad.clone())).unwrap_err();
         assert!(
             matches!(&e, Error::InvalidRow { row: 3, kind: RowErrorKind::DateTimeOutOfRange, column: Some(c), .. } if c == "v"),
             "{sql_type}: {e}"
@@ -306,17 +352,92 @@ fn dates_and_times_hyperd_refuses_fail_with_their_row() {
             .unwrap();
         assert_eq!(got, want);
         // hyperd itself fails the COPY on the value, naming no row.
-        let mut ipc = Vec::new();
-        let bad = batch(bad);
-        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &bad.schema()).unwrap();
-        w.write(&bad).unwrap();
-        w.finish().unwrap();
-        drop(w);
-        let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
-        let sent = ins.insert_ipc(&ipc).and_then(|()| ins.finish().map(drop));
+        let sent = hyperd_copy(&mut c, &dir, &name, &one_column(bad));
         let e = sent.expect_err("hyperd takes the value after all: drop the check");
         assert!(!matches!(e, Error::InvalidRow { .. }), "{e}");
         assert_eq!(count(&mut c, &name), 2);
+    }
+}
+
+/// A Time64(Nanosecond) or Interval(MonthDayNano) value with a fraction
+/// of a microsecond is refused (22003, row and column named): hyperd would
+/// cut it to microseconds without a word, as raw IPC, sent past the check,
+/// shows. Whole microseconds in nanosecond units go in exactly.
+#[test]
+fn fractions_of_a_microsecond_are_refused_not_cut() {
+    use arrow_array::{IntervalMonthDayNanoArray, Time64NanosecondArray};
+    use arrow_buffer::IntervalMonthDayNano;
+    let dir = temp_dir();
+    let mut c = connect(&dir, "nanos.hyper");
+    let interval = |nanos| IntervalMonthDayNano::new(1, 2, nanos);
+    let cases: Vec<(SqlType, ArrayRef, ArrayRef, &str, &str)> = vec![
+        (
+            SqlType::Time,
+            Arc::new(Time64NanosecondArray::from(vec![1_000, 86_399_999_999_000])),
+            Arc::new(Time64NanosecondArray::from(vec![
+                Some(3_000),
+                None,
+                Some(1_999),
+            ])),
+            "00:00:00.000001 | 23:59:59.999999",
+            "00:00:00.000001 | 00:00:00.000003",
+        ),
+        (
+            SqlType::Interval,
+            Arc::new(IntervalMonthDayNanoArray::from(vec![
+                interval(-3_000),
+                interval(5_000),
+            ])),
+            Arc::new(IntervalMonthDayNanoArray::from(vec![
+                Some(interval(3_000)),
+                None,
+                Some(interval(1_999)),
+            ])),
+            "P1M2DT-0.000003S | P1M2DT0.000005S",
+            "P1M2DT0.000001S | P1M2DT0.000003S",
+        ),
+    ];
+    for (k, (sql_type, good, bad, want, cut)) in cases.into_iter().enumerate() {
+        let name = format!("n{k}");
+        let table = one_column_table(&mut c, &name, sql_type);
+        let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+        ins.insert_batch(&one_column(good)).unwrap();
+        let e = ins.insert_batch(&one_column(bad.clone())).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidRow { row: 4, kind: RowErrorKind::OutOfRange, column: Some(c), .. } if c == "v"),
+            "{sql_type}: {e}"
+        );
+        assert_eq!(e.sqlstate(), "22003", "{sql_type}");
+        assert!(e.to_string().contains("fraction of a microsecond"), "{e}");
+        assert_eq!(ins.finish().unwrap(), 2, "{sql_type}");
+        let text = |c: &mut Connection| {
+            c.query_scalar::<String>(&format!(
+                "SELECT string_agg(v::TEXT, ' | ' ORDER BY v) FROM {name}"
+            ))
+            .unwrap()
+        };
+        assert_eq!(text(&mut c), want, "{sql_type}");
+        // Raw IPC is checked alike.
+        let bad = one_column(bad);
+        let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+        let e = ins.insert_ipc(&ipc_bytes(&bad)).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidRow { row: 2, .. }),
+            "{sql_type}: {e}"
+        );
+        drop(ins);
+        // hyperd itself stores the value cut.
+        c.execute_command(&format!("DELETE FROM {name}")).unwrap();
+        assert_eq!(
+            hyperd_copy(&mut c, &dir, &name, &bad).unwrap(),
+            3,
+            "{sql_type}"
+        );
+        assert_eq!(
+            text(&mut c),
+            cut,
+            "hyperd no longer cuts {sql_type}: the check may go"
+        );
     }
 }
 
@@ -383,6 +504,69 @@ fn decimals_past_their_precision_are_refused() {
         .map(|(id, p)| format!("{id}:{}", p.map_or("NULL".into(), |p| p.to_string())))
         .collect();
     assert_eq!(text, ["0:999.99", "1:NULL", "2:-999.99"]);
+
+    // Decimal256 alike: it was sent unchecked, and NUMERIC(38,2) then held
+    // a 39-digit value no reader could read.
+    use arrow_array::Decimal256Array;
+    use arrow_buffer::i256;
+    let wide = TableDefinition::new("wide").with_column("p", SqlType::numeric(38, 2).unwrap());
+    c.execute_command(&wide.create_table_sql(false).unwrap())
+        .unwrap();
+    let limit = 10i128.pow(38) - 1;
+    let batch256 = |values: Vec<Option<i256>>| {
+        let p = Decimal256Array::from(values)
+            .with_precision_and_scale(38, 2)
+            .unwrap();
+        let schema = Schema::new(vec![Field::new(
+            "p",
+            arrow_array::Array::data_type(&p).clone(),
+            true,
+        )]);
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(p)]).unwrap()
+    };
+    let mut ins = ArrowInserter::new(&mut c, &wide).unwrap();
+    for too_long in [
+        i256::from_i128(limit + 1),
+        i256::from_i128(i128::MIN),
+        i256::MAX,
+    ] {
+        let e = ins
+            .insert_batch(&batch256(vec![
+                None,
+                Some(i256::from_i128(-limit)),
+                Some(too_long),
+            ]))
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidRow { row: 2, kind: RowErrorKind::OutOfRange, column: Some(c), .. } if c == "p"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("digits for NUMERIC(38,2)"), "{e}");
+    }
+    ins.insert_batch(&batch256(vec![Some(i256::from_i128(limit)), None]))
+        .unwrap();
+    assert_eq!(ins.finish().unwrap(), 2);
+    let max = c
+        .query_scalar::<String>("SELECT max(p)::TEXT FROM wide")
+        .unwrap();
+    assert_eq!(max, "999999999999999999999999999999999999.99");
+
+    // Raw IPC alike: it passed through unchecked, and hyperd stored it.
+    for bad in [
+        batch(vec![Some(1), Some(100_000)], None),
+        batch256(vec![Some(i256::from_i128(limit + 1))]),
+    ] {
+        let target = if bad.num_columns() == 2 {
+            &table
+        } else {
+            &wide
+        };
+        let mut ins = ArrowInserter::new(&mut c, target).unwrap();
+        let e = ins.insert_ipc(&ipc_bytes(&bad)).unwrap_err();
+        assert_eq!(e.sqlstate(), "22003", "{e}");
+    }
+    assert_eq!(count(&mut c, "prices"), 3);
+    assert_eq!(count(&mut c, "wide"), 2);
 }
 
 /// A Date32 or Date64 outside hyperd's DATE range failed the whole COPY

@@ -115,6 +115,82 @@ async fn refused_values_read_inside_an_async_or_shared_transaction() {
     assert_eq!(n, 4, "both inserts committed");
 }
 
+/// A late row past Arrow's timestamps: 300,000 rows, then `infinity`.
+const LATE: [&str; 3] = [
+    "CREATE TABLE late (i INT NOT NULL, ts TIMESTAMP)",
+    "INSERT INTO late SELECT i, TIMESTAMP '2024-01-01' FROM generate_series(1, 300000) g(i)",
+    "INSERT INTO late VALUES (300001, 'infinity')",
+];
+const LATE_READ: &str = "SELECT i, ts FROM late ORDER BY i";
+
+/// A value hyperd refuses in Arrow after the first batch fails the routed
+/// read that had begun as Arrow (its first rows were handed out) with
+/// 22008, and the same statement's next run goes as `DataRow`s and reads
+/// every row: sync, async and the shared row batches (Node's row reads).
+/// Before, every run of it failed alike.
+#[tokio::test]
+async fn a_refusal_mid_result_sends_the_next_run_as_rows() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route_refusals_late.hyper");
+    for sql in LATE {
+        c.execute_command(sql).unwrap();
+    }
+    let run = |c: &mut Connection| -> hyperdb_api::Result<(ReadRoute, usize)> {
+        let mut rows = c.execute_query(LATE_READ)?;
+        let route = rows.read_route();
+        let mut n = 0;
+        for row in rows.by_ref() {
+            row?;
+            n += 1;
+        }
+        Ok((route, n))
+    };
+    let e = run(&mut c).unwrap_err();
+    assert_eq!(e.sqlstate(), "22008", "{e}");
+    assert_eq!(run(&mut c).unwrap(), (ReadRoute::DataRows, 300_001));
+    drop(c);
+
+    let mut c: AsyncConnection = connect_async(&dir, "route_refusals_late.hyper").await;
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let mut rows = c.execute_query(LATE_READ).await.unwrap();
+        let mut n = 0;
+        let mut error = None;
+        while let Some(row) = rows.next_row().await {
+            match row {
+                Ok(_) => n += 1,
+                Err(e) => error = Some(e.sqlstate().to_owned()),
+            }
+        }
+        runs.push((n > 0, error));
+        if runs.len() == 2 {
+            assert_eq!(n, 300_001);
+        }
+    }
+    assert_eq!(runs, [(true, Some("22008".to_owned())), (true, None)]);
+
+    let shared = SharedConnection::new(c);
+    let mut counts = Vec::new();
+    for _ in 0..2 {
+        let mut batches = shared
+            .place()
+            .query_row_batches("SELECT ts, i FROM late ORDER BY i", Vec::new(), None)
+            .await
+            .unwrap();
+        let mut n = 0;
+        let mut error = None;
+        while let Some(batch) = batches.next().await {
+            match batch {
+                Ok(b) => n += b.num_rows(),
+                Err(e) => error = Some(e.sqlstate().to_owned()),
+            }
+        }
+        counts.push((n == 300_001, error));
+    }
+    assert_eq!(counts, [(false, Some("22008".to_owned())), (true, None)]);
+    assert_eq!(shared.execute_command("SELECT 1", &[]).await.unwrap(), 1);
+}
+
 /// Before: `SELECT ARRAY[1,2]` read through Arrow as a value of no type
 /// and no bytes, without an error; a UUID failed with 0A000. The
 /// `DataRow` route carries both, as Tableau's API reads them.
