@@ -63,11 +63,13 @@ impl From<&TableName> for CopySource {
 }
 
 /// `COPY (sql)`: a query as the source of a COPY TO. A trailing `;` would
-/// end the statement inside the parentheses, so it goes.
+/// end the statement inside the parentheses, so it goes; the closing
+/// parenthesis goes on a line of its own, where a `-- note` ending the
+/// query cannot comment it out.
 pub(crate) fn copy_query(sql: &str) -> String {
     debug_assert_eq!("COPY (".len(), QUERY_OFFSET as usize);
     let sql = sql.trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    format!("COPY ({sql})")
+    format!("COPY ({sql}\n)")
 }
 
 /// Characters before the query in [`copy_query`]: server error positions
@@ -173,7 +175,7 @@ mod tests {
                 &FileFormat::ArrowIpc
             )
             .unwrap(),
-            "COPY (SELECT 1) TO '/d/a.arrow' WITH (FORMAT arrowfile)"
+            "COPY (SELECT 1\n) TO '/d/a.arrow' WITH (FORMAT arrowfile)"
         );
         assert_eq!(
             copy_to_file(&(&t).into(), Path::new("/d/a"), &FileFormat::ArrowIpcStream).unwrap(),
@@ -194,7 +196,8 @@ mod tests {
             insert_from_parquet(&TableName::new("t"), Path::new("/p")).unwrap(),
             "INSERT INTO \"t\" SELECT * FROM external('/p', FORMAT => 'parquet')"
         );
-        assert_eq!(copy_query("SELECT 2;"), "COPY (SELECT 2)");
+        assert_eq!(copy_query("SELECT 2;"), "COPY (SELECT 2\n)");
+        assert_eq!(copy_query("SELECT 2 -- note"), "COPY (SELECT 2 -- note\n)");
         assert_eq!(CopySource::query("x").position_offset(), QUERY_OFFSET);
         assert_eq!(CopySource::table("x").position_offset(), 0);
     }

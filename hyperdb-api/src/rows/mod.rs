@@ -272,11 +272,31 @@ impl<T: for<'r> FromRow<'r>> Iterator for TypedRows<'_, T> {
 /// else (SHOW, EXPLAIN, a leading comment, ...) takes the `DataRow` path.
 #[cfg(feature = "arrow")]
 pub(crate) fn arrow_eligible(sql: &str) -> bool {
-    let head = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let head = skip_lead(sql);
     let word: String = head.chars().take_while(char::is_ascii_alphabetic).collect();
     ["select", "with", "values", "table"]
         .iter()
         .any(|k| word.eq_ignore_ascii_case(k))
+}
+
+/// `sql` after what may come before its first word: whitespace, opening
+/// parentheses and comments (`-- ...` to the line's end, `/* ... */`,
+/// which hyperd does not nest: measured, `/* a /* b */ */ SELECT 1` is
+/// 42601 at the second `*/`), so that a tagged query (`/* job=x */
+/// SELECT ...`) takes the route an untagged one does. An unterminated
+/// comment leaves nothing.
+fn skip_lead(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(line) = rest.strip_prefix("--") {
+            rest = line.find('\n').map_or("", |end| &line[end + 1..]);
+        } else if let Some(block) = rest.strip_prefix("/*") {
+            rest = block.find("*/").map_or("", |end| &block[end + 2..]);
+        } else {
+            return rest;
+        }
+    }
 }
 
 #[cfg(all(test, feature = "arrow"))]
@@ -292,13 +312,20 @@ mod tests {
             "WITH a AS (SELECT 1) SELECT * FROM a",
             "VALUES (1)",
             "TABLE t",
+            "-- c\nSELECT 1",
+            "/* job=nightly */ SELECT 1",
+            "/* a /* b */\n-- and a line\n (SELECT 1)",
+            "SELECT 1 -- a note at the end",
         ] {
             assert!(arrow_eligible(sql), "{sql}");
         }
         for sql in [
             "SHOW lc_time",
             "EXPLAIN SELECT 1",
-            "-- c\nSELECT 1",
+            "/* c */ INSERT INTO t VALUES (1)",
+            "-- SELECT 1",
+            "/* SELECT 1",
+            "/* a */ */ SELECT 1",
             "INSERT INTO t VALUES (1)",
             "selectx",
             "",

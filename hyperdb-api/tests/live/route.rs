@@ -85,6 +85,48 @@ fn small_results_move_to_rows_large_ones_stay_arrow() {
     c.close().unwrap();
 }
 
+/// Comments do not change the route or the result: a tagged scan
+/// (`/* job */ SELECT ...`, `-- note` lines first) goes as Arrow as the
+/// bare one does (it went as rows), and a query ending in a `-- note`
+/// reads (its Arrow run failed with 42601: the note commented out the
+/// COPY's closing parenthesis), through every read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_around_a_query_keep_its_route_and_result() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "route_comments.hyper");
+    make_tables(&mut c);
+    for sql in [
+        format!("/* job=nightly /* not nested */ {SCAN}"),
+        format!("-- a note\n-- another\n{SCAN}"),
+        format!("{SCAN} -- a note at the end"),
+        format!("{SCAN} /* at the end */"),
+    ] {
+        let (route, rows) = count(c.execute_query(&sql).unwrap());
+        assert_eq!((route, rows), (ReadRoute::Arrow, BIG as usize), "{sql}");
+        let batches: usize = c
+            .query_arrow(&sql)
+            .unwrap()
+            .map(|b| b.unwrap().num_rows())
+            .sum();
+        assert_eq!(batches, BIG as usize, "{sql}");
+        let n: i64 = c
+            .query_scalar(&format!("SELECT count(*) FROM ({sql}\n) t -- counted"))
+            .unwrap();
+        assert_eq!(n, BIG, "{sql}");
+    }
+    drop(c);
+    let c: AsyncConnection = connect_async(&dir, "route_comments.hyper").await;
+    let shared = SharedConnection::new(c);
+    let sql = format!("/* tag */ {SCAN} -- note");
+    let mut batches = shared.query_arrow(&sql, Vec::new()).await.unwrap();
+    assert_eq!(batches.read_route(), Some(ReadRoute::Arrow));
+    let mut n = 0;
+    while let Some(b) = batches.next().await {
+        n += b.unwrap().num_rows();
+    }
+    assert_eq!(n, BIG as usize);
+}
+
 /// A result dropped before its end tells nothing: the next run is Arrow
 /// again. Read to its end, it moves the statement.
 #[test]
