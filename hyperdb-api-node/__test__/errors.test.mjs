@@ -3,6 +3,7 @@
 import { test, describe, before } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import fs from 'node:fs'
 import path from 'node:path'
 import { setupHyper, rejectsHyper, drain, withTimeout, LONG_QUERY, makeTempDir, removeDir } from './helpers.mjs'
 import {
@@ -490,6 +491,19 @@ describe('connecting', () => {
         database: ctx.dbPath('no/such/dir/x.hyper'),
         createMode: 'create',
       }),
+    )
+    // The codes the README lists for a database that exists and a file that is none.
+    const made = ctx.dbPath('made-once.hyper')
+    await (await Connection.connect({ endpoint: ctx.hyper.endpoint, database: made, createMode: 'create' })).close()
+    await rejectsHyper(
+      () => Connection.connect({ endpoint: ctx.hyper.endpoint, database: made, createMode: 'create' }),
+      ErrorCode.DUPLICATE_DATABASE,
+    )
+    const notHyper = ctx.dbPath('not-a-database.hyper')
+    fs.writeFileSync(notHyper, 'plain text, no database')
+    await rejectsHyper(
+      () => Connection.connect({ endpoint: ctx.hyper.endpoint, database: notHyper }),
+      ErrorCode.WRONG_OBJECT_TYPE,
     )
   })
 

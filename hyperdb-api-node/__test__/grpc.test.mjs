@@ -4,6 +4,7 @@
 // the typed errors where it does not.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import { setupHyper, rejectsHyper } from './helpers.mjs'
 import { GrpcConnection, HyperProcess } from '../dist/index.mjs'
 
@@ -100,6 +101,42 @@ describe('gRPC on a server started with grpc: true', () => {
     assert.equal(await d.queryScalar('SELECT 11'), 11)
     await d[Symbol.asyncDispose]()
     assert.equal(d.isClosed, true)
+  })
+
+  test('close() releases the channel at once, while the object is still referenced; an open result reads on', async () => {
+    await ctx.ready()
+    const sockets = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith('socket:')
+        } catch {
+          return false // closed meanwhile
+        }
+      }).length
+    const before = sockets()
+    const held = []
+    for (let i = 0; i < 10; i++) {
+      const c = await grpc(ctx.hyper.grpcEndpoint)
+      assert.equal(await c.queryScalar('SELECT 12'), 12)
+      await c.close()
+      held.push(c)
+    }
+    // Each connection had a socket of its own; closed, none is left.
+    let now = sockets()
+    for (let wait = 0; now > before && wait < 50; wait++) {
+      await new Promise((r) => setTimeout(r, 20))
+      now = sockets()
+    }
+    assert.ok(now <= before, `sockets: ${before} before, ${now} after closing 10 held connections`)
+    // A result opened before close() reads to its end.
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    const rows = c.query('SELECT g FROM generate_series(1, 100000) g', undefined, { rowMode: 'array' })
+    const first = await rows.next()
+    await c.close()
+    let n = first.done ? 0 : 1
+    for await (const _ of rows) n++
+    assert.equal(n, 100000)
+    assert.equal(held.length, 10)
   })
 })
 

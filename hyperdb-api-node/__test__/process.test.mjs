@@ -144,6 +144,9 @@ describe('failures', () => {
       }
       // An executable that exits at once.
       await rejectsHyper(() => HyperProcess.start({ hyperdPath: '/bin/false', startTimeoutMs: 10_000 }), '58000')
+      // An empty path names nothing (it was taken as no path, and hyperd found elsewhere).
+      const empty = await rejectsHyper(() => HyperProcess.start({ hyperdPath: '' }), '22023')
+      assert.match(empty.message, /hyperdPath/)
     } finally {
       removeDir(dir)
     }

@@ -53,6 +53,16 @@ export const ErrorCode = {
   DATABASE_PATH: '58S01',
   /** `42501`: access refused (a wrong password or user). */
   INSUFFICIENT_PRIVILEGE: '42501',
+  /** `28000`: no password for a server that requires one (a TCP `HyperProcess`: pass `password: hyper.password`). */
+  INVALID_AUTHORIZATION: '28000',
+  /** `08P01`: the server broke the protocol (it is no hyperd). */
+  PROTOCOL_VIOLATION: '08P01',
+  /** `42P04`: `createMode: 'create'` on a database that exists. */
+  DUPLICATE_DATABASE: '42P04',
+  /** `42809`: the file is no `.hyper` database. */
+  WRONG_OBJECT_TYPE: '42809',
+  /** `55000`: gRPC `async`/`adaptive` results on a server that does not persist them (`grpc_persist_results`). */
+  OBJECT_NOT_IN_PREREQUISITE_STATE: '55000',
   /** `XX000`: a failure inside this package or napi (a bug: please report it), `cause` holding napi's error. */
   INTERNAL_ERROR: 'XX000',
 } as const

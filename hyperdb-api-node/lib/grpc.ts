@@ -72,6 +72,7 @@ export class GrpcConnection extends Queries {
    */
   async close(): Promise<void> {
     this.closed = true
+    this.conn.close()
   }
 
   get isClosed(): boolean {

@@ -95,9 +95,17 @@ export declare class NativeConnection {
   createTable(table: TableDef, ifNotExists: boolean): Promise<void>
 }
 
-/** A gRPC connection (cloneable on the Rust side; calls may overlap). */
+/**
+ * A gRPC connection (cloneable on the Rust side; calls may overlap).
+ * Each call runs on a clone, and each open result holds its own: `close`
+ * drops this one, and the channel closes with the last result instead of
+ * waiting for V8 to collect the JS object (measured: 50 closed, still
+ * referenced connections held 50 sockets open).
+ */
 export declare class NativeGrpcConnection {
   static connect(options: NativeGrpcOptions): Promise<NativeGrpcConnection>
+  /** Drops the connection's channel; open results keep theirs. */
+  close(): void
   /** Runs a query; its result as batches of columns. */
   queryBatches(sql: string, params: Array<Param>): Promise<NativeBatchStream>
   /** Runs a query; its result as one Arrow IPC stream. */

@@ -1,6 +1,8 @@
 //! `NativeGrpcConnection`: reads over hyperd's gRPC interface, through the
 //! same stream classes as the PostgreSQL connection.
 
+use std::sync::Mutex;
+
 use hyperdb_api::{AsyncGrpcConnection, GrpcConnectOptions, TransferMode};
 use napi_derive::napi;
 
@@ -22,9 +24,13 @@ pub struct NativeGrpcOptions {
 }
 
 /// A gRPC connection (cloneable on the Rust side; calls may overlap).
+/// Each call runs on a clone, and each open result holds its own: `close`
+/// drops this one, and the channel closes with the last result instead of
+/// waiting for V8 to collect the JS object (measured: 50 closed, still
+/// referenced connections held 50 sockets open).
 #[napi]
 pub struct NativeGrpcConnection {
-    conn: AsyncGrpcConnection,
+    conn: Mutex<Option<AsyncGrpcConnection>>,
 }
 
 #[napi]
@@ -55,8 +61,23 @@ impl NativeGrpcConnection {
             }
         }
         Ok(NativeGrpcConnection {
-            conn: js(AsyncGrpcConnection::connect_with(&o).await)?,
+            conn: Mutex::new(Some(js(AsyncGrpcConnection::connect_with(&o).await)?)),
         })
+    }
+
+    /// This connection for one call; an error once closed (the JS class
+    /// refuses calls after `close()` before they get here).
+    fn conn(&self) -> Result<AsyncGrpcConnection> {
+        // Plain data: valid after any panic.
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        conn.clone()
+            .ok_or_else(|| invalid("GrpcConnection", "the connection is closed"))
+    }
+
+    /// Drops the connection's channel; open results keep theirs.
+    #[napi]
+    pub fn close(&self) {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// Runs a query; its result as batches of columns.
@@ -67,15 +88,16 @@ impl NativeGrpcConnection {
         params: Vec<Param>,
     ) -> Result<NativeBatchStream> {
         let params = values(params)?;
-        NativeBatchStream::open(js(self.conn.query_arrow_stream(&sql, params).await)?).await
+        let conn = self.conn()?;
+        NativeBatchStream::open(js(conn.query_arrow_stream(&sql, params).await)?).await
     }
 
     /// Runs a query; its result as one Arrow IPC stream.
     #[napi]
     pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
         let params = values(params)?;
-        Ok(NativeIpcStream::new(js(self
-            .conn
+        let conn = self.conn()?;
+        Ok(NativeIpcStream::new(js(conn
             .query_arrow_ipc_stream(&sql, params)
             .await)?))
     }
@@ -84,7 +106,7 @@ impl NativeGrpcConnection {
     #[napi]
     pub async fn cancel(&self) -> Result<()> {
         js(self
-            .conn
+            .conn()?
             .cancel_handle()
             .cancel()
             .await

@@ -119,6 +119,10 @@ fn process_options(o: Option<NativeProcessOptions>) -> Result<HyperProcessOption
         options = options.with_grpc();
     }
     if let Some(path) = o.hyperd_path {
+        if path.is_empty() {
+            // Else taken as no path at all, and hyperd searched for.
+            return Err(invalid("hyperdPath", "an empty path names no hyperd"));
+        }
         options = options.with_hyperd_path(path);
     }
     if let Some(dir) = o.log_dir {

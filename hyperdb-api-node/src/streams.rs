@@ -52,17 +52,28 @@ const GATHER_WINDOW: Duration = Duration::from_millis(2);
 
 /// A result stream held by a JS object: `next()` calls take turns on it,
 /// `close()` drops it, `cancel()` reaches it while a `next()` waits.
+/// Both go when the result ends or is closed, not when V8 collects the
+/// object: a gRPC result's canceller holds a clone of its channel, and
+/// a closed `GrpcConnection` kept its socket until then (measured).
 struct Slot<T> {
     stream: Arc<Mutex<Option<ResultStream<T>>>>,
-    canceller: StreamCanceller,
+    canceller: std::sync::Mutex<Option<StreamCanceller>>,
 }
 
 impl<T: Send + 'static> Slot<T> {
     fn new(stream: ResultStream<T>) -> Slot<T> {
         Slot {
-            canceller: stream.canceller(),
+            canceller: std::sync::Mutex::new(Some(stream.canceller())),
             stream: Arc::new(Mutex::new(Some(stream))),
         }
+    }
+
+    /// The canceller, while the result may still run.
+    fn canceller(&self) -> std::sync::MutexGuard<'_, Option<StreamCanceller>> {
+        // Plain data: valid after any panic.
+        self.canceller
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The items that have arrived, gathered as `how` says; empty at the
@@ -75,12 +86,17 @@ impl<T: Send + 'static> Slot<T> {
         let items = stream.gather(how).await;
         if stream.ended() {
             *guard = None;
+            self.canceller().take();
         }
         items
     }
 
     async fn cancel(&self) -> Result<()> {
-        js(self.canceller.cancel().await)
+        let canceller = self.canceller().clone();
+        match canceller {
+            Some(c) => js(c.cancel().await),
+            None => Ok(()),
+        }
     }
 
     /// Whether the result was read to its end (or failed): `next()` would
@@ -91,6 +107,7 @@ impl<T: Send + 'static> Slot<T> {
 
     /// Drops the stream now if no `next()` holds it, else as that call ends.
     fn close(&self) {
+        self.canceller().take();
         match self.stream.try_lock() {
             Ok(mut guard) => *guard = None,
             Err(_) => {

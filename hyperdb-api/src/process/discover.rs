@@ -62,7 +62,8 @@ pub(crate) fn resolve(
     }
     Err(Error::HyperdNotFound(format!(
         "no `{INSTALL_DIR}/{EXE_NAME}` in the current directory or its parents, and {HYPERD_PATH_ENV} is not set; \
-         run `make hyperd` in the repository, or set {HYPERD_PATH_ENV} to the hyperd executable"
+         install it (`make hyperd` in this repository, `npx hyperdb-api-install-hyperd` with the npm package), \
+         or set {HYPERD_PATH_ENV} to the hyperd executable"
     )))
 }
 
