@@ -268,8 +268,8 @@ impl<T: for<'r> FromRow<'r>> Iterator for TypedRows<'_, T> {
 }
 
 /// Whether `sql` can be served through `COPY (sql) TO STDOUT` as Arrow: a
-/// plain query (its first word is SELECT, WITH, VALUES or TABLE). Anything
-/// else (SHOW, EXPLAIN, a leading comment, ...) takes the `DataRow` path.
+/// plain query (its first word after any comments is SELECT, WITH, VALUES
+/// or TABLE). Anything else (SHOW, EXPLAIN, ...) takes the `DataRow` path.
 #[cfg(feature = "arrow")]
 pub(crate) fn arrow_eligible(sql: &str) -> bool {
     let head = skip_lead(sql);
@@ -285,6 +285,7 @@ pub(crate) fn arrow_eligible(sql: &str) -> bool {
 /// 42601 at the second `*/`), so that a tagged query (`/* job=x */
 /// SELECT ...`) takes the route an untagged one does. An unterminated
 /// comment leaves nothing.
+#[cfg(feature = "arrow")]
 fn skip_lead(sql: &str) -> &str {
     let mut rest = sql;
     loop {
