@@ -543,7 +543,12 @@ impl<'c> AsyncRows<'c> {
 
     /// See [`crate::Rows`]'s `skip_rest`.
     pub(crate) async fn skip_rest(&mut self) {
-        while let Ok(true) = self.refill().await {}
+        loop {
+            self.cursor.skip_block();
+            if !matches!(self.refill().await, Ok(true)) {
+                return;
+            }
+        }
     }
 
     pub fn schema(&self) -> &Arc<Schema> {

@@ -102,9 +102,16 @@ impl<'c> Rows<'c> {
     }
 
     /// Reads the rest of the result without handing out rows (a block at a
-    /// time), so that its end is seen; an error ends it quietly.
+    /// time), so that its end is seen; an error ends it quietly. Each block
+    /// is given up whole: a refill alone stays on a block with rows left,
+    /// and `query_scalar` of two rows or more spun here for ever.
     pub(crate) fn skip_rest(&mut self) {
-        while let Ok(true) = self.refill() {}
+        loop {
+            self.cursor.skip_block();
+            if !matches!(self.refill(), Ok(true)) {
+                return;
+            }
+        }
     }
 
     /// The result's columns, known before the first row.

@@ -524,6 +524,14 @@ impl RowCursor {
         true
     }
 
+    /// Gives up the rest of the block at hand, so that the next refill
+    /// fetches the next one (`resume` alone never moves past a row).
+    #[inline]
+    pub(crate) fn skip_block(&mut self) {
+        self.next = self.row.block.rows;
+        self.stop = self.next;
+    }
+
     /// After `advance` returned `false`: `true` when that was a stop within
     /// the block (which moves on to the next stop), `false` when the block
     /// is used up and the next must be fetched.

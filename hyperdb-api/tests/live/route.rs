@@ -180,6 +180,30 @@ fn query_scalar_and_query_as_route_too() {
     assert_eq!((a.len(), a[3].0, a[3].1), (10, 3, BIG / 10));
 }
 
+/// `query_scalar` of a result of many rows: the first value, the rest
+/// read and dropped, the connection free after it, on both routes, sync
+/// and async. It spun for ever on any result of two rows or more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_scalar_of_many_rows_gives_the_first() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "scalar_many.hyper");
+    make_tables(&mut c);
+    let two = "SELECT g FROM generate_series(7, 8) g ORDER BY g";
+    let many = "SELECT id FROM big ORDER BY id";
+    for run in 0..3 {
+        assert_eq!(c.query_scalar::<i64>(two).unwrap(), 7, "run {run}");
+        assert_eq!(c.query_scalar::<i32>(many).unwrap(), 0, "run {run}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 5").unwrap(), 5);
+    }
+    drop(c);
+    let mut c: AsyncConnection = connect_async(&dir, "scalar_many.hyper").await;
+    for run in 0..3 {
+        assert_eq!(c.query_scalar::<i64>(two).await.unwrap(), 7, "run {run}");
+        assert_eq!(c.query_scalar::<i32>(many).await.unwrap(), 0, "run {run}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 5").await.unwrap(), 5);
+    }
+}
+
 /// The async connection routes the same way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn async_queries_route_the_same_way() {
