@@ -224,6 +224,7 @@ impl AsyncConnection {
         async move {
             let mut trace = self.trace("execute_query_params", sql, count);
             let params = trace.check(params)?;
+            let sql = crate::transaction::ending(self.transaction_status(), sql);
             let slices = params.slices();
             let fields = trace.check(
                 self.client
@@ -314,7 +315,14 @@ impl AsyncConnection {
         };
         async move {
             let mut trace = self.trace(call, sql, count);
-            let (params, target) = trace.check(bound)?;
+            let (mut params, mut target) = trace.check(bound)?;
+            // A COMMIT of a failed transaction goes as ROLLBACK, prepared or
+            // not, as `execute_command` sends it.
+            let status = self.transaction_status();
+            if crate::transaction::ending(status, sql) != sql {
+                params = trace.check(Params::encode(&[]))?;
+                target = Err("ROLLBACK");
+            }
             let slices = params.slices();
             let schema = match target {
                 Ok(stmt) => {

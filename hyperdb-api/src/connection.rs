@@ -223,13 +223,16 @@ impl Connection {
         self.query_text(sql, &params, trace)
     }
 
-    /// Runs `sql` with encoded `params` through the statement cache.
+    /// Runs `sql` with encoded `params` through the statement cache (a
+    /// `COMMIT` of a failed transaction as `ROLLBACK`, as
+    /// [`execute_command`](Self::execute_command) sends it).
     fn query_text(
         &mut self,
         sql: &str,
         params: &Params,
         mut trace: StatementTrace,
     ) -> Result<Rows<'_>> {
+        let sql = crate::transaction::ending(self.transaction_status(), sql);
         let slices = params.slices();
         let fields = trace.check(
             self.client
@@ -334,6 +337,12 @@ impl Connection {
             StatementRef::Prepared(stmt) => stmt,
         };
         let mut trace = self.trace("query_prepared", stmt.sql(), params.len());
+        if crate::transaction::ending(self.transaction_status(), stmt.sql()) != stmt.sql() {
+            // A prepared COMMIT of a failed transaction would commit the
+            // writes around the failure: it goes as ROLLBACK.
+            let none = trace.check(Params::encode(&[]))?;
+            return self.query_text(stmt.sql(), &none, trace);
+        }
         let params = match trace.check(stmt.bind(self.client.session().session_id(), params))? {
             Bound::Statement(params) => params,
             Bound::Text(params) => return self.query_text(stmt.sql(), &params, trace),

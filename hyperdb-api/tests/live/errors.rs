@@ -74,6 +74,73 @@ fn failed_statement_in_transaction_then_select_1_works() {
     );
 }
 
+/// A `COMMIT` (or `END`) of a failed transaction sent by any call stores
+/// nothing: by SQL text with parameters, by a prepared statement, by
+/// `query`. hyperd answers such a COMMIT by committing the writes around
+/// the failure when it came through the extended protocol; only
+/// `execute_command` used to send it as ROLLBACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_commit_of_a_failed_transaction_stores_nothing() {
+    let mut c = connect();
+    c.execute_command("CREATE TEMPORARY TABLE ended (i INT NOT NULL)")
+        .unwrap();
+    type End = fn(&mut Connection) -> hyperdb_api::Result<u64>;
+    let ends: [(&str, End); 5] = [
+        ("execute_command_params", |c| {
+            c.execute_command_params("COMMIT", &[])
+        }),
+        ("execute(text)", |c| c.execute("END", &[])),
+        ("execute(prepared)", |c| {
+            let commit = c.prepare("COMMIT")?;
+            c.execute(&commit, &[])
+        }),
+        ("query", |c| {
+            c.query("COMMIT", &[]).map(|rows| rows.count() as u64)
+        }),
+        ("execute_query_params", |c| {
+            c.execute_query_params("COMMIT", &[])
+                .map(|rows| rows.count() as u64)
+        }),
+    ];
+    for (name, end) in ends {
+        c.execute_command("BEGIN").unwrap();
+        c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&1i32])
+            .unwrap();
+        c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&None::<i32>])
+            .unwrap_err();
+        end(&mut c).unwrap();
+        let n: i64 = c.query_scalar("SELECT count(*) FROM ended").unwrap();
+        assert_eq!(
+            n, 0,
+            "{name}: the failed transaction's insert was committed"
+        );
+        assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3, "{name}");
+    }
+    // Async: text with parameters, and prepared.
+    let options = ConnectOptions::new(server().endpoint().clone());
+    let mut c = AsyncConnection::connect_with(&options).await.unwrap();
+    c.execute_command("CREATE TEMPORARY TABLE ended (i INT NOT NULL)")
+        .await
+        .unwrap();
+    for prepared in [false, true] {
+        c.execute_command("BEGIN").await.unwrap();
+        c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&1i32])
+            .await
+            .unwrap();
+        c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&None::<i32>])
+            .await
+            .unwrap_err();
+        if prepared {
+            let commit = c.prepare("COMMIT").await.unwrap();
+            c.execute(&commit, &[]).await.unwrap();
+        } else {
+            c.execute_command_params("COMMIT", &[]).await.unwrap();
+        }
+        let n: i64 = c.query_scalar("SELECT count(*) FROM ended").await.unwrap();
+        assert_eq!(n, 0, "async, prepared: {prepared}");
+    }
+}
+
 /// The same through the async guard and the owned connection's `commit`
 /// (which Node's `transaction()` calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
