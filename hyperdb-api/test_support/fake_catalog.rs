@@ -14,7 +14,7 @@ use crate::fake_hyperd::{complete_and_ready, copy_in_response, is_catalog_query,
 /// Arrow IPC's end-of-stream marker (continuation, then a zero length).
 const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
 
-/// The reply to the lookup (`COPY (SELECT * FROM t LIMIT 0) TO STDOUT
+/// The reply to the lookup (`COPY (SELECT * FROM t LIMIT 0\n) TO STDOUT
 /// WITH (FORMAT ARROWSTREAM)`) for a table of `columns`: name, type OID
 /// (no modifier), NOT NULL. The result is the Arrow stream's schema and
 /// its end-of-stream marker, no batch.

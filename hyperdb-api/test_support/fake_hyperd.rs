@@ -142,6 +142,7 @@ pub fn row_description(out: &mut BytesMut, fields: &[(&str, u32, i16)]) {
 /// Whether a query is the lookup an inserter checks its definition with
 /// (the Arrow schema of `SELECT * FROM t LIMIT 0`).
 pub fn is_catalog_query(body: &[u8]) -> bool {
-    const LOOKUP: &[u8] = b"LIMIT 0) TO STDOUT";
+    // The COPY puts its closing parenthesis on a line of its own.
+    const LOOKUP: &[u8] = b"LIMIT 0\n) TO STDOUT";
     body.windows(LOOKUP.len()).any(|w| w == LOOKUP)
 }
