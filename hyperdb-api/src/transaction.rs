@@ -42,6 +42,9 @@ impl<'c> Transaction<'c> {
     /// ("rolled back, not committed"), never `Ok`: also when the failed
     /// statement had parameters, which hyperd does not count as failing
     /// the transaction (see `Session::transaction_status` in the core).
+    /// With no transaction left to commit (a `ROLLBACK` or `COMMIT` sent
+    /// through the guard, or a transaction started inside it and ended),
+    /// 25P01.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
         // Drains what an abandoned result still owed: its error, if any,
@@ -106,7 +109,24 @@ pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
 /// caller that caught the failing statement's error would otherwise
 /// believe its rows stored. That is SQLSTATE 25P02 here, as PostgreSQL's
 /// JDBC driver reports the same case. The sync and async commits share it.
+///
+/// A `COMMIT` with no transaction open (it was ended by a `COMMIT` or
+/// `ROLLBACK` sent by hand, or by a transaction started inside it) commits
+/// nothing, and what was written since ran on its own: 25P01, never `Ok`.
 pub(crate) fn committed(before: TransactionStatus) -> Result<()> {
+    if before == TransactionStatus::Idle {
+        let mut db = DbError::new(
+            Some(SqlState::NO_ACTIVE_SQL_TRANSACTION),
+            "no transaction was open to commit: it had been ended before (a COMMIT or ROLLBACK \
+             sent by hand, or a transaction started inside it)",
+        );
+        db.hint = Some(
+            "what it wrote before that end was committed or rolled back then, and what it \
+             wrote after ran on its own"
+                .into(),
+        );
+        return Err(Error::Client(hyperdb_api_core::Error::server(db)));
+    }
     if before != TransactionStatus::Failed {
         return Ok(());
     }

@@ -141,6 +141,41 @@ async fn every_commit_of_a_failed_transaction_stores_nothing() {
     }
 }
 
+/// `commit()` of a transaction already ended (a ROLLBACK or COMMIT sent
+/// by hand through the guard, or a transaction started inside it and
+/// ended) is 25P01, not `Ok` for work that was not committed with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_of_a_transaction_ended_before_is_an_error() {
+    let mut c = connect();
+    c.execute_command("CREATE TEMPORARY TABLE ended_before (i INT)")
+        .unwrap();
+    for end in ["ROLLBACK", "COMMIT"] {
+        let mut tx = c.transaction().unwrap();
+        tx.execute_command("INSERT INTO ended_before VALUES (1)")
+            .unwrap();
+        tx.execute_command(end).unwrap();
+        let e = tx.commit().unwrap_err();
+        assert_eq!(e.sqlstate(), "25P01", "{end}: {e}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 4").unwrap(), 4);
+    }
+    // A transaction with DDL first commits as before.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("CREATE TEMPORARY TABLE made_in_tx (i INT)")
+        .unwrap();
+    tx.execute_command("INSERT INTO made_in_tx VALUES (1)")
+        .unwrap();
+    tx.commit().unwrap();
+    let options = ConnectOptions::new(server().endpoint().clone());
+    let mut c = AsyncConnection::connect_with(&options).await.unwrap();
+    c.execute_command("CREATE TEMPORARY TABLE ended_before (i INT)")
+        .await
+        .unwrap();
+    let mut tx = c.transaction().await.unwrap();
+    tx.execute_command("ROLLBACK").await.unwrap();
+    let e = tx.commit().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25P01", "{e}");
+}
+
 /// The same through the async guard and the owned connection's `commit`
 /// (which Node's `transaction()` calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
