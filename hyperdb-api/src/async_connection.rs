@@ -219,25 +219,8 @@ impl AsyncConnection {
         sql: &'s str,
         params: &[&dyn ToPgBinary],
     ) -> impl Future<Output = Result<AsyncRows<'s>>> + Send + 's {
-        let count = params.len();
-        let params = Params::encode(params);
-        async move {
-            let mut trace = self.trace("execute_query_params", sql, count);
-            let params = trace.check(params)?;
-            let sql = crate::transaction::ending(self.transaction_status(), sql);
-            let slices = params.slices();
-            let fields = trace.check(
-                self.client
-                    .query_cached(&params.request(sql, &slices))
-                    .await
-                    .map_err(Into::into),
-            )?;
-            Ok(AsyncRows::wire(
-                &mut self.client,
-                Schema::from_fields(fields),
-                trace,
-            ))
-        }
+        // SQL text goes as `query` sends it: one path, one trace name.
+        self.query(sql, params)
     }
 
     /// Runs a statement with bound parameters; returns the affected rows.

@@ -457,6 +457,7 @@ fn same_fields(first: &Schema, next: &Schema) -> Result<Vec<usize>> {
 /// 1000.00, measured; a 39-digit one in NUMERIC(38,2) then fails every
 /// read, Tableau's too), where the row inserter refuses it.
 fn past_precision(array: &dyn Array, precision: u8) -> Option<(usize, u32)> {
+    use super::layout::first_valid;
     use arrow_array::types::{Decimal128Type, Decimal256Type};
     use arrow_buffer::i256;
     // NUMERIC's precision is at most 38, so the bound fits an i128.
@@ -476,25 +477,6 @@ fn past_precision(array: &dyn Array, precision: u8) -> Option<(usize, u32)> {
         .trim_start_matches('-')
         .len();
     Some((row, digits as u32))
-}
-
-/// The first value of `array` that `bad` picks and that is not NULL: one
-/// pass over the values, validity read only where one is picked (a NULL
-/// slot's bytes are not a value).
-fn first_valid<T: arrow_array::ArrowPrimitiveType>(
-    array: &arrow_array::PrimitiveArray<T>,
-    bad: impl Fn(T::Native) -> bool,
-) -> Option<usize> {
-    let values = array.values();
-    let mut from = 0;
-    while let Some(at) = values[from..].iter().position(|&v| bad(v)) {
-        let row = from + at;
-        if array.is_valid(row) {
-            return Some(row);
-        }
-        from = row + 1;
-    }
-    None
 }
 
 /// What hyperd does not check itself (measured): NULLs in NOT NULL columns

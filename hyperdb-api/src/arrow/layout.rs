@@ -168,49 +168,31 @@ pub(crate) fn refused_temporal(array: &dyn Array) -> Option<(usize, RowErrorKind
                 TimeUnit::Second => first_where::<Time32SecondType>(array, outside),
                 TimeUnit::Millisecond => first_where::<Time32MillisecondType>(array, outside),
                 TimeUnit::Microsecond => first_where::<Time64MicrosecondType>(array, outside),
-                TimeUnit::Nanosecond => {
-                    // Out of the day first (22008), then cut (22003).
-                    let first = first_where::<Time64NanosecondType>(array, outside);
-                    let cut = || first_where::<Time64NanosecondType>(array, |ns| ns % 1000 != 0);
-                    if let (None, Some(cut)) = (first, cut()) {
-                        return Some(refusal(
-                            array,
-                            cut,
-                            RowErrorKind::OutOfRange,
-                            SUB_MICROSECOND,
-                        ));
-                    }
-                    first
-                }
+                TimeUnit::Nanosecond => first_where::<Time64NanosecondType>(array, outside),
             };
-            (
-                first,
-                range,
-                "is no time of day: hyperd takes 00:00:00 up to, not including, 24:00:00",
-            )
+            match (first, unit) {
+                // In the day, but not whole microseconds: hyperd would cut them.
+                (None, TimeUnit::Nanosecond) => (
+                    first_where::<Time64NanosecondType>(array, |ns| ns % 1000 != 0),
+                    RowErrorKind::OutOfRange,
+                    SUB_MICROSECOND,
+                ),
+                _ => (
+                    first,
+                    range,
+                    "is no time of day: hyperd takes 00:00:00 up to, not including, 24:00:00",
+                ),
+            }
         }
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let values = array.as_primitive_opt::<IntervalMonthDayNanoType>()?;
-            let first = values
-                .values()
-                .iter()
-                .enumerate()
-                .find(|&(row, v)| v.nanoseconds % 1000 != 0 && values.is_valid(row))
-                .map(|(row, v)| (row, v.nanoseconds));
+            let first = first_valid(values, |v| v.nanoseconds % 1000 != 0)
+                .map(|row| (row, values.value(row).nanoseconds));
             (first, RowErrorKind::OutOfRange, SUB_MICROSECOND)
         }
         _ => return None,
     };
-    first.map(|first| refusal(array, first, kind, why))
-}
-
-fn refusal(
-    array: &dyn Array,
-    (row, value): (usize, i64),
-    kind: RowErrorKind,
-    why: &str,
-) -> (usize, RowErrorKind, String) {
-    (row, kind, format!("{value} ({}) {why}", array.data_type()))
+    first.map(|(row, value)| (row, kind, format!("{value} ({}) {why}", array.data_type())))
 }
 
 const SUB_MICROSECOND: &str =
@@ -252,12 +234,27 @@ where
     T::Native: Into<i64>,
 {
     let values = array.as_primitive_opt::<T>()?;
-    values
-        .values()
-        .iter()
-        .map(|&v| v.into())
-        .enumerate()
-        .find(|&(row, v)| bad(v) && values.is_valid(row))
+    let row = first_valid(values, |v| bad(v.into()))?;
+    Some((row, values.value(row).into()))
+}
+
+/// The first value of `array` that `bad` picks and that is not NULL: one
+/// pass over the values, validity read only where one is picked (a NULL
+/// slot's bytes are not a value).
+pub(super) fn first_valid<T: arrow_array::ArrowPrimitiveType>(
+    array: &arrow_array::PrimitiveArray<T>,
+    bad: impl Fn(T::Native) -> bool,
+) -> Option<usize> {
+    let values = array.values();
+    let mut from = 0;
+    while let Some(at) = values[from..].iter().position(|&v| bad(v)) {
+        let row = from + at;
+        if array.is_valid(row) {
+            return Some(row);
+        }
+        from = row + 1;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -279,32 +279,16 @@ impl<T: for<'r> FromRow<'r>> Iterator for TypedRows<'_, T> {
 /// or TABLE). Anything else (SHOW, EXPLAIN, ...) takes the `DataRow` path.
 #[cfg(feature = "arrow")]
 pub(crate) fn arrow_eligible(sql: &str) -> bool {
-    let head = skip_lead(sql);
-    let word: String = head.chars().take_while(char::is_ascii_alphabetic).collect();
+    // As hyperd reads it (`sql_lex`): past spaces, parentheses and
+    // comments, so a tagged query (`/* job=x */ SELECT`) routes as an
+    // untagged one; a leading `;` is no keyword, and COPY would not take it.
+    let first = crate::sql_lex::tokens(sql)
+        .find(|&t| t != "(")
+        .unwrap_or("");
+    let word = crate::sql_lex::word_of(first);
     ["select", "with", "values", "table"]
         .iter()
         .any(|k| word.eq_ignore_ascii_case(k))
-}
-
-/// `sql` after what may come before its first word: whitespace, opening
-/// parentheses and comments (`-- ...` to the line's end, `/* ... */`,
-/// which hyperd does not nest: measured, `/* a /* b */ */ SELECT 1` is
-/// 42601 at the second `*/`), so that a tagged query (`/* job=x */
-/// SELECT ...`) takes the route an untagged one does. An unterminated
-/// comment leaves nothing.
-#[cfg(feature = "arrow")]
-fn skip_lead(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(line) = rest.strip_prefix("--") {
-            rest = line.find('\n').map_or("", |end| &line[end + 1..]);
-        } else if let Some(block) = rest.strip_prefix("/*") {
-            rest = block.find("*/").map_or("", |end| &block[end + 2..]);
-        } else {
-            return rest;
-        }
-    }
 }
 
 #[cfg(all(test, feature = "arrow"))]
