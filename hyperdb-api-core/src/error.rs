@@ -24,6 +24,8 @@ impl SqlState {
     pub const DUPLICATE_TABLE: SqlState = SqlState(*b"42P07");
     /// `25P02`: the transaction is aborted; commands ignored until its end.
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState(*b"25P02");
+    /// `25001`: a transaction is already open (they do not nest).
+    pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState(*b"25001");
     /// `25P01`: no transaction is open (one to commit was ended before).
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState(*b"25P01");
     /// `23502`: NULL in a NOT NULL column.

@@ -199,6 +199,31 @@ describe('AbortSignal', () => {
     })
   }
 
+  test('executeCommand: abort while it runs rejects with 57014 and stores nothing', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TEMPORARY TABLE aborted (n BIGINT)')
+    const insert = `INSERT INTO aborted ${LONG_QUERY}`
+    await abortAndCheck(conn, (signal) => conn.executeCommand(insert, undefined, { signal }), 'executeCommand')
+    const withParam = `${insert} WHERE $1::int = 1`
+    await abortAndCheck(
+      conn,
+      (signal) => conn.executeCommand(withParam, [1], { signal }),
+      'executeCommand with a parameter',
+    )
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM aborted'), 0n)
+    // Aborted before the call: nothing is sent.
+    const ac = new AbortController()
+    ac.abort()
+    await rejectsHyper(() => conn.executeCommand('INSERT INTO aborted VALUES (1)', [], { signal: ac.signal }), '57014')
+    // A signal that never fires changes nothing.
+    const signal = new AbortController().signal
+    assert.equal(await conn.executeCommand('INSERT INTO aborted VALUES ($1)', [2], { signal }), 1)
+    assert.equal(await conn.queryScalar('SELECT sum(n) FROM aborted'), 2n)
+    // Options it does not take are refused, not ignored.
+    await rejectsHyper(() => conn.executeCommand('SELECT 1', [], { sigal: signal }), '22023')
+    await rejectsHyper(() => conn.executeCommand('SELECT 1', [], { signal: 5 }), '22023')
+  })
+
   // Aborted while rows are streaming (counted, not kept). Repeated: the
   // connection being left busy after the abort happens only in some rounds.
   const consume = async (iterable) => {

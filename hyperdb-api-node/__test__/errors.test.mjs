@@ -509,6 +509,12 @@ describe('connecting', () => {
 
   test('a malformed endpoint rejects with a HyperError', async () => {
     await rejectsHyper(() => Connection.connect({ endpoint: 'not an endpoint' }))
+    // A URL of another form is refused as such (22023), not tried as a
+    // host name that cannot be resolved (08006, as if hyperd were down).
+    for (const endpoint of ['postgres://localhost:7483', 'http://localhost:7483', 'tcp://me@localhost:7483']) {
+      const e = await rejectsHyper(() => Connection.connect({ endpoint }), '22023')
+      assert.ok(e.message.includes(endpoint), e.message)
+    }
   })
 
   test('requireAuth refuses a server that asks for another method, before anything is sent', async () => {

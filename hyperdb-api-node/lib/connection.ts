@@ -10,7 +10,7 @@ import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument } from './errors'
 import { checkMillis, checkOptions, kindOf, stringEntries } from './options'
 import { toParams, type ParamValue } from './params'
-import { Queries } from './queries'
+import { checkSignal, Queries, watched } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
 import { sendArrow, type ArrowInsertData } from './arrow-input'
@@ -28,6 +28,11 @@ import type { TableDefinition } from './catalog'
 export type { QueryOptions, RowQueryOptions } from './queries'
 
 export type CreateMode = 'doNotCreate' | 'create' | 'createIfNotExists' | 'createAndReplace'
+
+export interface CommandOptions {
+  /** Cancels the statement, waiting or running; it rejects with code 57014. */
+  signal?: AbortSignal
+}
 
 export interface ConnectOptions {
   /** Where hyperd listens: `HyperProcess.endpoint`, or `tab.tcp://host:port`, `unix:/dir/socket`, `tab.domain://dir/domain/name`. */
@@ -148,10 +153,19 @@ export class Connection extends Queries {
 
   /**
    * Runs one SQL statement (hyperd takes one per call) and returns the
-   * affected row count: a `number`, or a `bigint` past 2^53.
+   * affected row count: a `number`, or a `bigint` past 2^53. `signal`
+   * cancels it, waiting for its turn or running (57014; a write cancelled
+   * while it runs stores nothing).
    */
-  async executeCommand(sql: string, params?: readonly ParamValue[]): Promise<number | bigint> {
-    return call(() => this.native().executeCommand(sql, toParams(params)))
+  async executeCommand(
+    sql: string,
+    params?: readonly ParamValue[],
+    options?: CommandOptions,
+  ): Promise<number | bigint> {
+    checkOptions(options, ['signal'], 'executeCommand')
+    checkSignal(options?.signal)
+    const args = toParams(params)
+    return watched((token) => this.native().executeCommand(sql, args, token), options?.signal)
   }
 
   /**

@@ -3,7 +3,14 @@
  * rows, columns and Arrow in and out. See the README for a quick start.
  */
 export { HyperProcess, type HyperProcessOptions } from './process'
-export { Connection, type ConnectOptions, type CreateMode, type QueryOptions, type RowQueryOptions } from './connection'
+export {
+  Connection,
+  type CommandOptions,
+  type ConnectOptions,
+  type CreateMode,
+  type QueryOptions,
+  type RowQueryOptions,
+} from './connection'
 export { GrpcConnection, type GrpcConnectOptions } from './grpc'
 export {
   Catalog,

@@ -74,6 +74,53 @@ function checkReadOptions(options: RowQueryOptions): void {
   if (bigint !== undefined && bigint !== 'bigint' && bigint !== 'number') {
     throw invalidArgument(`bigint is 'bigint' or 'number', not ${String(bigint)}`)
   }
+  checkSignal(signal)
+}
+
+/**
+ * Runs the native call `start`, watching `signal` meanwhile: an abort
+ * cancels the call (still waiting for its turn, or already running on the
+ * server) and rejects at once with 57014; what the call gives after that
+ * goes to `abandon`.
+ */
+export function watched<T>(
+  start: (token?: NativeCancelToken) => Promise<T>,
+  signal: AbortSignal | undefined,
+  abandon: (value: T) => void = () => {},
+): Promise<T> {
+  throwIfAborted(signal)
+  if (signal === undefined) {
+    return call(() => start())
+  }
+  const token = new native.NativeCancelToken()
+  const running = call(() => start(token))
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      token.cancel().catch(() => {})
+      running.then(abandon).catch(() => {})
+      reject(canceledError(signal.reason))
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    running.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        if (signal.aborted) {
+          abandon(value)
+          reject(canceledError(signal.reason))
+        } else {
+          resolve(value)
+        }
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(signal.aborted ? canceledError(signal.reason) : e)
+      },
+    )
+  })
+}
+
+/** Refuses a `signal` option that is not an `AbortSignal`. */
+export function checkSignal(signal: unknown): void {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw invalidArgument('signal is an AbortSignal')
   }
@@ -97,44 +144,14 @@ export abstract class Queries {
   protected abstract openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream>
 
   /**
-   * Opens a stream with `open`, watching `signal` meanwhile: an abort
-   * cancels the query (still waiting for its turn, or already running on
-   * the server) and rejects at once; a stream that opens after that is
-   * abandoned.
+   * Opens a stream with `open`, watching `signal` meanwhile (see
+   * `watched`); a stream that opens after an abort is closed.
    */
-  private async opened<S extends { close(): void }>(
+  private opened<S extends { close(): void }>(
     open: (token?: NativeCancelToken) => Promise<S>,
     signal: AbortSignal | undefined,
   ): Promise<S> {
-    throwIfAborted(signal)
-    if (signal === undefined) {
-      return call(() => open())
-    }
-    const token = new native.NativeCancelToken()
-    const opening = call(() => open(token))
-    return new Promise<S>((resolve, reject) => {
-      const onAbort = () => {
-        token.cancel().catch(() => {})
-        opening.then((s) => s.close()).catch(() => {})
-        reject(canceledError(signal.reason))
-      }
-      signal.addEventListener('abort', onAbort, { once: true })
-      opening.then(
-        (s) => {
-          signal.removeEventListener('abort', onAbort)
-          if (signal.aborted) {
-            s.close()
-            reject(canceledError(signal.reason))
-          } else {
-            resolve(s)
-          }
-        },
-        (e) => {
-          signal.removeEventListener('abort', onAbort)
-          reject(signal.aborted ? canceledError(signal.reason) : e)
-        },
-      )
-    })
+    return watched(open, signal, (s) => s.close())
   }
 
   /** Starts a query; resolves once its columns are known. */

@@ -55,7 +55,7 @@ export declare class NativeConnection {
    * Runs one statement; the affected row count, as a number up to 2^53
    * and a bigint past it. Its place in line is taken now.
    */
-  executeCommand(sql: string, params: Array<Param>): Promise<number | bigint>
+  executeCommand(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<number | bigint>
   /**
    * Commits the open transaction; rejects with 25P02 when hyperd rolled
    * it back instead (a statement in it had failed).

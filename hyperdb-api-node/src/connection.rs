@@ -61,11 +61,13 @@ impl NativeConnection {
         env: &Env,
         sql: String,
         params: Vec<Param>,
+        token: Option<&NativeCancelToken>,
     ) -> Result<AsyncBlock<Either<f64, BigInt>>> {
         let place = self.conn.place();
         let params = values(params)?;
+        let token = token.map(|t| t.token.clone());
         promise(env, async move {
-            let n = js(place.execute_command(&sql, &params).await)?;
+            let n = js(place.execute_command(&sql, &params, token.as_ref()).await)?;
             Ok(if n as f64 <= MAX_SAFE_INTEGER {
                 Either::A(n as f64)
             } else {

@@ -378,13 +378,28 @@ impl AsyncConnection {
         crate::AsyncCatalog::new(self)
     }
 
-    /// Starts a transaction; it rolls back unless committed.
+    /// Starts a transaction; it rolls back unless committed. One already
+    /// open is 25001: transactions do not nest (see
+    /// [`crate::Connection::transaction`]).
+    ///
+    /// The guard exists before `BEGIN` goes out, so that this future dropped while it waits (a timeout, a lost
+    /// `select!`) queues the `ROLLBACK` as a dropped guard does, rather
+    /// than leave a block open that the connection's later writes would go
+    /// into and be lost with.
     pub async fn transaction(&mut self) -> Result<AsyncTransaction<'_>> {
-        self.execute_command("BEGIN").await?;
-        Ok(AsyncTransaction {
+        // A dropped guard's ROLLBACK, if one is queued, ends its block first.
+        self.client.settle().await?;
+        crate::transaction::refuse_nested(self.transaction_status())?;
+        let mut tx = AsyncTransaction {
             conn: self,
             open: true,
-        })
+        };
+        if let Err(e) = tx.conn.execute_command("BEGIN").await {
+            // Nothing was begun (or the connection is gone): nothing to end.
+            tx.open = false;
+            return Err(e);
+        }
+        Ok(tx)
     }
 
     pub fn transaction_status(&self) -> TransactionStatus {
@@ -639,21 +654,39 @@ pub struct AsyncTransaction<'c> {
 impl AsyncTransaction<'_> {
     /// Commits; a failed transaction is rolled back by hyperd and this
     /// returns 25P02 (see [`crate::Transaction::commit`]).
+    ///
+    /// Dropped before it is done, the transaction is rolled back if its
+    /// `COMMIT` had not gone out yet (this first drains what an abandoned
+    /// result still owed), and committed if it had: as with any statement,
+    /// a dropped future does not say which; read the data to know.
     pub async fn commit(mut self) -> Result<()> {
+        self.conn.client.settle().await?;
         self.open = false;
-        commit(self.conn).await
+        committed(self.conn).await
     }
 
+    /// Rolls back; dropped before it is done, the `ROLLBACK` still goes
+    /// out with the connection's next request.
     pub async fn rollback(mut self) -> Result<()> {
+        self.conn.client.settle().await?;
         self.open = false;
+        // With nothing owed, the ROLLBACK is queued before the first await.
         self.conn.execute_command("ROLLBACK").await.map(drop)
     }
 }
 
 /// `COMMIT` on `conn`, which reports a transaction hyperd rolled back
 /// instead (see [`crate::Transaction::commit`]).
+#[cfg(feature = "arrow")] // for `shared`
 pub(crate) async fn commit(conn: &mut AsyncConnection) -> Result<()> {
     conn.client.settle().await?;
+    committed(conn).await
+}
+
+/// [`commit`] once nothing is owed: with nothing to drain, the `COMMIT`
+/// is queued before the first await, so a future dropped from then on
+/// has committed.
+async fn committed(conn: &mut AsyncConnection) -> Result<()> {
     let before = conn.transaction_status();
     conn.execute_command("COMMIT").await?;
     crate::transaction::committed(before)

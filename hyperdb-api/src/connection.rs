@@ -418,6 +418,11 @@ impl Connection {
     /// Starts a transaction; it rolls back unless committed. A rollback
     /// undoes rows, not DDL: hyperd makes a `CREATE TABLE` or `DROP TABLE`
     /// in a transaction take effect at once.
+    ///
+    /// A transaction already open on the connection (a guard's, or a
+    /// `BEGIN` sent by hand) is 25001: hyperd has no savepoints, so a
+    /// transaction inside another would be the same one, and the inner
+    /// end would end both.
     pub fn transaction(&mut self) -> Result<Transaction<'_>> {
         Transaction::begin(self)
     }

@@ -33,6 +33,9 @@ pub struct Transaction<'c> {
 
 impl<'c> Transaction<'c> {
     pub(crate) fn begin(conn: &'c mut Connection) -> Result<Transaction<'c>> {
+        // A dropped guard's ROLLBACK, if one is queued, ends its block first.
+        conn.client().settle()?;
+        refuse_nested(conn.transaction_status())?;
         conn.execute_command("BEGIN")?;
         Ok(Transaction { conn, open: true })
     }
@@ -43,8 +46,7 @@ impl<'c> Transaction<'c> {
     /// statement had parameters, which hyperd does not count as failing
     /// the transaction (see `Session::transaction_status` in the core).
     /// With no transaction left to commit (a `ROLLBACK` or `COMMIT` sent
-    /// through the guard, or a transaction started inside it and ended),
-    /// 25P01.
+    /// through the guard by hand), 25P01.
     pub fn commit(mut self) -> Result<()> {
         self.open = false;
         // Drains what an abandoned result still owed: its error, if any,
@@ -104,6 +106,28 @@ pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
     }
 }
 
+/// A guard begins a transaction only on a connection with none open
+/// (`status`, read with nothing owed): hyperd has no savepoints, so a
+/// transaction begun inside another is the same one, and the inner guard's
+/// `COMMIT` or `ROLLBACK` would end the outer's too. 25001, as PostgreSQL
+/// names a `BEGIN` inside a transaction, also for a block begun by hand.
+pub(crate) fn refuse_nested(status: TransactionStatus) -> Result<()> {
+    if status == TransactionStatus::Idle {
+        return Ok(());
+    }
+    let mut db = DbError::new(
+        Some(SqlState::ACTIVE_SQL_TRANSACTION),
+        "a transaction is already open on this connection, and transactions do not nest \
+         (hyperd has no savepoints)",
+    );
+    db.hint = Some(
+        "run the statements on the open transaction (its guard derefs to the connection), or \
+         end it first"
+            .into(),
+    );
+    Err(Error::Client(hyperdb_api_core::Error::server(db)))
+}
+
 /// What a `COMMIT` sent with the session in `before` did: hyperd answers
 /// the `COMMIT` of a failed transaction with a rollback and no error, so a
 /// caller that caught the failing statement's error would otherwise
@@ -111,14 +135,14 @@ pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
 /// JDBC driver reports the same case. The sync and async commits share it.
 ///
 /// A `COMMIT` with no transaction open (it was ended by a `COMMIT` or
-/// `ROLLBACK` sent by hand, or by a transaction started inside it) commits
+/// `ROLLBACK` sent by hand) commits
 /// nothing, and what was written since ran on its own: 25P01, never `Ok`.
 pub(crate) fn committed(before: TransactionStatus) -> Result<()> {
     if before == TransactionStatus::Idle {
         let mut db = DbError::new(
             Some(SqlState::NO_ACTIVE_SQL_TRANSACTION),
-            "no transaction was open to commit: it had been ended before (a COMMIT or ROLLBACK \
-             sent by hand, or a transaction started inside it)",
+            "no transaction was open to commit: it had been ended before, by a COMMIT or \
+             ROLLBACK sent by hand",
         );
         db.hint = Some(
             "what it wrote before that end was committed or rolled back then, and what it \

@@ -107,6 +107,24 @@ impl FromStr for Endpoint {
             .strip_prefix("tab.tcp://")
             .or_else(|| s.strip_prefix("tcp://"))
             .unwrap_or(s);
+        // A URL of another scheme (`postgres://`, `http://`) or with a user
+        // or path would otherwise split at its last colon into a "host"
+        // that only fails to resolve, as if the server were down.
+        if let Some((scheme, _)) = hostport.split_once("://") {
+            return Err(Error::config(format!(
+                "endpoint `{s}`: the scheme `{scheme}://` is not one of this client's (tab.tcp://, \
+                 tcp://, unix:, tab.domain://, or HOST:PORT)"
+            )));
+        }
+        if let Some(c) = hostport
+            .chars()
+            .find(|c| matches!(c, '/' | '@' | '?' | '#') || c.is_whitespace())
+        {
+            return Err(Error::config(format!(
+                "endpoint `{s}`: `{c}` has no place in HOST:PORT (a user, database or options go \
+                 in their own settings)"
+            )));
+        }
         let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
             let (h, p) = rest
                 .split_once("]:")
@@ -579,6 +597,12 @@ mod tests {
             "host:70000",
             "unix:",
             "tab.domain:///tmp/x",
+            "postgres://localhost:7483",
+            "http://localhost:7483",
+            "tcp://user@localhost:7483",
+            "localhost:7483/db",
+            "tab.tcp://localhost:7483?x=1",
+            " localhost:7483",
         ] {
             let e = s.parse::<Endpoint>().unwrap_err();
             assert_eq!(e.kind(), crate::error::ErrorKind::Config, "{s}");

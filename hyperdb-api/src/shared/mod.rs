@@ -201,7 +201,7 @@ impl SharedConnection {
     /// Runs SQL (one statement; hyperd refuses several in one call);
     /// returns the affected row count.
     pub async fn execute_command(&self, sql: &str, params: &[Value]) -> Result<u64> {
-        self.place().execute_command(sql, params).await
+        self.place().execute_command(sql, params, None).await
     }
 
     /// Runs a query and streams its result as record batches: a plain query
@@ -360,17 +360,32 @@ impl Place {
         Ok(batcher.schema().clone())
     }
 
-    /// [`SharedConnection::execute_command`] in this place.
-    pub async fn execute_command(self, sql: &str, params: &[Value]) -> Result<u64> {
+    /// [`SharedConnection::execute_command`] in this place; `token`
+    /// cancels it whether it still waits for its turn or already runs.
+    pub async fn execute_command(
+        self,
+        sql: &str,
+        params: &[Value],
+        token: Option<&CancelToken>,
+    ) -> Result<u64> {
         let mut guard = self.lock().await?;
+        let running = match token {
+            Some(token) => Some(StreamCanceller::running_call(&guard, token)?),
+            None => None,
+        };
         let conn = guard.conn();
-        if params.is_empty() {
+        let done = if params.is_empty() {
             conn.execute_command(sql).await
         } else {
             // Encoded before the future runs: no `&dyn` is held across an await.
             let command = conn.execute_command_params(sql, &Value::as_params(params));
             command.await
+        };
+        if let Some(running) = running {
+            // A cancel sent meanwhile has landed before the next call runs.
+            *running.write().await = false;
         }
+        done
     }
 
     /// [`SharedConnection::query_arrow`] in this place; `token` cancels it

@@ -141,6 +141,22 @@ enum CancelBy {
 }
 
 impl StreamCanceller {
+    /// Starts `token` for a call with no stream (a command) that runs on
+    /// `guard`'s connection; the flag it gives is the call's `reading`,
+    /// to clear (under its write lock) when the call has ended. `Err` when
+    /// the token was cancelled before.
+    pub(crate) fn running_call(
+        guard: &ConnectionGuard,
+        token: &CancelToken,
+    ) -> Result<Arc<RwLock<bool>>> {
+        let reading = Arc::new(RwLock::new(true));
+        token.start(StreamCanceller {
+            reading: reading.clone(),
+            how: CancelBy::Wire(guard.inner.cancel.clone()),
+        })?;
+        Ok(reading)
+    }
+
     /// See [`ResultStream::cancel`].
     pub async fn cancel(&self) -> Result<()> {
         if self.send_if_reading().await? && matches!(self.how, CancelBy::Wire(_)) {

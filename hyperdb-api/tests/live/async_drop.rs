@@ -339,3 +339,69 @@ async fn reads_that_time_out_or_are_dropped_leave_the_connection_usable() {
     let read = proxy.received() - before;
     assert!(read < AFTER_CANCEL, "select!: {read} bytes read");
 }
+
+/// A transaction whose future is dropped at any await point, from its
+/// `BEGIN` to its `COMMIT` (or `ROLLBACK`), leaves no transaction open:
+/// what it wrote is stored whole or not at all, and the connection's next
+/// writes commit on their own. Before, a `transaction()` dropped after its
+/// `BEGIN` went out, or a `commit()`/`rollback()` dropped while it drained
+/// an abandoned result, left the block open without a guard, and every
+/// later autocommit write went into it and was lost.
+#[tokio::test]
+async fn a_transaction_dropped_at_any_await_point_leaves_none_open() {
+    let dir = temp_dir();
+    let mut c = async_db_with_table(&dir, "tx.hyper", &table()).await;
+    for commit in [true, false] {
+        let what = if commit { "commit" } else { "rollback" };
+        for k in 1.. {
+            assert!(k < 1_000, "{what}: still not done after {k} await points");
+            let done = run_for(transaction(&mut c, commit), k).await;
+            let n = count(&mut c).await;
+            assert_eq!(
+                c.transaction_status(),
+                TransactionStatus::Idle,
+                "{what}: dropped at await point {k}, a transaction was left open"
+            );
+            let stored = if commit && done.is_some() { 100 } else { n };
+            assert!(
+                n == stored && (n == 0 || n == 100),
+                "{what}: await point {k}: {n} rows"
+            );
+            c.execute_command("INSERT INTO t VALUES (-1, NULL)")
+                .await
+                .unwrap();
+            assert_eq!(count(&mut c).await, n + 1, "{what}: await point {k}");
+            c.execute_command("DELETE FROM t").await.unwrap();
+            if let Some(res) = done {
+                res.unwrap();
+                assert!(
+                    k > 2,
+                    "{what}: done after {k} await points: nothing was tested"
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// A transaction that writes 100 rows, abandons a large result (so that
+/// its end has a stream to drain first) and commits or rolls back.
+fn transaction(
+    c: &mut AsyncConnection,
+    commit: bool,
+) -> LocalBoxFuture<'_, hyperdb_api::Result<()>> {
+    Box::pin(async move {
+        let mut tx = c.transaction().await?;
+        tx.execute_command("INSERT INTO t SELECT i, i FROM generate_series(1, 100) g(i)")
+            .await?;
+        let sql = "SELECT i::BIGINT FROM generate_series(1, 20000) g(i)";
+        let mut rows = tx.execute_query_params(sql, &[]).await?;
+        rows.next_row().await.transpose()?;
+        drop(rows);
+        if commit {
+            tx.commit().await
+        } else {
+            tx.rollback().await
+        }
+    })
+}

@@ -176,6 +176,60 @@ async fn commit_of_a_transaction_ended_before_is_an_error() {
     assert_eq!(e.sqlstate(), "25P01", "{e}");
 }
 
+/// A transaction begun inside another (through the guard, or after a
+/// `BEGIN` sent by hand) is refused with 25001 and leaves the open one as
+/// it was; before, it was accepted, and its `COMMIT` committed the outer's
+/// rows too. A dropped guard's queued `ROLLBACK` is no open transaction.
+#[tokio::test]
+async fn a_transaction_inside_another_is_refused() {
+    let mut c = connect();
+    c.execute_command("CREATE TEMPORARY TABLE nested (i INT)")
+        .unwrap();
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO nested VALUES (1)").unwrap();
+    let e = tx.transaction().unwrap_err();
+    assert_eq!(e.sqlstate(), "25001", "{e}");
+    assert!(e.to_string().contains("already open"), "{e}");
+    tx.execute_command("INSERT INTO nested VALUES (2)").unwrap();
+    tx.rollback().unwrap();
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM nested")
+            .unwrap(),
+        0
+    );
+    c.execute_command("BEGIN").unwrap();
+    assert_eq!(c.transaction().unwrap_err().sqlstate(), "25001");
+    c.execute_command("ROLLBACK").unwrap();
+    // A dropped guard: its ROLLBACK is queued, and the next guard begins.
+    drop(c.transaction().unwrap());
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO nested VALUES (3)").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM nested")
+            .unwrap(),
+        1
+    );
+
+    let options = ConnectOptions::new(server().endpoint().clone());
+    let mut c = AsyncConnection::connect_with(&options).await.unwrap();
+    c.execute_command("CREATE TEMPORARY TABLE nested (i INT)")
+        .await
+        .unwrap();
+    let mut tx = c.transaction().await.unwrap();
+    tx.execute_command("INSERT INTO nested VALUES (1)")
+        .await
+        .unwrap();
+    let e = tx.transaction().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25001", "{e}");
+    tx.commit().await.unwrap();
+    drop(c.transaction().await.unwrap());
+    let tx = c.transaction().await.unwrap();
+    tx.commit().await.unwrap();
+    let n: i64 = c.query_scalar("SELECT count(*) FROM nested").await.unwrap();
+    assert_eq!(n, 1);
+}
+
 /// The same through the async guard and the owned connection's `commit`
 /// (which Node's `transaction()` calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

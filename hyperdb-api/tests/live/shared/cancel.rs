@@ -147,6 +147,55 @@ async fn a_token_cancel_right_after_its_call_reaches_it() {
     }
 }
 
+/// A command's own token (Node's `executeCommand` with a `signal`): a
+/// cancel right after the call, or a moment later, ends it with 57014; a
+/// token cancelled before its command's turn keeps it from running; and
+/// one cancelled after its command ended touches nothing that follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_cancels_its_command() {
+    let conn = connect().await;
+    for round in 0..20u64 {
+        let (sql, params) = long_query(round % 2 == 1);
+        let token = hyperdb_api::CancelToken::new();
+        let place = conn.place();
+        let for_call = token.clone();
+        let running =
+            tokio::spawn(
+                async move { place.execute_command(&sql, &params, Some(&for_call)).await },
+            );
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_micros(50 * round) {}
+        token.cancel().await.unwrap();
+        expect_cancelled(running, round).await;
+        assert_eq!(scalar(&conn, "SELECT 12").await, 12, "round {round}");
+    }
+    conn.execute_command("CREATE TEMPORARY TABLE never (i INT)", &[])
+        .await
+        .unwrap();
+    let token = hyperdb_api::CancelToken::new();
+    token.cancel().await.unwrap();
+    let e = conn
+        .place()
+        .execute_command("INSERT INTO never VALUES (1)", &[], Some(&token))
+        .await
+        .unwrap_err();
+    assert!(e.is_cancelled(), "{e:?}");
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM never").await, 0);
+
+    let token = hyperdb_api::CancelToken::new();
+    let one = conn.place().execute_command("SELECT 1", &[], Some(&token));
+    assert_eq!(one.await.unwrap(), 1);
+    let c = conn.clone();
+    let next = tokio::spawn(async move { c.execute_command(&two_seconds(1), &[]).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    token.cancel().await.unwrap();
+    assert_eq!(
+        next.await.unwrap().unwrap(),
+        1,
+        "the next call ran to its end"
+    );
+}
+
 /// `running` ends with 57014 within 30 s.
 async fn expect_cancelled<T: std::fmt::Debug>(
     running: tokio::task::JoinHandle<hyperdb_api::Result<T>>,

@@ -53,7 +53,7 @@ fn a_started_call_is_on_the_wire_before_any_worker_polls_it() {
     let place = conn.place();
     let insert = started(async move {
         place
-            .execute_command("INSERT INTO started_here VALUES (1)", &[])
+            .execute_command("INSERT INTO started_here VALUES (1)", &[], None)
             .await
     });
     assert_eq!(
