@@ -24,6 +24,9 @@ impl SqlState {
     pub const DUPLICATE_TABLE: SqlState = SqlState(*b"42P07");
     /// `25P02`: the transaction is aborted; commands ignored until its end.
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState(*b"25P02");
+    /// `55000`: object not in prerequisite state (hyperd over gRPC: a
+    /// result it did not persist, or a chunk of a query that failed).
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState(*b"55000");
     /// `25001`: a transaction is already open (they do not nest).
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState(*b"25001");
     /// `25P01`: no transaction is open (one to commit was ended before).

@@ -103,6 +103,44 @@ describe('gRPC on a server started with grpc: true', () => {
     assert.equal(d.isClosed, true)
   })
 
+  test('calls made before close() run: describe, queryScalar, queryArrowIpc', async () => {
+    await ctx.ready()
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    const calls = [c.queryScalar('SELECT 13'), c.describe('SELECT 1 AS a'), c.queryArrowTable('SELECT 14 AS b')]
+    await c.close()
+    const [scalar, columns, table] = await Promise.all(calls)
+    assert.equal(scalar, 13)
+    assert.equal(columns[0].name, 'a')
+    assert.equal(table.getChild('b').get(0), 14)
+    await rejectsHyper(() => c.queryScalar('SELECT 1'), '08003')
+  })
+
+  test('an abort cancels its own query, not one started after it on the connection', async () => {
+    await ctx.ready()
+    const c = await grpc(ctx.hyper.grpcEndpoint)
+    for (const style of ['query', 'queryArrow']) {
+      const ac = new AbortController()
+      const open = (sql, signal) =>
+        style === 'query'
+          ? c.query(sql, undefined, { signal, rowMode: 'array' })
+          : c.queryArrow(sql, undefined, { signal })
+      const a = open('SELECT g FROM generate_series(1, 100000000000) g', ac.signal)[Symbol.asyncIterator]()
+      await a.next()
+      // B starts after A: the connection's latest query.
+      let rows = 0
+      const b = (async () => {
+        for await (const _ of c.query('SELECT g FROM generate_series(1, 3000000) g', undefined, { rowMode: 'array' }))
+          rows++
+      })()
+      await new Promise((r) => setTimeout(r, 100))
+      ac.abort()
+      await rejectsHyper(() => a.next(), '57014', style)
+      await b
+      assert.equal(rows, 3000000, `${style}: B, never aborted, read to its end`)
+    }
+    await c.close()
+  })
+
   test('close() releases the channel at once, while the object is still referenced; an open result reads on', async () => {
     await ctx.ready()
     const sockets = () =>

@@ -55,7 +55,7 @@ export const SqlType = {
   date: () => 'DATE',
   time: () => 'TIME',
   timestamp: () => 'TIMESTAMP',
-  timestampTz: () => 'TIMESTAMPTZ',
+  timestampTz: () => 'TIMESTAMP WITH TIME ZONE',
   interval: () => 'INTERVAL',
 } as const
 
@@ -77,7 +77,14 @@ export function tableRef(name: TableName): TableRef {
     const what = isRecord(name) ? `an object whose name is ${kindOf(name.name)}` : kindOf(name)
     throw invalidArgument(`a table name is a string or { name, schema?, database? }, not ${what}`)
   }
-  return { database: name.database, schema: name.schema, name: name.name }
+  return { database: namePart(name.database, 'database'), schema: namePart(name.schema, 'schema'), name: name.name }
+}
+
+/** A name's optional part: `null` (as JSON carries an absent one) is absent. */
+function namePart(part: unknown, what: string): string | undefined {
+  if (part === undefined || part === null) return undefined
+  if (typeof part !== 'string') throw invalidArgument(`a table name's ${what} is a string, not ${kindOf(part)}`)
+  return part
 }
 
 /**

@@ -4,7 +4,7 @@
  * is here too; writes stay on the PostgreSQL protocol. Calls may overlap:
  * each query is its own gRPC stream.
  */
-import type { NativeBatchStream, NativeGrpcConnection, NativeIpcStream, Param } from './native'
+import type { NativeBatchStream, NativeCancelToken, NativeGrpcConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
@@ -49,15 +49,16 @@ export class GrpcConnection extends Queries {
     return new GrpcConnection(conn)
   }
 
-  // gRPC queries do not queue (each is its own stream), so a token is not
-  // needed to cancel one that waits: an abort closes the stream, and
-  // `cancel()` sends CancelQuery.
-  protected openBatches(sql: string, params: Param[]): Promise<NativeBatchStream> {
-    return this.native().queryBatches(sql, params)
+  // gRPC queries do not queue (each is its own stream); `token` cancels
+  // the query on the server from the moment hyperd has taken it, before
+  // its first batch too (an aggregate is stopped, not computed to its
+  // end), and only that query, whatever else runs on the connection.
+  protected openBatches(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeBatchStream> {
+    return this.native().queryBatches(sql, params, token)
   }
 
-  protected openIpc(sql: string, params: Param[]): Promise<NativeIpcStream> {
-    return this.native().queryIpc(sql, params)
+  protected openIpc(sql: string, params: Param[], token?: NativeCancelToken): Promise<NativeIpcStream> {
+    return this.native().queryIpc(sql, params, token)
   }
 
   /** Cancels the query most recently started on this connection. */

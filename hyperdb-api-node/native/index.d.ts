@@ -106,10 +106,16 @@ export declare class NativeGrpcConnection {
   static connect(options: NativeGrpcOptions): Promise<NativeGrpcConnection>
   /** Drops the connection's channel; open results keep theirs. */
   close(): void
-  /** Runs a query; its result as batches of columns. */
-  queryBatches(sql: string, params: Array<Param>): Promise<NativeBatchStream>
-  /** Runs a query; its result as one Arrow IPC stream. */
-  queryIpc(sql: string, params: Array<Param>): Promise<NativeIpcStream>
+  /**
+   * Runs a query; its result as batches of columns. `token` cancels it
+   * on the server once hyperd has taken it, also before its first batch.
+   */
+  queryBatches(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeBatchStream>
+  /**
+   * Runs a query; its result as one Arrow IPC stream (`token` as for
+   * `queryBatches`).
+   */
+  queryIpc(sql: string, params: Array<Param>, token?: NativeCancelToken | undefined | null): Promise<NativeIpcStream>
   /** Cancels the query most recently started on this connection. */
   cancel(): Promise<void>
 }

@@ -214,7 +214,7 @@ impl NativeConnection {
 /// connection (it then never runs) or already runs.
 #[napi]
 pub struct NativeCancelToken {
-    token: CancelToken,
+    pub(crate) token: CancelToken,
 }
 
 #[napi]

@@ -4,9 +4,13 @@
 use std::sync::Mutex;
 
 use hyperdb_api::{AsyncGrpcConnection, GrpcConnectOptions, TransferMode};
+use napi::bindgen_prelude::AsyncBlock;
+use napi::Env;
 use napi_derive::napi;
 
-use crate::error::{invalid, js, Result};
+use crate::call::promise;
+use crate::connection::NativeCancelToken;
+use crate::error::{invalid, js, to_napi, Result};
 use crate::params::{values, Param};
 use crate::streams::{NativeBatchStream, NativeIpcStream};
 
@@ -65,13 +69,13 @@ impl NativeGrpcConnection {
         })
     }
 
-    /// This connection for one call; an error once closed (the JS class
-    /// refuses calls after `close()` before they get here).
+    /// This connection for one call, taken when the call is made (a call
+    /// made before `close()` runs); 08003 once closed.
     fn conn(&self) -> Result<AsyncGrpcConnection> {
         // Plain data: valid after any panic.
         let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         conn.clone()
-            .ok_or_else(|| invalid("GrpcConnection", "the connection is closed"))
+            .ok_or_else(|| to_napi(hyperdb_api::Error::closed("the gRPC connection was closed")))
     }
 
     /// Drops the connection's channel; open results keep theirs.
@@ -80,26 +84,44 @@ impl NativeGrpcConnection {
         self.conn.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
-    /// Runs a query; its result as batches of columns.
-    #[napi]
-    pub async fn query_batches(
+    /// Runs a query; its result as batches of columns. `token` cancels it
+    /// on the server once hyperd has taken it, also before its first batch.
+    #[napi(ts_return_type = "Promise<NativeBatchStream>")]
+    pub fn query_batches(
         &self,
+        env: &Env,
         sql: String,
         params: Vec<Param>,
-    ) -> Result<NativeBatchStream> {
+        token: Option<&NativeCancelToken>,
+    ) -> Result<AsyncBlock<NativeBatchStream>> {
         let params = values(params)?;
         let conn = self.conn()?;
-        NativeBatchStream::open(js(conn.query_arrow_stream(&sql, params).await)?).await
+        let token = token.map(|t| t.token.clone());
+        promise(env, async move {
+            let stream = conn.query_arrow_stream(&sql, params, token.as_ref()).await;
+            NativeBatchStream::open(js(stream)?).await
+        })
     }
 
-    /// Runs a query; its result as one Arrow IPC stream.
-    #[napi]
-    pub async fn query_ipc(&self, sql: String, params: Vec<Param>) -> Result<NativeIpcStream> {
+    /// Runs a query; its result as one Arrow IPC stream (`token` as for
+    /// `queryBatches`).
+    #[napi(ts_return_type = "Promise<NativeIpcStream>")]
+    pub fn query_ipc(
+        &self,
+        env: &Env,
+        sql: String,
+        params: Vec<Param>,
+        token: Option<&NativeCancelToken>,
+    ) -> Result<AsyncBlock<NativeIpcStream>> {
         let params = values(params)?;
         let conn = self.conn()?;
-        Ok(NativeIpcStream::new(js(conn
-            .query_arrow_ipc_stream(&sql, params)
-            .await)?))
+        let token = token.map(|t| t.token.clone());
+        promise(env, async move {
+            let stream = conn
+                .query_arrow_ipc_stream(&sql, params, token.as_ref())
+                .await;
+            Ok(NativeIpcStream::new(js(stream)?))
+        })
     }
 
     /// Cancels the query most recently started on this connection.

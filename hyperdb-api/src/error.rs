@@ -268,6 +268,12 @@ impl Error {
         }
     }
 
+    /// A call on a connection its owner closed (08003,
+    /// [`Error::is_closed`]), for handles that outlive their connection.
+    pub fn closed(message: impl Into<String>) -> Error {
+        Error::Client(hyperdb_api_core::Error::closed(message))
+    }
+
     /// The connection is closed or broken; open a new one.
     pub fn is_closed(&self) -> bool {
         matches!(self, Error::Client(e) if e.is_closed())

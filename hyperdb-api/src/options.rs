@@ -412,7 +412,8 @@ pub(crate) fn database_alias(path: &Path) -> Option<String> {
 pub(crate) fn attach_sql(path: &Path, alias: &str) -> Result<String> {
     Ok(format!(
         "ATTACH DATABASE {} AS {}",
-        quote_identifier(&path.to_string_lossy())?,
+        // Not lossy: a replaced byte would name (and attach) another file.
+        quote_identifier(crate::escape::utf8_path(path)?)?,
         quote_identifier(alias)?
     ))
 }
@@ -428,6 +429,18 @@ mod tests {
 
     fn opts() -> ConnectOptions {
         ConnectOptions::new(Endpoint::tcp("127.0.0.1", 1))
+    }
+
+    /// A path that is not UTF-8 is refused, as `create_database` refuses
+    /// it: made lossy, it attached whichever file the replaced byte named.
+    #[test]
+    #[cfg(unix)]
+    fn a_path_that_is_not_utf8_is_refused_not_attached_lossily() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/d/victim\xff.hyper"));
+        let e = attach_sql(path, "bad").unwrap_err();
+        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+        assert!(attach_sql(Path::new("/d/ok.hyper"), "ok").is_ok());
     }
 
     #[test]

@@ -191,6 +191,7 @@ impl GrpcClient {
     pub fn cancel_handle(&self) -> GrpcCancelHandle {
         GrpcCancelHandle {
             client: self.clone(),
+            target: Target::Current,
         }
     }
 
@@ -224,18 +225,43 @@ impl GrpcClient {
     }
 }
 
-/// Cancels the query running on a [`GrpcClient`]; from
-/// [`GrpcClient::cancel_handle`]. Cheap to clone.
+/// Cancels the query running on a [`GrpcClient`] (from
+/// [`GrpcClient::cancel_handle`]), or one result's query (from
+/// [`GrpcResult::cancel_handle`](super::GrpcResult::cancel_handle)).
+/// Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct GrpcCancelHandle {
     client: GrpcClient,
+    target: Target,
+}
+
+/// Which query a [`GrpcCancelHandle`] cancels.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// The one most recently started on the client, when the cancel comes.
+    Current,
+    /// This one (none: a result whose id never came, so nothing to cancel).
+    Query(Option<String>),
 }
 
 impl GrpcCancelHandle {
-    /// Cancels the client's running query. With none running this does
-    /// nothing; a query still starting (its id not yet known) is cancelled
-    /// as soon as its id arrives.
+    pub(crate) fn for_query(client: GrpcClient, query_id: Option<String>) -> GrpcCancelHandle {
+        GrpcCancelHandle {
+            client,
+            target: Target::Query(query_id),
+        }
+    }
+
+    /// Cancels the handle's query: a result's own, or the client's running
+    /// one. With none running this does nothing; a query still starting
+    /// (its id not yet known) is cancelled as soon as its id arrives.
     pub async fn cancel(&self) -> Result<()> {
+        if let Target::Query(id) = &self.target {
+            return match id {
+                Some(id) => self.client.cancel(id).await,
+                None => Ok(()),
+            };
+        }
         let id = {
             let mut current = lock(&self.client.current);
             match (&current.query_id, current.running) {

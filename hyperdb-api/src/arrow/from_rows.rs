@@ -69,6 +69,10 @@ pub(crate) struct RowBatcher {
     past_arrow: PastArrow,
     /// Rows not yet handed out of a result without columns.
     bare_rows: usize,
+    /// Which fields an adopted schema declares NOT NULL (see `adopt`).
+    lent_not_null: Vec<bool>,
+    /// A NULL came in such a field since the last `take_lent_broken`.
+    lent_broken: bool,
 }
 
 impl RowBatcher {
@@ -86,6 +90,8 @@ impl RowBatcher {
                 frames: BytesMut::new(),
                 past_arrow,
                 bare_rows: 0,
+                lent_not_null: Vec::new(),
+                lent_broken: false,
             });
         }
         // The sink's columns have positional names: a result may repeat a
@@ -129,6 +135,8 @@ impl RowBatcher {
             frames: BytesMut::new(),
             past_arrow,
             bare_rows: 0,
+            lent_not_null: Vec::new(),
+            lent_broken: false,
         })
     }
 
@@ -139,9 +147,13 @@ impl RowBatcher {
 
     /// Takes `arrow` as the batches' schema when its fields have the same
     /// names and types: the schema hyperd's Arrow stream gave the same
-    /// statement, with the nullability `DataRow`s do not carry. A NULL in
-    /// a field it declares NOT NULL then fails the batch (the statement's
-    /// route entry is forgotten, and its next run is Arrow again).
+    /// statement, with the nullability `DataRow`s do not carry. That
+    /// nullability may be out of date (the table was made again with a
+    /// nullable column, another database attached): a NULL in a field it
+    /// declares NOT NULL makes the field nullable from that batch on, and
+    /// [`take_lent_broken`](Self::take_lent_broken) says so, for the
+    /// statement's route entry to be forgotten. It once failed the read,
+    /// and every later one on the connection.
     pub(crate) fn adopt(&mut self, arrow: &SchemaRef) {
         let (ours, theirs) = (self.schema.fields(), arrow.fields());
         let same = ours.len() == theirs.len()
@@ -151,7 +163,24 @@ impl RowBatcher {
                 .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
         if same {
             self.schema = arrow.clone();
+            self.lent_not_null = theirs.iter().map(|f| !f.is_nullable()).collect();
         }
+    }
+
+    /// Whether a NULL came in a field the adopted schema declared NOT NULL
+    /// since the last call.
+    pub(crate) fn take_lent_broken(&mut self) -> bool {
+        std::mem::take(&mut self.lent_broken)
+    }
+
+    /// `schema` with field `i` nullable: an adopted NOT NULL field held a
+    /// NULL.
+    #[cold]
+    fn relaxed(schema: &SchemaRef, i: usize) -> SchemaRef {
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        fields[i] = Arc::new(fields[i].as_ref().clone().with_nullable(true));
+        let metadata = schema.metadata().clone();
+        Arc::new(arrow_schema::Schema::new_with_metadata(fields, metadata))
     }
 
     /// Adds a row; returns a batch when one is full.
@@ -167,6 +196,11 @@ impl RowBatcher {
         for (i, column) in self.columns.iter().enumerate() {
             let name = || row.schema().columns()[i].name().to_owned();
             let mut bytes = row.raw(i)?;
+            if bytes.is_none() && self.lent_not_null.get(i) == Some(&true) {
+                self.lent_not_null[i] = false;
+                self.lent_broken = true;
+                self.schema = Self::relaxed(&self.schema, i);
+            }
             if self.uuids[i] {
                 if let Some(raw) = bytes {
                     let Ok(uuid) = <&[u8; 16]>::try_from(raw) else {

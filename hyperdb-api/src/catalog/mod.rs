@@ -129,7 +129,9 @@ fn lookup_trace(
 /// catalog.create_schema("sales")?;
 /// let def = TableDefinition::new(("sales", "orders")).with_not_null_column("id", SqlType::BigInt);
 /// catalog.create_table(&def)?;
-/// assert_eq!(catalog.get_table_definition(("sales", "orders"))?, def);
+/// // Read back, the name also holds the database ("x"."sales"."orders").
+/// let read = catalog.get_table_definition(("sales", "orders"))?;
+/// assert_eq!(read.columns(), def.columns());
 /// # Ok::<(), hyperdb_api::Error>(())
 /// ```
 #[derive(Debug)]

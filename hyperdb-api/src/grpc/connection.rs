@@ -177,6 +177,26 @@ impl AsyncGrpcConnection {
         async move { self.batches(query?).await }
     }
 
+    /// [`Self::query_arrow_params`], with `watch` given the query's own
+    /// cancel handle as soon as hyperd has taken it, before the schema is
+    /// read (an aggregate's comes with its one row, at its end): so that a
+    /// cancel can stop it meanwhile. An error from `watch` abandons the
+    /// query, which cancels it.
+    #[cfg(all(feature = "async", feature = "arrow"))]
+    pub(crate) fn query_arrow_watched<'a, W: Send + 'a>(
+        &'a self,
+        sql: &str,
+        params: &[&dyn ToPgBinary],
+        watch: impl FnOnce(hyperdb_api_core::grpc::GrpcCancelHandle) -> Result<W> + Send + 'a,
+    ) -> impl Future<Output = Result<(AsyncGrpcArrowBatches, W)>> + Send + 'a {
+        let query = self.prepare("grpc_query_arrow", sql, params);
+        async move {
+            let (result, trace) = self.start(query?).await?;
+            let watched = watch(result.cancel_handle())?;
+            Ok((AsyncGrpcArrowBatches::new(result, trace).await?, watched))
+        }
+    }
+
     /// Runs a query and streams its result as raw Arrow IPC stream bytes.
     pub async fn query_arrow_ipc(&self, sql: &str) -> Result<AsyncGrpcArrowIpcChunks> {
         let query = self.prepare("grpc_query_arrow_ipc", sql, &[])?;

@@ -30,6 +30,18 @@ use crate::types::{oid, Numeric, SqlType};
 const PG_EPOCH_DAYS: i64 = 10_957;
 const PG_EPOCH_MICROS: i64 = PG_EPOCH_DAYS * 86_400_000_000;
 
+/// Microseconds since 2000 as Arrow's since 1970; past `i64` (the last
+/// ~9 days of hyperd's range) an error rather than a wrapped value.
+fn unix_micros(since_2000: i64, what: &str) -> Result<i64> {
+    since_2000.checked_add(PG_EPOCH_MICROS).ok_or_else(|| {
+        Error::invalid_argument(
+            what,
+            "past what gRPC's Arrow parameters carry (294247-01-10 04:00:54.775807); send it \
+             over the PostgreSQL protocol",
+        )
+    })
+}
+
 /// `values` as a one-row Arrow IPC stream.
 pub(crate) fn arrow_parameters(values: &[&dyn ToPgBinary]) -> Result<Bytes> {
     let mut fields = Vec::with_capacity(values.len());
@@ -129,19 +141,36 @@ fn column(oid: u32, raw: Option<&[u8]>) -> Result<(ArrayRef, Option<&'static str
         }
         oid::TIMESTAMP => {
             let v = get::<crate::types::Timestamp>(SqlType::Timestamp, raw)?
-                .map(|t| t.micros_since_2000().wrapping_add(PG_EPOCH_MICROS));
+                .map(|t| unix_micros(t.micros_since_2000(), "timestamp"))
+                .transpose()?;
             (Arc::new(TimestampMicrosecondArray::from(vec![v])), None)
         }
         oid::TIMESTAMPTZ => {
             let v = get::<crate::types::TimestampTz>(SqlType::TimestampTz, raw)?
-                .map(|t| t.micros_since_2000().wrapping_add(PG_EPOCH_MICROS));
+                .map(|t| unix_micros(t.micros_since_2000(), "timestamptz"))
+                .transpose()?;
             let a = TimestampMicrosecondArray::from(vec![v]).with_timezone(UTC);
             (Arc::new(a), None)
         }
         oid::INTERVAL => {
-            let v = get::<crate::types::Interval>(SqlType::Interval, raw)?.map(|i| {
-                IntervalMonthDayNano::new(i.months, i.days, i.micros.saturating_mul(1000))
-            });
+            let v = get::<crate::types::Interval>(SqlType::Interval, raw)?
+                .map(|i| {
+                    // Arrow carries an interval's time in nanoseconds: past
+                    // ~292 years of them it would be clamped, not sent.
+                    let nanos = i.micros.checked_mul(1000).ok_or_else(|| {
+                        Error::invalid_argument(
+                            "interval",
+                            format!(
+                                "{} microseconds of time is past what gRPC's Arrow parameters carry \
+                                 (±9223372036854775 us, about 292 years); send it over the \
+                                 PostgreSQL protocol",
+                                i.micros
+                            ),
+                        )
+                    })?;
+                    Ok::<_, Error>(IntervalMonthDayNano::new(i.months, i.days, nanos))
+                })
+                .transpose()?;
             (Arc::new(IntervalMonthDayNanoArray::from(vec![v])), None)
         }
         // NUMERIC binds with OID 0 as its decimal text (see `pg_binary`);
@@ -193,5 +222,37 @@ mod tests {
             &arrow_schema::DataType::Decimal128(38, 2)
         );
         assert_eq!(b.column(3).null_count(), 1);
+    }
+
+    /// An interval's time past Arrow's nanoseconds was clamped to ~292
+    /// years and sent; it is refused, and one just inside goes exactly.
+    #[test]
+    fn intervals_past_arrows_nanoseconds_are_refused_not_clamped() {
+        let edge = i64::MAX / 1000;
+        for micros in [edge + 1, -edge - 1, i64::MAX] {
+            let i = crate::types::Interval {
+                months: 0,
+                days: 0,
+                micros,
+            };
+            let e = arrow_parameters(&[&i]).unwrap_err();
+            assert!(e.to_string().contains("292 years"), "{micros}: {e}");
+        }
+        let i = crate::types::Interval {
+            months: 1,
+            days: 2,
+            micros: -edge,
+        };
+        let bytes = arrow_parameters(&[&i]).expect("encode");
+        let reader =
+            StreamReader::try_new(std::io::Cursor::new(bytes.to_vec()), None).expect("ipc");
+        let b = reader.into_iter().next().expect("a batch").expect("read");
+        let sent = b
+            .column(0)
+            .as_any()
+            .downcast_ref::<IntervalMonthDayNanoArray>()
+            .expect("interval")
+            .value(0);
+        assert_eq!(sent, IntervalMonthDayNano::new(1, 2, -edge * 1000));
     }
 }

@@ -92,6 +92,11 @@ impl AsyncGrpcArrowBatches {
         Ok(self.result.cancel().await?)
     }
 
+    /// A handle that cancels this query, and no other, from anywhere.
+    pub fn cancel_handle(&self) -> hyperdb_api_core::grpc::GrpcCancelHandle {
+        self.result.cancel_handle()
+    }
+
     /// The next batch, or `None` at the end.
     pub async fn next(&mut self) -> Option<Result<RecordBatch>> {
         let item = self.read_batch().await;
@@ -152,6 +157,11 @@ impl AsyncGrpcArrowIpcChunks {
     /// The server's id for this query.
     pub fn query_id(&self) -> Option<&str> {
         self.result.query_id()
+    }
+
+    /// A handle that cancels this query, and no other, from anywhere.
+    pub fn cancel_handle(&self) -> hyperdb_api_core::grpc::GrpcCancelHandle {
+        self.result.cancel_handle()
     }
 
     /// The row count the server reported, once the stream is exhausted.

@@ -231,8 +231,8 @@ impl RouteBook {
     /// too: hyperd's nullability does not follow a literal's value (`CASE
     /// WHEN 1 = 2 THEN NULL ELSE 5 END` and `COALESCE(a, 1)` are nullable
     /// alike), and `RowBatcher::adopt` takes it only with the same names
-    /// and types. A NULL under a lent NOT NULL would fail the run and
-    /// forget the entry.
+    /// and types. A NULL under a lent NOT NULL makes that field nullable
+    /// in the run and forgets the entry.
     #[cfg(any(feature = "async", test))]
     pub(crate) fn arrow_schema(&self, key: RouteKey) -> Option<SchemaRef> {
         self.seen.get(&key.statement).and_then(|s| s.schema.clone())

@@ -7,56 +7,77 @@ use bytes::Bytes;
 
 use super::sources::{ipc_schema, Peeked};
 use super::stream::{BoxFuture, ResultStream, Source};
+use super::{CancelToken, StreamCanceller};
 use crate::error::Result;
 use crate::grpc::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcConnection};
 use crate::value::Value;
+use hyperdb_api_core::grpc::GrpcCancelHandle;
 
 impl AsyncGrpcConnection {
     /// [`AsyncGrpcConnection::query_arrow_params`] as a [`ResultStream`],
-    /// read ahead of the consumer in its own task.
+    /// read ahead of the consumer in its own task. Its canceller and
+    /// `token` cancel this query, never another running on the connection,
+    /// from the moment hyperd has taken it: before its first batch too
+    /// (an aggregate is stopped, not computed to its end).
     pub async fn query_arrow_stream(
         &self,
         sql: &str,
         params: Vec<Value>,
+        token: Option<&CancelToken>,
     ) -> Result<ResultStream<RecordBatch>> {
-        let start = self.query_arrow_params(sql, &Value::as_params(&params));
-        let batches = start.await?;
+        let start = self.query_arrow_watched(sql, &Value::as_params(&params), |h| watch(h, token));
+        let (batches, canceller) = start.await?;
         let schema = batches.schema();
-        Ok(ResultStream::read_ahead(
-            schema,
-            batches,
-            self.client().cancel_handle(),
-        ))
+        Ok(ResultStream::read_ahead(schema, batches, canceller))
     }
 
     /// [`AsyncGrpcConnection::query_arrow_ipc`] (with parameters) as a
-    /// [`ResultStream`]: one IPC stream, schema first.
+    /// [`ResultStream`]: one IPC stream, schema first; cancelled as
+    /// [`AsyncGrpcConnection::query_arrow_stream`] is.
     pub async fn query_arrow_ipc_stream(
         &self,
         sql: &str,
         params: Vec<Value>,
+        token: Option<&CancelToken>,
     ) -> Result<ResultStream<Bytes>> {
         let start = self.query_arrow_ipc_params(sql, &Value::as_params(&params));
         let mut chunks = start.await?;
+        let canceller = watch(chunks.cancel_handle(), token)?;
         let first = match chunks.next().await {
-            Some(first) => first?,
-            None => {
-                return Err(crate::Error::Arrow(arrow_schema::ArrowError::IpcError(
-                    "the gRPC result ended before its Arrow schema".into(),
-                )))
+            Some(Ok(first)) => first,
+            end => {
+                canceller.finish().await;
+                return Err(end.and_then(Result::err).unwrap_or_else(|| {
+                    crate::Error::Arrow(arrow_schema::ArrowError::IpcError(
+                        "the gRPC result ended before its Arrow schema".into(),
+                    ))
+                }));
             }
         };
-        let schema = ipc_schema(&first)?;
+        let schema = match ipc_schema(&first) {
+            Ok(schema) => schema,
+            Err(e) => {
+                canceller.finish().await;
+                return Err(e);
+            }
+        };
         let chunks = Peeked {
             first: Some(first),
             chunks,
         };
-        Ok(ResultStream::read_ahead(
-            schema,
-            chunks,
-            self.client().cancel_handle(),
-        ))
+        Ok(ResultStream::read_ahead(schema, chunks, canceller))
     }
+}
+
+/// The canceller of the query `handle` cancels, given to `token`; an error
+/// when the token was cancelled while the query started (the caller then
+/// drops the query, which cancels it).
+fn watch(handle: GrpcCancelHandle, token: Option<&CancelToken>) -> Result<StreamCanceller> {
+    let canceller = StreamCanceller::grpc(handle);
+    if let Some(token) = token {
+        token.start(canceller.clone())?;
+    }
+    Ok(canceller)
 }
 
 impl Source<RecordBatch> for AsyncGrpcArrowBatches {

@@ -211,7 +211,9 @@ impl SharedConnection {
     /// batches otherwise. The schema is the same either way, except that
     /// rows carry no nullability: on the row route every field is nullable,
     /// unless the statement ran as Arrow before on this connection (its
-    /// schema from then is kept). A statement without a result gives an
+    /// schema from then is kept; should a field it declared NOT NULL hold
+    /// a NULL now, the table made again since, that field is nullable in
+    /// the batches from then on, and the statement is learnt afresh). A statement without a result gives an
     /// empty schema and no batch. A TIMESTAMP or TIMESTAMPTZ after
     /// 294247-01-10 04:00:54.775807, which Arrow's `i64` microseconds since
     /// 1970 cannot hold (hyperd's `infinity` among them), fails the read
@@ -468,5 +470,5 @@ impl Place {
 }
 
 fn closed() -> Error {
-    Error::Client(hyperdb_api_core::Error::closed("the connection was closed"))
+    Error::closed("the connection was closed")
 }

@@ -307,7 +307,15 @@ impl<'c> RowBatches<'c> {
         }
         loop {
             let step = match self.rows.next_row().await {
-                Some(Ok(row)) => self.batcher.push(row),
+                Some(Ok(row)) => {
+                    let step = self.batcher.push(row);
+                    if self.batcher.take_lent_broken() {
+                        // The Arrow run's nullability no longer holds: the
+                        // next run learns the statement afresh.
+                        self.rows.learn_failed();
+                    }
+                    step
+                }
                 Some(Err(e)) => Err(e),
                 None => {
                     self.ended = true;
@@ -320,8 +328,7 @@ impl<'c> RowBatches<'c> {
                 Ok(None) => {}
                 Err(e) => {
                     self.ended = true;
-                    // A row the batcher refused (a NULL where the Arrow
-                    // run's schema had NOT NULL): the next run starts over.
+                    // A row the batcher refused: the next run starts over.
                     self.rows.learn_failed();
                     return Some(Err(e));
                 }

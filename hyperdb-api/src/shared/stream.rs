@@ -137,7 +137,7 @@ enum CancelBy {
     Wire(CancelHandle),
     /// `CancelQuery` for the gRPC connection's query.
     #[cfg(feature = "grpc")]
-    Grpc(hyperdb_api_core::grpc::GrpcCancelHandle),
+    Grpc(Box<hyperdb_api_core::grpc::GrpcCancelHandle>),
 }
 
 impl StreamCanceller {
@@ -155,6 +155,24 @@ impl StreamCanceller {
             how: CancelBy::Wire(guard.inner.cancel.clone()),
         })?;
         Ok(reading)
+    }
+
+    /// Cancels `handle`'s query (a gRPC one's own) until the stream made
+    /// with it ([`ResultStream::read_ahead`]) no longer reads, or
+    /// [`StreamCanceller::finish`]: taken before the result's schema is
+    /// known, so that a cancel meanwhile reaches the query.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn grpc(handle: hyperdb_api_core::grpc::GrpcCancelHandle) -> StreamCanceller {
+        StreamCanceller {
+            reading: Arc::new(RwLock::new(true)),
+            how: CancelBy::Grpc(Box::new(handle)),
+        }
+    }
+
+    /// Its call has ended without a stream: later cancels do nothing.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn finish(&self) {
+        *self.reading.write().await = false;
     }
 
     /// See [`ResultStream::cancel`].
@@ -253,18 +271,19 @@ impl<T: Send + 'static> ResultStream<T> {
 
     /// Reads a result that holds no connection lock (a gRPC result) ahead
     /// of its consumer, in a new task.
+    /// `canceller` ([`StreamCanceller::grpc`]) is the stream's own.
     #[cfg(feature = "grpc")]
     pub(crate) fn read_ahead(
         schema: SchemaRef,
         source: impl Source<T> + 'static,
-        cancel: hyperdb_api_core::grpc::GrpcCancelHandle,
+        canceller: StreamCanceller,
     ) -> ResultStream<T>
     where
         T: Weigh,
     {
-        let (ends, pump) = Ends::new();
+        let (ends, pump) = Ends::with_reading(canceller.reading);
         tokio::spawn(async move { pump.run(Box::new(source)).await });
-        ends.stream(schema, None, CancelBy::Grpc(cancel))
+        ends.stream(schema, None, canceller.how)
     }
 
     /// The result's Arrow schema.
@@ -439,9 +458,13 @@ struct PumpEnd<T> {
 
 impl<T> Ends<T> {
     fn new() -> (Ends<T>, PumpEnd<T>) {
+        Ends::with_reading(Arc::new(RwLock::new(true)))
+    }
+
+    /// With the flag of a canceller taken before the stream was made.
+    fn with_reading(reading: Arc<RwLock<bool>>) -> (Ends<T>, PumpEnd<T>) {
         let (tx, items) = mpsc::unbounded_channel();
         let credits = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
-        let reading = Arc::new(RwLock::new(true));
         let pump = PumpEnd {
             tx,
             credits: credits.clone(),

@@ -3,6 +3,8 @@
 //! ten-million-row results with bounded memory, cancel, errors, parameters,
 //! settings, row limits; TLS in `grpc/tls.rs`.
 
+mod async_errors;
+mod overlap;
 mod tls;
 
 use std::sync::OnceLock;

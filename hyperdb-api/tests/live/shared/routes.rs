@@ -129,6 +129,60 @@ async fn both_routes_agree_on_nullability() {
     assert_eq!(relaxed(rows.schema()), relaxed(arrow.schema()));
 }
 
+/// A `DataRow` run takes the nullability of the statement's Arrow run,
+/// which may be out of date: the table made again with a nullable column.
+/// The NULL is read (its field nullable in the batch), not refused; the
+/// read failed, and so did every later run of the statement on the
+/// connection. Found by a user-style probe through Node's `queryAll`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_under_an_out_of_date_not_null_is_read_not_refused() {
+    let dir = temp_dir();
+    let conn = connect_db(&dir, "relax.hyper").await;
+    const SQL: &str = "SELECT a FROM relax";
+    conn.execute_command("CREATE TABLE relax (a INT NOT NULL)", &[])
+        .await
+        .unwrap();
+    conn.execute_command("INSERT INTO relax VALUES (1)", &[])
+        .await
+        .unwrap();
+    let mut routes = Vec::new();
+    for _ in 0..3 {
+        let s = conn.query_arrow(SQL, vec![]).await.unwrap();
+        routes.push(s.read_route());
+        assert_eq!(drain(s).await.unwrap()[0].num_rows(), 1);
+    }
+    assert!(
+        routes.contains(&Some(hyperdb_api::ReadRoute::DataRows)),
+        "{routes:?}: a one-row result goes as rows once learnt"
+    );
+    conn.execute_command("DROP TABLE relax", &[]).await.unwrap();
+    conn.execute_command("CREATE TABLE relax (a INT)", &[])
+        .await
+        .unwrap();
+    conn.execute_command("INSERT INTO relax VALUES (NULL), (2)", &[])
+        .await
+        .unwrap();
+    for run in 0..3 {
+        let s = conn
+            .query_arrow(&format!("{SQL} ORDER BY a"), vec![])
+            .await
+            .unwrap();
+        drop(s);
+        let mut s = conn.query_arrow(SQL, vec![]).await.unwrap();
+        let route = s.read_route();
+        // Not `drain`: a batch's field may be nullable where the stream's
+        // (announced before the NULL came) is not.
+        let mut batches = Vec::new();
+        while let Some(b) = s.next().await {
+            batches.push(b.unwrap_or_else(|e| panic!("run {run} on {route:?}: {e}")));
+        }
+        let nulls: usize = batches.iter().map(|b| b.column(0).null_count()).sum();
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!((rows, nulls), (2, 1), "run {run} on {route:?}");
+        assert!(batches.iter().all(|b| b.schema().field(0).is_nullable()));
+    }
+}
+
 /// More values, multi-batch results with NULLs: the `DataRow` route
 /// without parameters (a leading comment makes a query not plain) gives
 /// what the Arrow route gives.
