@@ -65,7 +65,7 @@ impl NativeConnection {
     ) -> Result<AsyncBlock<Either<f64, BigInt>>> {
         let place = self.conn.place();
         let params = values(params)?;
-        let token = token.map(|t| t.token.clone());
+        let token = NativeCancelToken::of(token);
         promise(env, async move {
             let n = js(place.execute_command(&sql, &params, token.as_ref()).await)?;
             Ok(if n as f64 <= MAX_SAFE_INTEGER {
@@ -99,7 +99,7 @@ impl NativeConnection {
     ) -> Result<AsyncBlock<NativeBatchStream>> {
         let place = self.conn.place();
         let params = values(params)?;
-        let token = token.map(|t| t.token.clone());
+        let token = NativeCancelToken::of(token);
         promise(env, async move {
             let stream = if for_rows == Some(true) {
                 place.query_row_batches(&sql, params, token.as_ref()).await
@@ -137,7 +137,7 @@ impl NativeConnection {
     ) -> Result<AsyncBlock<NativeIpcStream>> {
         let place = self.conn.place();
         let params = values(params)?;
-        let token = token.map(|t| t.token.clone());
+        let token = NativeCancelToken::of(token);
         promise(env, async move {
             let stream = place.query_arrow_ipc(&sql, params, token.as_ref()).await;
             Ok(NativeIpcStream::new(js(stream)?))
@@ -214,7 +214,14 @@ impl NativeConnection {
 /// connection (it then never runs) or already runs.
 #[napi]
 pub struct NativeCancelToken {
-    pub(crate) token: CancelToken,
+    token: CancelToken,
+}
+
+impl NativeCancelToken {
+    /// The token a call takes, if JavaScript gave one.
+    pub(crate) fn of(token: Option<&NativeCancelToken>) -> Option<CancelToken> {
+        token.map(|t| t.token.clone())
+    }
 }
 
 #[napi]

@@ -96,7 +96,7 @@ impl NativeGrpcConnection {
     ) -> Result<AsyncBlock<NativeBatchStream>> {
         let params = values(params)?;
         let conn = self.conn()?;
-        let token = token.map(|t| t.token.clone());
+        let token = NativeCancelToken::of(token);
         promise(env, async move {
             let stream = conn.query_arrow_stream(&sql, params, token.as_ref()).await;
             NativeBatchStream::open(js(stream)?).await
@@ -115,7 +115,7 @@ impl NativeGrpcConnection {
     ) -> Result<AsyncBlock<NativeIpcStream>> {
         let params = values(params)?;
         let conn = self.conn()?;
-        let token = token.map(|t| t.token.clone());
+        let token = NativeCancelToken::of(token);
         promise(env, async move {
             let stream = conn
                 .query_arrow_ipc_stream(&sql, params, token.as_ref())

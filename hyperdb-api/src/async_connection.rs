@@ -382,10 +382,10 @@ impl AsyncConnection {
     /// open is 25001: transactions do not nest (see
     /// [`crate::Connection::transaction`]).
     ///
-    /// The guard exists before `BEGIN` goes out, so that this future dropped while it waits (a timeout, a lost
-    /// `select!`) queues the `ROLLBACK` as a dropped guard does, rather
-    /// than leave a block open that the connection's later writes would go
-    /// into and be lost with.
+    /// The guard exists before `BEGIN` goes out, so that this future
+    /// dropped while it waits (a timeout, a lost `select!`) queues the
+    /// `ROLLBACK` as a dropped guard does, rather than leave a block open
+    /// that the connection's later writes would go into and be lost with.
     pub async fn transaction(&mut self) -> Result<AsyncTransaction<'_>> {
         // A dropped guard's ROLLBACK, if one is queued, ends its block first.
         self.client.settle().await?;

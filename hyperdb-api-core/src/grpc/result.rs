@@ -398,16 +398,7 @@ impl GrpcResult {
                     response.map_err(status_to_error)?.into_inner(),
                 ))
             }
-            Next::Poll => {
-                let param = QueryInfoParam {
-                    query_id: id.clone(),
-                    streaming: true,
-                    schema_output_format: OutputFormat::ArrowIpc.into(),
-                };
-                let request = self.client.request(param, Some(&id))?;
-                let response = rpc.get_query_info(request).await;
-                Ok(State::Poll(response.map_err(status_to_error)?.into_inner()))
-            }
+            Next::Poll => Ok(State::Poll(self.query_info(&id, true).await?)),
         }
     }
 
@@ -415,6 +406,19 @@ impl GrpcResult {
         self.state = State::Done;
         self.client.end(self.generation);
         e
+    }
+
+    /// `GetQueryInfo` for query `id`: its status as it changes
+    /// (`streaming`), or as it is now.
+    async fn query_info(&self, id: &str, streaming: bool) -> Result<Streaming<QueryInfo>> {
+        let param = QueryInfoParam {
+            query_id: id.to_owned(),
+            streaming,
+            schema_output_format: OutputFormat::ArrowIpc.into(),
+        };
+        let request = self.client.request(param, Some(id))?;
+        let response = self.client.rpc.clone().get_query_info(request).await;
+        Ok(response.map_err(status_to_error)?.into_inner())
     }
 
     /// `e`, or the query's own error when `e` is hyperd's answer to a
@@ -432,32 +436,16 @@ impl GrpcResult {
                     .as_deref()
                     .is_some_and(|h| h.contains("GetQueryInfo"))
         });
-        let (true, Some(id)) = (asks_for_info, self.progress.query_id.clone()) else {
+        let (true, Some(id)) = (asks_for_info, self.progress.query_id.as_deref()) else {
             return e;
         };
-        let param = QueryInfoParam {
-            query_id: id.clone(),
-            streaming: false,
-            schema_output_format: OutputFormat::ArrowIpc.into(),
-        };
-        let Ok(request) = self.client.request(param, Some(&id)) else {
-            return e;
-        };
-        let mut rpc = self.client.rpc.clone();
         let read = async {
-            let mut infos = rpc.get_query_info(request).await?.into_inner();
-            while infos.message().await?.is_some() {}
-            Ok::<(), tonic::Status>(())
+            let mut infos = self.query_info(id, false).await?;
+            while infos.message().await.map_err(status_to_error)?.is_some() {}
+            Ok::<(), Error>(())
         };
         match tokio::time::timeout(CANCEL_WAIT, read).await {
-            Ok(Err(status)) => {
-                let own = status_to_error(status);
-                if own.db_error().is_some_and(|db| db.code.is_some()) {
-                    own
-                } else {
-                    e
-                }
-            }
+            Ok(Err(own)) if own.db_error().is_some_and(|db| db.code.is_some()) => own,
             _ => e,
         }
     }

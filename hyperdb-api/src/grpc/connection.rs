@@ -12,7 +12,7 @@ use hyperdb_api_core::grpc::{
 use hyperdb_api_core::types::{FromHyperBinary, ToPgBinary};
 
 use super::params::arrow_parameters;
-use super::results::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcRows};
+use super::results::{AsyncGrpcArrowBatches, AsyncGrpcArrowIpcChunks, AsyncGrpcRows, StartedArrow};
 use crate::error::{Error, Result};
 use crate::trace::StatementTrace;
 
@@ -177,23 +177,17 @@ impl AsyncGrpcConnection {
         async move { self.batches(query?).await }
     }
 
-    /// [`Self::query_arrow_params`], with `watch` given the query's own
-    /// cancel handle as soon as hyperd has taken it, before the schema is
-    /// read (an aggregate's comes with its one row, at its end): so that a
-    /// cancel can stop it meanwhile. An error from `watch` abandons the
-    /// query, which cancels it.
-    #[cfg(all(feature = "async", feature = "arrow"))]
-    pub(crate) fn query_arrow_watched<'a, W: Send + 'a>(
-        &'a self,
+    /// [`Self::query_arrow_params`] up to hyperd taking the query, before
+    /// its schema is read (see [`StartedArrow`]).
+    pub(crate) fn query_arrow_started(
+        &self,
         sql: &str,
         params: &[&dyn ToPgBinary],
-        watch: impl FnOnce(hyperdb_api_core::grpc::GrpcCancelHandle) -> Result<W> + Send + 'a,
-    ) -> impl Future<Output = Result<(AsyncGrpcArrowBatches, W)>> + Send + 'a {
+    ) -> impl Future<Output = Result<StartedArrow>> + Send + '_ {
         let query = self.prepare("grpc_query_arrow", sql, params);
         async move {
             let (result, trace) = self.start(query?).await?;
-            let watched = watch(result.cancel_handle())?;
-            Ok((AsyncGrpcArrowBatches::new(result, trace).await?, watched))
+            Ok(StartedArrow { result, trace })
         }
     }
 

@@ -21,6 +21,26 @@ use crate::from_row::FromRow;
 use crate::rows::{fetched_from_arrow, read_rows, refill_cursor, ReadPlan, Row, RowCursor, Schema};
 use crate::trace::StatementTrace;
 
+/// A gRPC query hyperd has taken, its Arrow schema not read yet: for a
+/// caller that must be able to cancel it meanwhile, as an aggregate's
+/// schema comes with its one row, at its end.
+pub(crate) struct StartedArrow {
+    pub(super) result: GrpcResult,
+    pub(super) trace: StatementTrace,
+}
+
+impl StartedArrow {
+    /// Cancels this query, and no other.
+    pub(crate) fn cancel_handle(&self) -> hyperdb_api_core::grpc::GrpcCancelHandle {
+        self.result.cancel_handle()
+    }
+
+    /// Reads on until the schema is known.
+    pub(crate) async fn batches(self) -> Result<AsyncGrpcArrowBatches> {
+        AsyncGrpcArrowBatches::new(self.result, self.trace).await
+    }
+}
+
 /// A gRPC query result as Arrow [`RecordBatch`]es; from
 /// [`AsyncGrpcConnection::query_arrow`](super::AsyncGrpcConnection::query_arrow).
 /// Read with `next()` or turn into a `Stream` with `into_stream()`.

@@ -3,6 +3,7 @@
 //! read-ahead task and the same handle type as the PostgreSQL ones.
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 
 use super::sources::{ipc_schema, Peeked};
@@ -25,8 +26,10 @@ impl AsyncGrpcConnection {
         params: Vec<Value>,
         token: Option<&CancelToken>,
     ) -> Result<ResultStream<RecordBatch>> {
-        let start = self.query_arrow_watched(sql, &Value::as_params(&params), |h| watch(h, token));
-        let (batches, canceller) = start.await?;
+        let start = self.query_arrow_started(sql, &Value::as_params(&params));
+        let started = start.await?;
+        let canceller = watch(started.cancel_handle(), token)?;
+        let batches = canceller.ended_if_failed(started.batches().await).await?;
         let schema = batches.schema();
         Ok(ResultStream::read_ahead(schema, batches, canceller))
     }
@@ -43,24 +46,9 @@ impl AsyncGrpcConnection {
         let start = self.query_arrow_ipc_params(sql, &Value::as_params(&params));
         let mut chunks = start.await?;
         let canceller = watch(chunks.cancel_handle(), token)?;
-        let first = match chunks.next().await {
-            Some(Ok(first)) => first,
-            end => {
-                canceller.finish().await;
-                return Err(end.and_then(Result::err).unwrap_or_else(|| {
-                    crate::Error::Arrow(arrow_schema::ArrowError::IpcError(
-                        "the gRPC result ended before its Arrow schema".into(),
-                    ))
-                }));
-            }
-        };
-        let schema = match ipc_schema(&first) {
-            Ok(schema) => schema,
-            Err(e) => {
-                canceller.finish().await;
-                return Err(e);
-            }
-        };
+        let (first, schema) = canceller
+            .ended_if_failed(schema_chunk(&mut chunks).await)
+            .await?;
         let chunks = Peeked {
             first: Some(first),
             chunks,
@@ -78,6 +66,19 @@ fn watch(handle: GrpcCancelHandle, token: Option<&CancelToken>) -> Result<Stream
         token.start(canceller.clone())?;
     }
     Ok(canceller)
+}
+
+/// The first chunk of an IPC stream, which holds its schema, and that
+/// schema.
+async fn schema_chunk(chunks: &mut AsyncGrpcArrowIpcChunks) -> Result<(Bytes, SchemaRef)> {
+    let Some(first) = chunks.next().await else {
+        return Err(crate::Error::Arrow(arrow_schema::ArrowError::IpcError(
+            "the gRPC result ended before its Arrow schema".into(),
+        )));
+    };
+    let first = first?;
+    let schema = ipc_schema(&first)?;
+    Ok((first, schema))
 }
 
 impl Source<RecordBatch> for AsyncGrpcArrowBatches {

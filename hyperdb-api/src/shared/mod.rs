@@ -213,8 +213,8 @@ impl SharedConnection {
     /// unless the statement ran as Arrow before on this connection (its
     /// schema from then is kept; should a field it declared NOT NULL hold
     /// a NULL now, the table made again since, that field is nullable in
-    /// the batches from then on, and the statement is learnt afresh). A statement without a result gives an
-    /// empty schema and no batch. A TIMESTAMP or TIMESTAMPTZ after
+    /// the batches from then on, and the statement is learnt afresh). A
+    /// statement without a result gives an empty schema and no batch. A TIMESTAMP or TIMESTAMPTZ after
     /// 294247-01-10 04:00:54.775807, which Arrow's `i64` microseconds since
     /// 1970 cannot hold (hyperd's `infinity` among them), fails the read
     /// with 22008 on either route, as hyperd's Arrow stream does;
@@ -371,10 +371,9 @@ impl Place {
         token: Option<&CancelToken>,
     ) -> Result<u64> {
         let mut guard = self.lock().await?;
-        let running = match token {
-            Some(token) => Some(StreamCanceller::running_call(&guard, token)?),
-            None => None,
-        };
+        let canceller = token
+            .map(|token| StreamCanceller::for_command(&guard, token))
+            .transpose()?;
         let conn = guard.conn();
         let done = if params.is_empty() {
             conn.execute_command(sql).await
@@ -383,9 +382,9 @@ impl Place {
             let command = conn.execute_command_params(sql, &Value::as_params(params));
             command.await
         };
-        if let Some(running) = running {
-            // A cancel sent meanwhile has landed before the next call runs.
-            *running.write().await = false;
+        if let Some(canceller) = canceller {
+            // A cancel sent meanwhile lands before the next call runs.
+            canceller.finish().await;
         }
         done
     }

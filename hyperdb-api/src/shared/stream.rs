@@ -142,19 +142,19 @@ enum CancelBy {
 
 impl StreamCanceller {
     /// Starts `token` for a call with no stream (a command) that runs on
-    /// `guard`'s connection; the flag it gives is the call's `reading`,
-    /// to clear (under its write lock) when the call has ended. `Err` when
-    /// the token was cancelled before.
-    pub(crate) fn running_call(
+    /// `guard`'s connection; [`finish`](Self::finish) the canceller it
+    /// gives when the call has ended. `Err` when the token was cancelled
+    /// before.
+    pub(crate) fn for_command(
         guard: &ConnectionGuard,
         token: &CancelToken,
-    ) -> Result<Arc<RwLock<bool>>> {
-        let reading = Arc::new(RwLock::new(true));
-        token.start(StreamCanceller {
-            reading: reading.clone(),
+    ) -> Result<StreamCanceller> {
+        let canceller = StreamCanceller {
+            reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Wire(guard.inner.cancel.clone()),
-        })?;
-        Ok(reading)
+        };
+        token.start(canceller.clone())?;
+        Ok(canceller)
     }
 
     /// Cancels `handle`'s query (a gRPC one's own) until the stream made
@@ -169,10 +169,19 @@ impl StreamCanceller {
         }
     }
 
-    /// Its call has ended without a stream: later cancels do nothing.
-    #[cfg(feature = "grpc")]
+    /// Its call has ended without a stream: later cancels do nothing (a
+    /// cancel sent before has landed when this returns).
     pub(crate) async fn finish(&self) {
         *self.reading.write().await = false;
+    }
+
+    /// `outcome`, its call [`finish`](Self::finish)ed when it failed.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn ended_if_failed<T>(&self, outcome: Result<T>) -> Result<T> {
+        if outcome.is_err() {
+            self.finish().await;
+        }
+        outcome
     }
 
     /// See [`ResultStream::cancel`].
