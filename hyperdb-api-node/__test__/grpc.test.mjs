@@ -5,7 +5,8 @@
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { setupHyper, rejectsHyper } from './helpers.mjs'
+import net from 'node:net'
+import { setupHyper, rejectsHyper, LONG_QUERY } from './helpers.mjs'
 import { GrpcConnection, HyperProcess } from '../dist/index.mjs'
 
 const ctx = setupHyper({ grpc: true })
@@ -69,6 +70,51 @@ describe('gRPC on a server started with grpc: true', () => {
     const c = await grpc(ctx.hyper.grpcEndpoint)
     await rejectsHyper(c.queryAll('SELEC 1'), '42601')
     assert.equal(await c.queryScalar('SELECT 9'), 9)
+  })
+
+  test('queryTimeoutMs ends a long query with HYT00; the connection runs the next one', async () => {
+    await ctx.ready()
+    const c = await GrpcConnection.connect({
+      endpoint: ctx.hyper.grpcEndpoint,
+      database,
+      queryTimeoutMs: 300,
+      connectTimeoutMs: 5000,
+    })
+    const t0 = performance.now()
+    const err = await rejectsHyper(c.queryScalar(LONG_QUERY), 'HYT00')
+    const took = performance.now() - t0
+    assert.match(err.message, /300ms/)
+    assert.ok(took >= 290 && took < 10_000, `rejected after ${took} ms`)
+    // Each read style is bounded the same way.
+    await rejectsHyper(c.queryAll(LONG_QUERY), 'HYT00')
+    await rejectsHyper(c.queryArrowTable(LONG_QUERY), 'HYT00')
+    assert.equal(await c.queryScalar('SELECT count(*) FROM items'), 5000n)
+  })
+
+  test('queryTimeoutMs ends a query whose server never answers', async () => {
+    // Accepts the connection and reads, but never writes a byte: without
+    // a timeout the query would wait forever.
+    const silent = net.createServer((s) => s.on('data', () => {})).listen(0, '127.0.0.1')
+    await new Promise((resolve) => silent.on('listening', resolve))
+    try {
+      const endpoint = `http://127.0.0.1:${silent.address().port}`
+      const c = await GrpcConnection.connect({ endpoint, queryTimeoutMs: 300 })
+      await rejectsHyper(c.queryScalar('SELECT 1'), 'HYT00')
+      await c.close()
+    } finally {
+      silent.close()
+    }
+  })
+
+  test('timeouts that are not whole milliseconds from 1 to 2^31 - 1 are refused (22023)', async () => {
+    await ctx.ready()
+    const endpoint = ctx.hyper.grpcEndpoint
+    for (const bad of [0, -5, 1.5, NaN, 2 ** 31, '100', null]) {
+      const e1 = await rejectsHyper(GrpcConnection.connect({ endpoint, queryTimeoutMs: bad }), '22023')
+      assert.match(e1.message, /queryTimeoutMs/)
+      const e2 = await rejectsHyper(GrpcConnection.connect({ endpoint, connectTimeoutMs: bad }), '22023')
+      assert.match(e2.message, /connectTimeoutMs/)
+    }
   })
 
   test('statements that write are refused before sending (22023); the table is unchanged', async () => {

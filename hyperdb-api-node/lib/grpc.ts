@@ -8,7 +8,7 @@ import type { NativeBatchStream, NativeCancelToken, NativeGrpcConnection, Native
 import { native } from './native'
 import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
-import { checkOptions, stringEntries } from './options'
+import { checkMillis, checkOptions, stringEntries } from './options'
 
 export interface GrpcConnectOptions {
   /** `HyperProcess.grpcEndpoint`. */
@@ -25,6 +25,14 @@ export interface GrpcConnectOptions {
   transferMode?: 'sync' | 'async' | 'adaptive'
   /** Query settings, validated by hyperd. */
   settings?: Record<string, string>
+  /** How long connecting (TCP, TLS) may take: default 30,000 (`HYT00` when it expires). */
+  connectTimeoutMs?: number
+  /**
+   * Each query is cancelled after this long, from the call to the end of
+   * its result (error code `HYT00`). Default: no limit. A query whose
+   * replies stopped arriving (a dead link) fails this way too.
+   */
+  queryTimeoutMs?: number
 }
 
 export class GrpcConnection extends Queries {
@@ -36,7 +44,13 @@ export class GrpcConnection extends Queries {
 
   static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
     if (options === undefined) throw invalidArgument('GrpcConnection.connect takes options: { endpoint, ... }')
-    checkOptions(options, ['endpoint', 'database', 'transferMode', 'settings'], 'GrpcConnection.connect')
+    checkOptions(
+      options,
+      ['endpoint', 'database', 'transferMode', 'settings', 'connectTimeoutMs', 'queryTimeoutMs'],
+      'GrpcConnection.connect',
+    )
+    checkMillis(options.connectTimeoutMs, 'connectTimeoutMs')
+    checkMillis(options.queryTimeoutMs, 'queryTimeoutMs')
     const settings = stringEntries(options.settings, 'settings')
     const conn = await call(() =>
       native.NativeGrpcConnection.connect({
@@ -44,6 +58,8 @@ export class GrpcConnection extends Queries {
         database: options.database,
         transferMode: options.transferMode,
         settings,
+        connectTimeoutMs: options.connectTimeoutMs,
+        queryTimeoutMs: options.queryTimeoutMs,
       }),
     )
     return new GrpcConnection(conn)

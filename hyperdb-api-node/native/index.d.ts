@@ -367,6 +367,13 @@ export interface NativeGrpcOptions {
   transferMode?: string
   /** Query settings, `[name, value]` pairs. */
   settings?: Array<Array<string>>
+  /** How long connecting may take (default 30,000). */
+  connectTimeoutMs?: number
+  /**
+   * How long each query may take, to the end of its result (default:
+   * no limit).
+   */
+  queryTimeoutMs?: number
 }
 
 /** Options of `NativeProcess.start` (see `lib/process.ts`). */

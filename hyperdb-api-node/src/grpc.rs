@@ -2,6 +2,7 @@
 //! same stream classes as the PostgreSQL connection.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use hyperdb_api::{AsyncGrpcConnection, GrpcConnectOptions, TransferMode};
 use napi::bindgen_prelude::AsyncBlock;
@@ -25,6 +26,11 @@ pub struct NativeGrpcOptions {
     pub transfer_mode: Option<String>,
     /// Query settings, `[name, value]` pairs.
     pub settings: Option<Vec<Vec<String>>>,
+    /// How long connecting may take (default 30,000).
+    pub connect_timeout_ms: Option<u32>,
+    /// How long each query may take, to the end of its result (default:
+    /// no limit).
+    pub query_timeout_ms: Option<u32>,
 }
 
 /// A gRPC connection (cloneable on the Rust side; calls may overlap).
@@ -42,6 +48,12 @@ impl NativeGrpcConnection {
     #[napi(factory)]
     pub async fn connect(options: NativeGrpcOptions) -> Result<NativeGrpcConnection> {
         let mut o = js(GrpcConnectOptions::from_endpoint(&options.endpoint))?;
+        if let Some(ms) = options.connect_timeout_ms {
+            o = o.with_connect_timeout(Some(Duration::from_millis(ms.into())));
+        }
+        if let Some(ms) = options.query_timeout_ms {
+            o = o.with_query_timeout(Some(Duration::from_millis(ms.into())));
+        }
         if let Some(db) = options.database {
             o = js(o.with_database(db))?;
         }

@@ -96,6 +96,18 @@ impl GrpcConnectOptions {
         self
     }
 
+    /// See [`GrpcConfig::with_connect_timeout`].
+    pub fn with_connect_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config = self.config.with_connect_timeout(timeout);
+        self
+    }
+
+    /// See [`GrpcConfig::with_query_timeout`].
+    pub fn with_query_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config = self.config.with_query_timeout(timeout);
+        self
+    }
+
     pub fn config(&self) -> &GrpcConfig {
         &self.config
     }

@@ -393,10 +393,10 @@ async fn cancel_from_another_task() {
 #[test]
 fn query_timeout_ends_a_long_query_in_every_mode() {
     for mode in MODES {
-        let config = hyperdb_api::GrpcConfig::new(endpoint())
+        let options = GrpcConnectOptions::from_endpoint(endpoint())
             .unwrap()
-            .with_query_timeout(Some(Duration::from_millis(300)));
-        let options = GrpcConnectOptions::new(config).with_transfer_mode(mode);
+            .with_query_timeout(Some(Duration::from_millis(300)))
+            .with_transfer_mode(mode);
         let c = GrpcConnection::connect_with(&options).unwrap();
         let start = Instant::now();
         let e = c.query_scalar::<i64>(LONG_QUERY).unwrap_err();
