@@ -351,6 +351,30 @@ describe('transactions', () => {
     }
   })
 
+  test('a COMMIT sent by hand after a failed statement stores nothing, whatever reads it', async () => {
+    // hyperd commits the writes around a failed statement with parameters
+    // when the COMMIT comes as a query: it goes as ROLLBACK.
+    const reads = {
+      executeCommand: (sql) => conn.executeCommand(sql),
+      queryAll: (sql) => conn.queryAll(sql),
+      queryArrowTable: (sql) => conn.queryArrowTable(sql),
+      queryColumns: async (sql) => {
+        for await (const _ of conn.queryColumns(sql));
+      },
+      queryArrowIpc: async (sql) => {
+        for await (const _ of conn.queryArrowIpc(sql));
+      },
+    }
+    for (const [label, read] of Object.entries(reads)) {
+      const before = await count()
+      await conn.executeCommand('BEGIN')
+      await conn.executeCommand('INSERT INTO ledger VALUES (10, 100)')
+      await rejectsHyper(conn.executeCommand('INSERT INTO ledger VALUES ($1, 1)', [null]), '23502')
+      await read('COMMIT')
+      assert.equal(await count(), before, label)
+    }
+  })
+
   test('rolls back when a statement inside fails (a HyperError)', async () => {
     const before = await count()
     const err = await rejectsHyper(

@@ -119,6 +119,9 @@ impl AsyncConnection {
         if crate::rows::arrow_eligible(sql) {
             return self.routed_query(sql, trace).await;
         }
+        // As in the sync `execute_query`: a COMMIT of a failed transaction
+        // goes as ROLLBACK.
+        let sql = crate::transaction::ending(self.transaction_status(), sql);
         let fields = trace.check(
             self.client
                 .query(&QueryRequest::new(sql))

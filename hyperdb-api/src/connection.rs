@@ -109,6 +109,9 @@ impl Connection {
         if crate::rows::arrow_eligible(sql) {
             return self.routed_query(sql, trace);
         }
+        // Not a plain query, so possibly a COMMIT: of a failed transaction,
+        // sent as ROLLBACK (see `execute_command`).
+        let sql = crate::transaction::ending(self.transaction_status(), sql);
         let fields = trace.check(
             self.client
                 .query(&QueryRequest::new(sql))

@@ -265,6 +265,9 @@ impl<'c> RowBatches<'c> {
     ) -> Result<RowBatches<'c>> {
         let params = trace.check(Params::encode(&Value::as_params(params)))?;
         let slices = params.slices();
+        // A COMMIT of a failed transaction goes as ROLLBACK, as every
+        // call of the connection sends it.
+        let sql = crate::transaction::ending(client.session().transaction_status(), sql);
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);

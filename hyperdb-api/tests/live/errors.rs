@@ -76,16 +76,18 @@ fn failed_statement_in_transaction_then_select_1_works() {
 
 /// A `COMMIT` (or `END`) of a failed transaction sent by any call stores
 /// nothing: by SQL text with parameters, by a prepared statement, by
-/// `query`. hyperd answers such a COMMIT by committing the writes around
-/// the failure when it came through the extended protocol; only
-/// `execute_command` used to send it as ROLLBACK.
+/// `query`, `execute_query`, `query_scalar`, a shared connection's
+/// streams (the Node package's reads). hyperd answers such a COMMIT by
+/// committing the writes around the failure when it came through the
+/// extended protocol, or as a simple query after a statement with
+/// parameters failed; only `execute_command` used to send it as ROLLBACK.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_commit_of_a_failed_transaction_stores_nothing() {
     let mut c = connect();
     c.execute_command("CREATE TEMPORARY TABLE ended (i INT NOT NULL)")
         .unwrap();
     type End = fn(&mut Connection) -> hyperdb_api::Result<u64>;
-    let ends: [(&str, End); 5] = [
+    let ends: [(&str, End); 7] = [
         ("execute_command_params", |c| {
             c.execute_command_params("COMMIT", &[])
         }),
@@ -100,6 +102,13 @@ async fn every_commit_of_a_failed_transaction_stores_nothing() {
         ("execute_query_params", |c| {
             c.execute_query_params("COMMIT", &[])
                 .map(|rows| rows.count() as u64)
+        }),
+        ("execute_query", |c| {
+            c.execute_query("COMMIT").map(|rows| rows.count() as u64)
+        }),
+        ("query_scalar", |c| match c.query_scalar::<i32>("END") {
+            Err(hyperdb_api::Error::NoRows) => Ok(0),
+            other => other.map(|_| 0),
         }),
     ];
     for (name, end) in ends {
@@ -116,13 +125,13 @@ async fn every_commit_of_a_failed_transaction_stores_nothing() {
         );
         assert_eq!(c.query_scalar::<i32>("SELECT 3").unwrap(), 3, "{name}");
     }
-    // Async: text with parameters, and prepared.
+    // Async: text with parameters, prepared, and a plain query.
     let options = ConnectOptions::new(server().endpoint().clone());
     let mut c = AsyncConnection::connect_with(&options).await.unwrap();
     c.execute_command("CREATE TEMPORARY TABLE ended (i INT NOT NULL)")
         .await
         .unwrap();
-    for prepared in [false, true] {
+    for how in ["params", "prepared", "execute_query"] {
         c.execute_command("BEGIN").await.unwrap();
         c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&1i32])
             .await
@@ -130,14 +139,57 @@ async fn every_commit_of_a_failed_transaction_stores_nothing() {
         c.execute_command_params("INSERT INTO ended VALUES ($1)", &[&None::<i32>])
             .await
             .unwrap_err();
-        if prepared {
-            let commit = c.prepare("COMMIT").await.unwrap();
-            c.execute(&commit, &[]).await.unwrap();
-        } else {
-            c.execute_command_params("COMMIT", &[]).await.unwrap();
+        match how {
+            "prepared" => {
+                let commit = c.prepare("COMMIT").await.unwrap();
+                c.execute(&commit, &[]).await.unwrap();
+            }
+            "execute_query" => drop(c.execute_query("COMMIT").await.unwrap()),
+            _ => drop(c.execute_command_params("COMMIT", &[]).await.unwrap()),
         }
         let n: i64 = c.query_scalar("SELECT count(*) FROM ended").await.unwrap();
-        assert_eq!(n, 0, "async, prepared: {prepared}");
+        assert_eq!(n, 0, "async, {how}");
+    }
+    // A shared connection's streams, which read every statement (the
+    // Node package's query(), queryAll(), queryArrow()).
+    let shared = hyperdb_api::SharedConnection::connect_with(&options)
+        .await
+        .unwrap();
+    shared
+        .execute_command("CREATE TEMPORARY TABLE ended (i INT NOT NULL)", &[])
+        .await
+        .unwrap();
+    for ipc in [false, true] {
+        shared.execute_command("BEGIN", &[]).await.unwrap();
+        let one = vec![hyperdb_api::Value::Int(1)];
+        shared
+            .execute_command("INSERT INTO ended VALUES ($1)", &one)
+            .await
+            .unwrap();
+        let null = vec![hyperdb_api::Value::Null];
+        shared
+            .execute_command("INSERT INTO ended VALUES ($1::INT)", &null)
+            .await
+            .unwrap_err();
+        if ipc {
+            let mut s = shared.query_arrow_ipc("COMMIT", vec![]).await.unwrap();
+            while s.next().await.transpose().unwrap().is_some() {}
+        } else {
+            let mut s = shared.query_arrow("COMMIT", vec![]).await.unwrap();
+            while s.next().await.transpose().unwrap().is_some() {}
+        }
+        let mut s = shared
+            .query_arrow("SELECT count(*) FROM ended", vec![])
+            .await
+            .unwrap();
+        let batch = s.next().await.unwrap().unwrap();
+        let n = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<hyperdb_api::arrow_array::Int64Array>()
+            .unwrap()
+            .value(0);
+        assert_eq!(n, 0, "shared, ipc: {ipc}");
     }
 }
 
