@@ -208,6 +208,57 @@ describe('arguments', () => {
     await stillWorks()
   })
 
+  test("a refused argument is named, with what it takes, in the message (not napi's)", async () => {
+    const endpoint = ctx.hyper.endpoint
+    // Each case: the call, and what its message must say. Before, these
+    // were napi's "Failed to convert JavaScript value ..." or named the
+    // wrong thing, and the flags were read as truthy or as === true.
+    const cases = [
+      [() => conn.queryAll(5), /the SQL text is a string, not number/],
+      [() => conn.executeCommand(undefined), /the SQL text is a string, not undefined/],
+      [() => conn.describe(null), /the SQL text is a string, not null/],
+      [() => drain(conn.queryArrowIpc(5)), /the SQL text is a string/],
+      [() => conn.catalog.createDatabase({}), /the database path is a string, not object/],
+      [() => conn.catalog.dropDatabase(5), /the database path is a string, not number/],
+      [() => conn.catalog.attachDatabase(5, 'x'), /the database path is a string, not number/],
+      [() => conn.catalog.attachDatabase(ctx.dbPath('x.hyper'), null), /the database alias is a string, not null/],
+      [() => conn.catalog.detachDatabase(7), /the database alias is a string, not number/],
+      [() => conn.catalog.getSchemaNames(5), /the database name is a string, not number/],
+      [() => conn.catalog.createTable({ name: 'nn', columns: [] }, { ifNotExists: 'yes' }), /ifNotExists is a boolean/],
+      [() => conn.catalog.dropTable('missing', { ifExists: 'yes' }), /ifExists is a boolean, not string/],
+      [() => conn.catalog.createSchema('public', { ifNotExists: 'yes' }), /ifNotExists is a boolean/],
+      [() => conn.catalog.createDatabase(ctx.dbPath('x.hyper'), { ifNotExists: 1 }), /ifNotExists is a boolean/],
+      [() => conn.catalog.dropDatabase(ctx.dbPath('x.hyper'), { ifExists: 1 }), /ifExists is a boolean/],
+      [() => HyperProcess.start({ hyperdPath: 5 }), /hyperdPath is a string, not number/],
+      [() => HyperProcess.start({ grpc: 'yes' }), /grpc is a boolean, not string/],
+      [() => HyperProcess.start({ logDir: [] }), /logDir is a string, not an array/],
+      [() => Connection.connect({ endpoint, requireAuth: 'none' }), /requireAuth is an array of strings, not string/],
+      [() => Connection.connect({ endpoint, requireAuth: [1] }), /requireAuth\[0\] is a string, not number/],
+      [() => Connection.connect({ endpoint, createMode: 42 }), /createMode is a string, not number/],
+      [() => Connection.connect({ endpoint, createMode: 'bogus' }), /createMode.*"bogus" is none of/],
+      [() => Connection.connect({ endpoint, createMode: 'CREATE' }), /createMode.*"CREATE" is none of/],
+      [() => Connection.connect({ endpoint, user: 5 }), /user is a string, not number/],
+      [() => Connection.connect({ endpoint, connectTimeoutMs: '5' }), /connectTimeoutMs .*, not "5"/],
+      [() => HyperProcess.start({ defaultDatabaseVersion: '2' }), /defaultDatabaseVersion .*, not "2"/],
+      [() => GrpcConnection.connect({ endpoint: 5 }), /endpoint is a string, not number/],
+      [() => GrpcConnection.connect({ endpoint: 'http://127.0.0.1:1', transferMode: 1 }), /transferMode is a string/],
+      [async () => new HyperTimestamp(), /bigint \(such as 1700000000000000n\), not undefined/],
+      [async () => new HyperTimestamp(1n, 'yes'), /HyperTimestamp's tz is a boolean, not string/],
+      [async () => HyperTimestamp.fromDate(new Date(0), 1), /HyperTimestamp's tz is a boolean, not number/],
+      [() => conn.queryAll('SELECT 1', [], { rowMode: 'Array' }), /rowMode is 'object' or 'array', not "Array"/],
+    ]
+    for (const [f, message] of cases) {
+      const err = await rejectsHyper(f, '22023', String(message))
+      assert.match(err.message, message)
+      assert.doesNotMatch(err.message, /Failed to convert|Native[A-Z]|rust type/, String(message))
+    }
+    // A flag given as a boolean still works, and nothing above was made.
+    await conn.catalog.createSchema('public', { ifNotExists: true })
+    assert.equal(await conn.catalog.hasTable('missing'), false)
+    assert.equal(new HyperTimestamp(1n, true).tz, true)
+    await stillWorks()
+  })
+
   test('null or a malformed object where an object goes is a HyperError (22023) naming it, never a TypeError', async () => {
     // Each threw a TypeError ("Cannot read properties of null", "rows is
     // not iterable", "Cannot convert undefined or null to object").

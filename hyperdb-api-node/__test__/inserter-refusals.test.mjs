@@ -546,6 +546,8 @@ describe('refused values', () => {
       ['unequal TypedArray lengths', { id: Int32Array.of(1, 2), v: Float64Array.of(1, 2, 3) }, undefined, '`v`'],
       ['nulls of another length', { id: [1, 2], v: [1, 2] }, { v: Uint8Array.of(0) }, '`v`'],
       ['nulls of an unknown column', { id: [1, 2], v: [1, 2] }, { w: Uint8Array.of(0, 0) }, '`w`'],
+      ['nulls that are not booleans', { id: [1, 2], v: [1, 2] }, { v: [false, 2] }, '`v`'],
+      ['nulls with a hole', { id: [1, 2], v: [1, 2] }, { v: [false, ,] }, '`v`'],
       ['not an array', { id: [1], v: 1 }, undefined, '`v`'],
     ]
     for (const [label, columns, nulls, name] of cases) {

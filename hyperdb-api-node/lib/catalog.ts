@@ -4,7 +4,7 @@
  */
 import { native, type NativeConnection, type TableDef, type TableRef } from './native'
 import { call, callSync, ErrorCode, HyperError, invalidArgument } from './errors'
-import { booleanOf, checkOptions, checkRecord, isRecord, kindOf, stringOf } from './options'
+import { booleanOf, checkOptions, checkRecord, flagOf, isRecord, kindOf, optionalString, stringOf } from './options'
 
 /** A name with the database and schema it is in, where known: what the catalog lists. */
 export interface QualifiedName {
@@ -135,7 +135,7 @@ export class Catalog {
 
   async createSchema(schema: TableName, options: { ifNotExists?: boolean } = {}): Promise<void> {
     checkOptions(options, ['ifNotExists'], 'catalog.createSchema')
-    await this.op(options.ifNotExists ? 'createSchemaIfNotExists' : 'createSchema', schema)
+    await this.op(flagOf(options.ifNotExists, 'ifNotExists') ? 'createSchemaIfNotExists' : 'createSchema', schema)
   }
 
   async hasSchema(schema: TableName): Promise<boolean> {
@@ -148,14 +148,17 @@ export class Catalog {
    * default one, and Tableau's Hyper API lists none either), so name it.
    */
   async getSchemaNames(database?: string): Promise<QualifiedName[]> {
-    return ((await this.op('getSchemaNames', database === undefined ? undefined : { name: database })).names ?? []).map(
-      (n) => ({ database: n.database ?? undefined, name: n.name }),
-    )
+    const name = optionalString(database, 'the database name')
+    return ((await this.op('getSchemaNames', name === undefined ? undefined : { name })).names ?? []).map((n) => ({
+      database: n.database ?? undefined,
+      name: n.name,
+    }))
   }
 
   async createTable(table: TableDefinition, options: { ifNotExists?: boolean } = {}): Promise<void> {
     checkOptions(options, ['ifNotExists'], 'catalog.createTable')
-    await call(() => this.conn().createTable(toDef(table), options.ifNotExists === true))
+    const ifNotExists = flagOf(options.ifNotExists, 'ifNotExists')
+    await call(() => this.conn().createTable(toDef(table), ifNotExists))
   }
 
   /** Whether `table` exists; a bare name is looked up as in `getTableDefinition` (a temporary table counts). */
@@ -165,7 +168,7 @@ export class Catalog {
 
   async dropTable(table: TableName, options: { ifExists?: boolean } = {}): Promise<void> {
     checkOptions(options, ['ifExists'], 'catalog.dropTable')
-    await this.op(options.ifExists ? 'dropTableIfExists' : 'dropTable', table)
+    await this.op(flagOf(options.ifExists, 'ifExists') ? 'dropTableIfExists' : 'dropTable', table)
   }
 
   /** The tables of `schema` (default `public`). */
@@ -195,20 +198,23 @@ export class Catalog {
 
   /** Attaches the `.hyper` file at `path` as `alias`; `close()` detaches it. */
   async attachDatabase(path: string, alias: string): Promise<void> {
-    await this.op('attachDatabase', alias, path)
+    stringOf(path, 'the database path')
+    await this.op('attachDatabase', stringOf(alias, 'the database alias'), path)
   }
 
   async detachDatabase(alias: string): Promise<void> {
-    await this.op('detachDatabase', undefined, alias)
+    await this.op('detachDatabase', undefined, stringOf(alias, 'the database alias'))
   }
 
   async createDatabase(path: string, options: { ifNotExists?: boolean } = {}): Promise<void> {
     checkOptions(options, ['ifNotExists'], 'catalog.createDatabase')
-    await this.op(options.ifNotExists ? 'createDatabaseIfNotExists' : 'createDatabase', undefined, path)
+    const op = flagOf(options.ifNotExists, 'ifNotExists') ? 'createDatabaseIfNotExists' : 'createDatabase'
+    await this.op(op, undefined, stringOf(path, 'the database path'))
   }
 
   async dropDatabase(path: string, options: { ifExists?: boolean } = {}): Promise<void> {
     checkOptions(options, ['ifExists'], 'catalog.dropDatabase')
-    await this.op(options.ifExists ? 'dropDatabaseIfExists' : 'dropDatabase', undefined, path)
+    const op = flagOf(options.ifExists, 'ifExists') ? 'dropDatabaseIfExists' : 'dropDatabase'
+    await this.op(op, undefined, stringOf(path, 'the database path'))
   }
 }

@@ -8,7 +8,7 @@
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { call, ErrorCode, HyperError } from './errors'
-import { checkRecord } from './options'
+import { checkRecord, shown } from './options'
 import type { Catalog, TableDefinition, TableName } from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 import { batchRows as checkBatchRows, openInserter, type HasNative } from './inserter'
@@ -180,6 +180,13 @@ function checkShape(
     }
     if (n !== undefined && n.length !== rows) {
       throw refuse(`insertColumns: nulls of \`${c.name}\` has ${n.length} entries for ${rows} rows`)
+    }
+    if (Array.isArray(n)) {
+      // Any truthy entry would mark a NULL: a 2 or a 'no' is a mistake.
+      const bad = n.findIndex((v) => typeof v !== 'boolean')
+      if (bad >= 0) {
+        throw refuse(`insertColumns: nulls of \`${c.name}\` takes booleans; entry ${bad} is ${shown(n[bad])}`)
+      }
     }
   }
   return rows ?? 0

@@ -8,8 +8,8 @@
 import type { NativeBatchStream, NativeCancelToken, NativeConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkMillis, checkOptions, kindOf, stringEntries } from './options'
-import { toParams, type ParamValue } from './params'
+import { checkMillis, checkOptions, kindOf, optionalString, optionalStrings, stringEntries, stringOf } from './options'
+import { statementParams, type ParamValue } from './params'
 import { checkSignal, Queries, watched } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
@@ -114,12 +114,12 @@ export class Connection extends Queries {
     const settings = stringEntries(options.settings, 'settings')
     const conn = await call(() =>
       native.NativeConnection.connect({
-        endpoint: options.endpoint,
-        database: options.database,
-        createMode: options.createMode,
-        user: options.user,
-        password: options.password,
-        requireAuth: options.requireAuth,
+        endpoint: stringOf(options.endpoint, 'endpoint'),
+        database: optionalString(options.database, 'database'),
+        createMode: optionalString(options.createMode, 'createMode'),
+        user: optionalString(options.user, 'user'),
+        password: optionalString(options.password, 'password'),
+        requireAuth: optionalStrings(options.requireAuth, 'requireAuth'),
         connectTimeoutMs: options.connectTimeoutMs,
         queryTimeoutMs: options.queryTimeoutMs,
         settings,
@@ -147,7 +147,7 @@ export class Connection extends Queries {
    * a description does not tell).
    */
   override async describe(sql: string, params?: readonly ParamValue[]): Promise<ResultColumn[]> {
-    const infos = await call(() => this.native().describe(sql, toParams(params)))
+    const infos = await call(() => this.native().describe(sql, statementParams(sql, params)))
     return resultColumns(infos)
   }
 
@@ -164,7 +164,7 @@ export class Connection extends Queries {
   ): Promise<number | bigint> {
     checkOptions(options, ['signal'], 'executeCommand')
     checkSignal(options?.signal)
-    const args = toParams(params)
+    const args = statementParams(sql, params)
     return watched((token) => this.native().executeCommand(sql, args, token), options?.signal)
   }
 

@@ -8,7 +8,7 @@ import type { NativeBatchStream, NativeCancelToken, NativeGrpcConnection, Native
 import { native } from './native'
 import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
-import { checkMillis, checkOptions, stringEntries } from './options'
+import { checkMillis, checkOptions, optionalString, stringEntries, stringOf } from './options'
 
 export interface GrpcConnectOptions {
   /** `HyperProcess.grpcEndpoint`. */
@@ -54,9 +54,9 @@ export class GrpcConnection extends Queries {
     const settings = stringEntries(options.settings, 'settings')
     const conn = await call(() =>
       native.NativeGrpcConnection.connect({
-        endpoint: options.endpoint,
-        database: options.database,
-        transferMode: options.transferMode,
+        endpoint: stringOf(options.endpoint, 'endpoint'),
+        database: optionalString(options.database, 'database'),
+        transferMode: optionalString(options.transferMode, 'transferMode'),
         settings,
         connectTimeoutMs: options.connectTimeoutMs,
         queryTimeoutMs: options.queryTimeoutMs,

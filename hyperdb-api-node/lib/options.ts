@@ -68,6 +68,30 @@ export function booleanOf(value: unknown, what: string): boolean {
   throw invalidArgument(`${what} is a boolean, not ${kindOf(value)}`)
 }
 
+/** `value` as a refusal shows it: a string quoted, so that `'5'` is not read as 5. */
+export function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'bigint') return `${value}n`
+  return String(value)
+}
+
+/** `value`, refused unless a string or `undefined`; `what` names it. */
+export function optionalString(value: unknown, what: string): string | undefined {
+  return value === undefined ? undefined : stringOf(value, what)
+}
+
+/** A flag option: `undefined` is false; anything but a boolean is refused. */
+export function flagOf(value: unknown, what: string): boolean {
+  return value === undefined ? false : booleanOf(value, what)
+}
+
+/** `value`, refused unless an array of strings or `undefined`. */
+export function optionalStrings(value: unknown, what: string): string[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value)) throw invalidArgument(`${what} is an array of strings, not ${kindOf(value)}`)
+  return value.map((v, i) => stringOf(v, `${what}[${i}]`))
+}
+
 /** The longest timeout an option takes: 2^31 - 1 ms, about 24.8 days. */
 const MAX_MILLIS = 2 ** 31 - 1
 
@@ -75,7 +99,7 @@ const MAX_MILLIS = 2 ** 31 - 1
 export function checkMillis(value: unknown, name: string): void {
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_MILLIS) {
-    throw invalidArgument(`${name} is a whole number of milliseconds from 1 to ${MAX_MILLIS}, not ${String(value)}`)
+    throw invalidArgument(`${name} is a whole number of milliseconds from 1 to ${MAX_MILLIS}, not ${shown(value)}`)
   }
 }
 
@@ -83,6 +107,6 @@ export function checkMillis(value: unknown, name: string): void {
 export function checkInteger(value: unknown, name: string, min: number, max: number): void {
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalidArgument(`${name} is a whole number from ${min} to ${max}, not ${String(value)}`)
+    throw invalidArgument(`${name} is a whole number from ${min} to ${max}, not ${shown(value)}`)
   }
 }

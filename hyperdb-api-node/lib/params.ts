@@ -6,6 +6,7 @@
 import type { Param } from './native'
 import { HyperDate, HyperInterval, HyperNumeric, HyperTime, HyperTimestamp } from './values'
 import { ErrorCode, HyperError } from './errors'
+import { stringOf } from './options'
 
 /** What a parameter may be. */
 export type ParamValue =
@@ -23,7 +24,17 @@ export type ParamValue =
   | HyperInterval
   | HyperDate
 
-export function toParams(values: readonly ParamValue[] | undefined): Param[] {
+/**
+ * A statement's parameters, its SQL text checked first: napi's own
+ * refusal of a text that is no string named neither the argument nor
+ * what it takes.
+ */
+export function statementParams(sql: unknown, values: readonly ParamValue[] | undefined): Param[] {
+  stringOf(sql, 'the SQL text')
+  return toParams(values)
+}
+
+function toParams(values: readonly ParamValue[] | undefined): Param[] {
   if (values === undefined) {
     return []
   }

@@ -12,7 +12,7 @@
  */
 import { native, type NativeProcess } from './native'
 import { call } from './errors'
-import { checkInteger, checkMillis, checkOptions, stringEntries } from './options'
+import { checkInteger, checkMillis, checkOptions, flagOf, optionalString, stringEntries } from './options'
 
 export interface HyperProcessOptions {
   /**
@@ -76,13 +76,13 @@ export class HyperProcess {
     const parameters = stringEntries(options.parameters, 'parameters')
     const process = await call(() =>
       native.NativeProcess.start({
-        transport: options.transport,
-        grpc: options.grpc,
-        hyperdPath: options.hyperdPath,
-        logDir: options.logDir,
+        transport: optionalString(options.transport, 'transport'),
+        grpc: flagOf(options.grpc, 'grpc'),
+        hyperdPath: optionalString(options.hyperdPath, 'hyperdPath'),
+        logDir: optionalString(options.logDir, 'logDir'),
         parameters,
         defaultDatabaseVersion: options.defaultDatabaseVersion,
-        password: options.password,
+        password: optionalString(options.password, 'password'),
         startTimeoutMs: options.startTimeoutMs,
       }),
     )

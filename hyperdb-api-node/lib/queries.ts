@@ -8,8 +8,8 @@ import type { ColumnInfo, NativeBatchStream, NativeCancelToken, NativeIpcStream,
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
 import { call, callSync, canceledError, HyperError, invalidArgument } from './errors'
-import { checkOptions, isRecord } from './options'
-import { toParams, type ParamValue } from './params'
+import { checkOptions, isRecord, shown } from './options'
+import { statementParams, type ParamValue } from './params'
 import {
   columnChunk,
   resultColumns,
@@ -69,10 +69,10 @@ function checkReadOptions(options: RowQueryOptions): void {
   checkOptions(options, ['signal', 'bigint', 'rowMode'], 'a query')
   const { rowMode, bigint, signal } = options
   if (rowMode !== undefined && rowMode !== 'object' && rowMode !== 'array') {
-    throw invalidArgument(`rowMode is 'object' or 'array', not ${String(rowMode)}`)
+    throw invalidArgument(`rowMode is 'object' or 'array', not ${shown(rowMode)}`)
   }
   if (bigint !== undefined && bigint !== 'bigint' && bigint !== 'number') {
-    throw invalidArgument(`bigint is 'bigint' or 'number', not ${String(bigint)}`)
+    throw invalidArgument(`bigint is 'bigint' or 'number', not ${shown(bigint)}`)
   }
   checkSignal(signal)
 }
@@ -162,7 +162,7 @@ export abstract class Queries {
     forRows: boolean,
   ) {
     checkReadOptions(options)
-    const args = toParams(params)
+    const args = statementParams(sql, params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), options.signal)
     let infos: ColumnInfo[]
     try {
@@ -396,7 +396,7 @@ export abstract class Queries {
     options: QueryOptions = {},
   ): AsyncIterableIterator<Uint8Array> {
     checkReadOptions(options)
-    const args = toParams(params)
+    const args = statementParams(sql, params)
     const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
     yield* eachItem(new NativeReader<Uint8Array>(stream, options.signal))
   }
@@ -428,7 +428,7 @@ export abstract class Queries {
     options: QueryOptions,
   ): Promise<{ arrow: Arrow; schema: Schema; batches: AsyncIterableIterator<RecordBatch> }> {
     checkReadOptions(options)
-    const args = toParams(params)
+    const args = statementParams(sql, params)
     // The query takes its place on the connection now, before the first
     // await: loading apache-arrow must not let calls made later run first.
     const [loaded, opened] = await Promise.allSettled([

@@ -13,6 +13,7 @@
  */
 
 import { ErrorCode, HyperError, invalidArgument } from './errors'
+import { booleanOf, shown } from './options'
 
 const MICROS_PER_MILLI = 1000n
 const MICROS_PER_DAY = 86_400_000_000n
@@ -20,7 +21,7 @@ const MICROS_PER_DAY = 86_400_000_000n
 /** `micros` when it is a `bigint` (a `number` of microseconds may already be rounded). */
 function exactMicros(micros: bigint, what: string): bigint {
   if (typeof micros !== 'bigint') {
-    throw invalidArgument(`${what} takes microseconds as a bigint (${String(micros)}n), not a ${typeof micros}`)
+    throw invalidArgument(`${what} takes microseconds as a bigint (such as 1700000000000000n), not ${shown(micros)}`)
   }
   return micros
 }
@@ -37,7 +38,7 @@ export class HyperTimestamp {
 
   constructor(micros: bigint, tz = false) {
     this.micros = exactMicros(micros, 'HyperTimestamp')
-    this.tz = tz
+    this.tz = booleanOf(tz, "HyperTimestamp's tz")
   }
 
   /**

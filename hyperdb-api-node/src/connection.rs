@@ -254,8 +254,10 @@ fn connect_options(o: NativeConnectOptions) -> Result<ConnectOptions> {
         .parse()
         .map_err(|e| crate::error::to_napi(hyperdb_api::Error::from(e)))?;
     let mut options = ConnectOptions::new(endpoint);
+    // Checked with no database too: a misspelt mode is refused, not ignored.
+    let mode = create_mode(o.create_mode.as_deref())?;
     if let Some(db) = o.database {
-        options = options.with_database(db, create_mode(o.create_mode.as_deref())?);
+        options = options.with_database(db, mode);
     }
     if let Some(user) = o.user {
         options = options.with_user(user);

@@ -14,6 +14,10 @@ use arrow_schema::ArrowError;
 /// Starts every message of the current IPC format (then a length).
 const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
 
+/// The first bytes of the Arrow IPC *file* format (`ARROW1`): read as a
+/// stream, they are a header length no stream has.
+const FILE_MAGIC: &[u8] = b"ARRO";
+
 /// Largest message header taken: a sanity bound, far above any schema.
 const MAX_HEADER: usize = 64 << 20;
 
@@ -70,6 +74,14 @@ impl Layout {
         let meta_len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
         if meta_len == 0 {
             return Ok(Layout::End(prefix_len));
+        }
+        if prefix_len == 4 && bytes.starts_with(FILE_MAGIC) {
+            return Err(ArrowError::IpcError(
+                "these bytes start with ARROW1, the Arrow IPC file format; the IPC stream \
+                 format is taken (apache-arrow: tableToIPC(table, 'stream'); arrow-rs: \
+                 StreamWriter)"
+                    .into(),
+            ));
         }
         if meta_len > MAX_HEADER {
             return Err(ArrowError::IpcError(format!(

@@ -135,6 +135,21 @@ fn mismatched_schemas_are_refused_before_sending() {
         Error::SchemaMismatch { .. }
     ));
     drop(ins);
+    // The IPC file format (ARROW1 first) is named as such, not read as a
+    // stream whose first header is 1,330,795,073 bytes long.
+    let mut file = Vec::new();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(
+        &mut file,
+        &small_batch(vec![7], vec![None]).schema(),
+    )
+    .unwrap();
+    w.write(&small_batch(vec![7], vec![None])).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    let mut ins = ArrowInserter::new(&mut c, &small_table()).unwrap();
+    let e = ins.insert_ipc(&file).unwrap_err();
+    assert!(e.to_string().contains("IPC file format"), "{e}");
+    drop(ins);
     assert_eq!(count(&mut c, "small"), 1);
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 }
