@@ -481,6 +481,18 @@ describe('databases', () => {
     await catalog.detachDatabase('other')
     const err = await rejectsHyper(() => conn.queryAll('SELECT * FROM other.public.x'))
     assert.match(err.code, /^(3F000|42P01|3D000)$/)
+    // A catalog lookup in a database not attached names it (not hyperd's
+    // `schema "other"."pg_catalog" does not exist`).
+    for (const lookup of [
+      () => catalog.getSchemaNames('other'),
+      () => catalog.hasTable({ database: 'other', schema: 'public', name: 'x' }),
+      () => catalog.getTableNames({ database: 'other', name: 'public' }),
+      () => catalog.getTableDefinition({ database: 'other', schema: 'public', name: 'x' }),
+    ]) {
+      const e = await rejectsHyper(lookup, '3D000')
+      assert.match(e.message, /database "other" is not attached/)
+      assert.ok(e.hint, 'a hint')
+    }
     // The rows are in the file: open it directly.
     const direct = await ctx.connect({ database: second, createMode: 'doNotCreate' })
     assert.equal(await direct.queryScalar('SELECT count(*) FROM x'), 2n)

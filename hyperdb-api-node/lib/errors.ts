@@ -10,6 +10,8 @@ export const ErrorCode = {
   SYNTAX_ERROR: '42601',
   /** `42P01`: the table does not exist. */
   UNDEFINED_TABLE: '42P01',
+  /** `3D000`: a catalog lookup names a database the connection has not attached. */
+  INVALID_CATALOG_NAME: '3D000',
   /** `23502`: NULL in a NOT NULL column. */
   NOT_NULL_VIOLATION: '23502',
   /** `57014`: cancelled by `cancel()` or an `AbortSignal`. */

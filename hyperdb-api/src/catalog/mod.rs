@@ -153,9 +153,9 @@ impl<'c> Catalog<'c> {
         let trace = self.conn.trace("catalog", &query.sql, 0);
         let rows = self
             .conn
-            .simple_rows(&query.sql, trace)?
-            .collect::<Result<Vec<Row>>>()?;
-        (query.parse)(rows)
+            .simple_rows(&query.sql, trace)
+            .and_then(|rows| rows.collect::<Result<Vec<Row>>>());
+        query.answer(rows)
     }
 
     /// Errors with SQLSTATE 42710 when the schema exists.
@@ -322,13 +322,21 @@ impl<'c> AsyncCatalog<'c> {
 
     async fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
         let query = query?;
-        let mut rows = Vec::new();
         let trace = self.conn.trace("catalog", &query.sql, 0);
-        let mut stream = self.conn.simple_rows(&query.sql, trace).await?;
-        while let Some(row) = stream.next().await {
-            rows.push(row?);
-        }
-        (query.parse)(rows)
+        let rows = match self.conn.simple_rows(&query.sql, trace).await {
+            Ok(mut stream) => {
+                let mut rows = Vec::new();
+                loop {
+                    match stream.next().await {
+                        Some(Ok(row)) => rows.push(row),
+                        Some(Err(e)) => break Err(e),
+                        None => break Ok(rows),
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        };
+        query.answer(rows)
     }
 
     pub async fn create_schema(&mut self, schema: impl Into<SchemaName>) -> Result<()> {

@@ -24,11 +24,15 @@ const SYSTEM_SCHEMAS: &str = "'pg_catalog', 'pg_temp', 'information_schema', 'ta
 
 /// `3F000`, what hyperd reports for an unknown schema.
 const INVALID_SCHEMA_NAME: &str = "3F000";
+/// PostgreSQL's "database does not exist".
+const INVALID_CATALOG_NAME: &str = "3D000";
 
 /// A catalog query and how to turn its complete result into a value.
 pub(crate) struct CatalogQuery<T> {
     pub(crate) sql: String,
-    pub(crate) parse: Box<dyn FnOnce(Vec<Row>) -> Result<T> + Send>,
+    parse: Box<dyn FnOnce(Vec<Row>) -> Result<T> + Send>,
+    /// The database whose `pg_catalog` the query reads, when named.
+    database: Option<DatabaseName>,
 }
 
 impl<T> CatalogQuery<T> {
@@ -36,8 +40,43 @@ impl<T> CatalogQuery<T> {
         CatalogQuery {
             sql,
             parse: Box::new(parse),
+            database: None,
         }
     }
+
+    /// Reads `database`'s catalog (`None`: the default database's).
+    fn in_database(mut self, database: Option<&DatabaseName>) -> Self {
+        self.database = database.cloned();
+        self
+    }
+
+    /// The answer of the query's `rows`. A database that is not attached
+    /// is said so (3D000), where hyperd says `schema "db"."pg_catalog"
+    /// does not exist`, naming a schema the caller never wrote.
+    pub(crate) fn answer(self, rows: Result<Vec<Row>>) -> Result<T> {
+        match (rows, &self.database) {
+            (Ok(rows), _) => (self.parse)(rows),
+            (Err(e), Some(db)) if e.code().map(SqlState::code) == Some(INVALID_SCHEMA_NAME) => {
+                Err(unattached(db, &e))
+            }
+            (Err(e), _) => Err(e),
+        }
+    }
+}
+
+/// 3D000 for `database`, which is not attached; `e` is the server's error.
+fn unattached(database: &DatabaseName, e: &Error) -> Error {
+    let mut db = DbError::new(
+        SqlState::from_code(INVALID_CATALOG_NAME),
+        format!("database {database} is not attached to this connection"),
+    );
+    db.detail = e.db_error().map(|server| server.message.clone());
+    db.hint = Some(
+        "attach it first (attach_database; Node: catalog.attachDatabase), or name one of \
+         get_database_names()"
+            .into(),
+    );
+    not_found(db)
 }
 
 pub(crate) fn create_schema(schema: &SchemaName, if_not_exists: bool) -> Result<String> {
@@ -159,7 +198,7 @@ pub(crate) fn has_schema(schema: &SchemaName) -> Result<CatalogQuery<bool>> {
         p = catalog(schema.database())?,
         s = quote_literal(schema.name())?,
     );
-    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())))
+    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())).in_database(schema.database()))
 }
 
 pub(crate) fn has_table(table: &TableName) -> Result<CatalogQuery<bool>> {
@@ -170,7 +209,7 @@ pub(crate) fn has_table(table: &TableName) -> Result<CatalogQuery<bool>> {
         s = schema_filter(table, &p)?,
         t = quote_literal(table.name())?,
     );
-    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())))
+    Ok(CatalogQuery::new(sql, |rows| Ok(!rows.is_empty())).in_database(table.database()))
 }
 
 pub(crate) fn schema_names(
@@ -181,18 +220,19 @@ pub(crate) fn schema_names(
          ORDER BY nspname",
         p = catalog(database)?,
     );
-    let database = database.cloned();
+    let named = database.cloned();
     Ok(CatalogQuery::new(sql, move |rows| {
         rows.iter()
             .map(|row| {
                 let schema = SchemaName::new(row.try_get::<String>(0)?);
-                Ok(match &database {
+                Ok(match &named {
                     Some(db) => schema.with_database(db),
                     None => schema,
                 })
             })
             .collect()
-    }))
+    })
+    .in_database(database))
 }
 
 /// One row per table, or a single row with a NULL name for an empty schema,
@@ -205,6 +245,7 @@ pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableN
         p = catalog(schema.database())?,
         s = quote_literal(schema.name())?,
     );
+    let database = schema.database().cloned();
     let schema = schema.clone();
     Ok(CatalogQuery::new(sql, move |rows| {
         if rows.is_empty() {
@@ -217,7 +258,8 @@ pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableN
             }
         }
         Ok(names)
-    }))
+    })
+    .in_database(database.as_ref()))
 }
 
 /// Every column in order, with its exact type (modifiers included),
@@ -336,13 +378,15 @@ fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<T
          LEFT JOIN {p}pg_collation coll ON coll.oid = a.attcollation \
          WHERE {filter} ORDER BY a.attnum",
     );
+    let database = table.database().cloned();
     let table = table.clone();
     Ok(CatalogQuery::new(sql, move |rows| {
         if rows.is_empty() {
             return Err(missing_table(&table));
         }
         definition_from_rows(table, &rows)
-    }))
+    })
+    .in_database(database.as_ref()))
 }
 
 /// The definition of `table` whose columns `rows` list in order (a row

@@ -446,6 +446,70 @@ fn databases_sync() {
     assert!(cat.drop_database(&path).is_err());
 }
 
+/// A database the connection has not attached is named as such (3D000,
+/// with a hint), not as hyperd's `schema "nodb"."pg_catalog" does not
+/// exist`, in every catalog lookup that takes a database; the connection
+/// answers the next call.
+#[tokio::test]
+async fn an_unattached_database_is_named() {
+    let dir = temp_dir();
+    let path = dir.path().join("main.hyper");
+    let mut conn = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    let nodb = DatabaseName::from("nodb");
+    let check = |what: &str, e: Error| {
+        assert_eq!(code(&e), Some("3D000"), "{what}: {e}");
+        assert!(
+            e.to_string().contains("database \"nodb\" is not attached"),
+            "{what}: {e}"
+        );
+        assert!(
+            e.db_error().and_then(|d| d.hint.as_ref()).is_some(),
+            "{what}: {e:?}"
+        );
+    };
+    let mut cat = Catalog::new(&mut conn);
+    check(
+        "has_table",
+        cat.has_table(("nodb", "public", "t")).unwrap_err(),
+    );
+    check(
+        "has_schema",
+        cat.has_schema(("nodb", "public")).unwrap_err(),
+    );
+    check(
+        "get_schema_names",
+        cat.get_schema_names(Some(&nodb)).unwrap_err(),
+    );
+    check(
+        "get_table_names",
+        cat.get_table_names(("nodb", "public")).unwrap_err(),
+    );
+    check(
+        "get_table_definition",
+        cat.get_table_definition(("nodb", "public", "t"))
+            .unwrap_err(),
+    );
+    // A missing schema of an attached database is still 3F000.
+    let main = DatabaseName::from("main");
+    let e = cat.get_table_names(("main", "nope")).unwrap_err();
+    assert_eq!(code(&e), Some("3F000"), "{e}");
+    assert!(cat.get_schema_names(Some(&main)).unwrap().len() == 1);
+    drop(conn);
+    let mut conn = AsyncConnection::connect(server().endpoint(), &path, CreateMode::DoNotCreate)
+        .await
+        .unwrap();
+    let mut cat = AsyncCatalog::new(&mut conn);
+    check(
+        "async get_schema_names",
+        cat.get_schema_names(Some(&nodb)).await.unwrap_err(),
+    );
+    check(
+        "async has_table",
+        cat.has_table(("nodb", "public", "t")).await.unwrap_err(),
+    );
+    assert!(!cat.has_table(("main", "public", "t")).await.unwrap());
+}
+
 #[tokio::test]
 async fn catalog_async() {
     let dir = temp_dir();
