@@ -144,6 +144,21 @@ describe('string', () => {
   })
 })
 
+describe('GEOGRAPHY', () => {
+  test('a parameter takes WKT text; a Buffer of its binary form is refused by hyperd (42601)', async () => {
+    await conn.executeCommand('CREATE TEMPORARY TABLE geo (g GEOGRAPHY)')
+    assert.equal(await conn.executeCommand('INSERT INTO geo VALUES ($1)', ['POINT(1 2)']), 1)
+    const binary = await conn.queryScalar('SELECT g FROM geo')
+    assert.ok(Buffer.isBuffer(binary))
+    // hyperd casts no BYTEA to GEOGRAPHY, with or without a cast written.
+    await rejectsHyper(conn.executeCommand('INSERT INTO geo VALUES ($1)', [binary]), '42601')
+    await rejectsHyper(conn.executeCommand('INSERT INTO geo VALUES ($1::GEOGRAPHY)', [binary]), '42601')
+    // The binary form goes back through an inserter.
+    assert.equal(await conn.insertRows('geo', [[binary]]), 1)
+    assert.equal(await conn.queryScalar('SELECT count(DISTINCT g::TEXT) FROM geo'), 1n)
+  })
+})
+
 describe('boolean, null, undefined', () => {
   test('boolean', async () => {
     assert.deepStrictEqual(await roundTrip(true), { value: true, kind: 'bool', sqlType: 'BOOLEAN' })
