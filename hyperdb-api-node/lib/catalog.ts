@@ -198,8 +198,8 @@ export class Catalog {
 
   /** Attaches the `.hyper` file at `path` as `alias`; `close()` detaches it. */
   async attachDatabase(path: string, alias: string): Promise<void> {
-    stringOf(path, 'the database path')
-    await this.op('attachDatabase', stringOf(alias, 'the database alias'), path)
+    const file = stringOf(path, 'the database path')
+    await this.op('attachDatabase', stringOf(alias, 'the database alias'), file)
   }
 
   async detachDatabase(alias: string): Promise<void> {

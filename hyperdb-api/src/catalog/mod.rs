@@ -323,19 +323,15 @@ impl<'c> AsyncCatalog<'c> {
     async fn query<T>(&mut self, query: Result<CatalogQuery<T>>) -> Result<T> {
         let query = query?;
         let trace = self.conn.trace("catalog", &query.sql, 0);
-        let rows = match self.conn.simple_rows(&query.sql, trace).await {
-            Ok(mut stream) => {
-                let mut rows = Vec::new();
-                loop {
-                    match stream.next().await {
-                        Some(Ok(row)) => rows.push(row),
-                        Some(Err(e)) => break Err(e),
-                        None => break Ok(rows),
-                    }
-                }
+        let rows = async {
+            let mut stream = self.conn.simple_rows(&query.sql, trace).await?;
+            let mut rows = Vec::new();
+            while let Some(row) = stream.next().await {
+                rows.push(row?);
             }
-            Err(e) => Err(e),
-        };
+            Ok(rows)
+        }
+        .await;
         query.answer(rows)
     }
 

@@ -245,21 +245,20 @@ pub(crate) fn table_names(schema: &SchemaName) -> Result<CatalogQuery<Vec<TableN
         p = catalog(schema.database())?,
         s = quote_literal(schema.name())?,
     );
-    let database = schema.database().cloned();
-    let schema = schema.clone();
+    let named = schema.clone();
     Ok(CatalogQuery::new(sql, move |rows| {
         if rows.is_empty() {
-            return Err(missing_schema(&schema));
+            return Err(missing_schema(&named));
         }
         let mut names = Vec::with_capacity(rows.len());
         for row in &rows {
             if let Some(name) = row.try_get::<Option<String>>(0)? {
-                names.push(TableName::new(name).with_schema(&schema));
+                names.push(TableName::new(name).with_schema(&named));
             }
         }
         Ok(names)
     })
-    .in_database(database.as_ref()))
+    .in_database(schema.database()))
 }
 
 /// Every column in order, with its exact type (modifiers included),
@@ -378,15 +377,14 @@ fn columns_of(table: &TableName, p: &str, filter: &str) -> Result<CatalogQuery<T
          LEFT JOIN {p}pg_collation coll ON coll.oid = a.attcollation \
          WHERE {filter} ORDER BY a.attnum",
     );
-    let database = table.database().cloned();
-    let table = table.clone();
+    let named = table.clone();
     Ok(CatalogQuery::new(sql, move |rows| {
         if rows.is_empty() {
-            return Err(missing_table(&table));
+            return Err(missing_table(&named));
         }
-        definition_from_rows(table, &rows)
+        definition_from_rows(named, &rows)
     })
-    .in_database(database.as_ref()))
+    .in_database(table.database()))
 }
 
 /// The definition of `table` whose columns `rows` list in order (a row
