@@ -176,6 +176,21 @@ describe('insertArrow', () => {
     await rejectsHyper(() => conn.insertArrow('nn', Uint8Array.from([1, 2, 3])))
     assert.equal(await conn.queryScalar('SELECT count(*) FROM nn'), 0n)
     assert.equal(await conn.queryScalar('SELECT 8'), 8)
+    // IPC bytes into a table whose columns hyperd takes unchecked: the NULL
+    // is named (hyperd alone fails the COPY with XX001, naming nothing).
+    await conn.executeCommand('CREATE TABLE nn_ipc (id BIGINT NOT NULL, v DOUBLE PRECISION)')
+    const ipc = arrow.tableToIPC(
+      new arrow.Table({
+        id: arrow.vectorFromArray([1n, 2n, null, 4n], new arrow.Int64()),
+        v: arrow.vectorFromArray([0.5, 1.5, 2.5, 3.5], new arrow.Float64()),
+      }),
+      'stream',
+    )
+    const ipcError = await rejectsHyper(() => conn.insertArrow('nn_ipc', ipc), '23502')
+    assert.equal(ipcError.row, 2)
+    assert.equal(ipcError.column, 'id')
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM nn_ipc'), 0n)
+    assert.equal(await conn.queryScalar('SELECT 9'), 9)
   })
 
   test('slices (bitmaps starting mid-byte) and batches past one piece go in exactly', async () => {

@@ -98,16 +98,34 @@ impl Conn {
         let _ = self.server.shutdown(Shutdown::Both);
     }
 
-    /// `SO_LINGER` 0 makes the last close send RST instead of FIN; a read
-    /// shutdown wakes the pumps (their reads return 0) without sending
-    /// anything, and their exit drops the last references.
+    /// Sends RST both ways at once: the socket is disconnected in place
+    /// (below), so the reset lands right after the bytes that armed it,
+    /// not once both pump threads have woken and dropped the sockets, which
+    /// on a loaded machine can be milliseconds later. The read shutdown
+    /// wakes a pump still blocked; `SO_LINGER` 0 keeps the last close from
+    /// sending a FIN should the disconnect fail.
     fn reset(&self) {
         self.dead.store(true, Ordering::SeqCst);
-        for s in [&self.client, &self.server] {
+        for s in [&self.server, &self.client] {
             let _ = socket2::SockRef::from(s).set_linger(Some(Duration::ZERO));
+            disconnect(s);
             let _ = s.shutdown(Shutdown::Read);
         }
     }
+}
+
+/// `connect` to an `AF_UNSPEC` address: Linux disconnects a connected TCP
+/// socket in place, sending RST (`tcp_disconnect`), while the descriptor
+/// stays open for the threads that share it.
+fn disconnect(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero `sockaddr` is a valid value of the plain C struct.
+    let mut addr: libc::sockaddr = unsafe { std::mem::zeroed() };
+    addr.sa_family = libc::AF_UNSPEC as libc::sa_family_t;
+    let len = std::mem::size_of::<libc::sockaddr>() as libc::socklen_t;
+    // SAFETY: `addr` is initialised and outlives the call, `len` is its
+    // size, and the descriptor is open while `s` is borrowed.
+    let _ = unsafe { libc::connect(s.as_raw_fd(), &addr, len) };
 }
 
 #[derive(Debug)]

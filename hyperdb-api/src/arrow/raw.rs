@@ -9,15 +9,22 @@
 //! are lost while it reports success), so end-of-stream markers are dropped
 //! here, and a repeated stream with the same schema continues the first
 //! (with or without an end-of-stream marker before it).
+//!
+//! hyperd checks no NOT NULL column of an Arrow COPY until the end, and
+//! then fails it with XX001 "Arrow format corruption", naming nothing. The
+//! record batch headers carry each column's null count, so a batch with
+//! NULLs in a NOT NULL column is caught here, before any of it is sent;
+//! only then is its body decoded, to name the first such row.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_ipc::writer::{write_message, DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_ipc::{root_as_message, MessageHeader};
-use arrow_schema::{ArrowError, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use super::ipc_messages::Layout;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, RowErrorKind};
 use crate::table_definition::TableDefinition;
 
 #[derive(Debug)]
@@ -26,6 +33,25 @@ enum State {
     Header,
     /// Passing body bytes through (`drop`: the message is not forwarded).
     Body { remaining: u64, drop: bool },
+    /// Holding, not sending, the body of a record batch with NULLs in a
+    /// NOT NULL column, to name the row once it is whole.
+    Refused {
+        remaining: u64,
+        batch: Box<RefusedBatch>,
+    },
+}
+
+/// A record batch on its way to [`Error::InvalidRow`].
+#[derive(Debug)]
+struct RefusedBatch {
+    /// Its length prefix and flatbuffer header.
+    head: Vec<u8>,
+    prefix: usize,
+    body: Vec<u8>,
+    /// The field with NULLs, in the caller's schema.
+    field: usize,
+    /// Rows of the stream before this batch.
+    rows_before: u64,
 }
 
 /// Parses IPC stream framing incrementally; see the module docs.
@@ -84,7 +110,19 @@ impl IpcFramer {
                         remaining => State::Body { remaining, drop },
                     };
                 }
-                State::Body { .. } => return Ok(()),
+                State::Refused {
+                    ref mut remaining,
+                    ref mut batch,
+                } if !input.is_empty() => {
+                    let n = usize::try_from(*remaining).map_or(input.len(), |r| r.min(input.len()));
+                    batch.body.extend_from_slice(&input[..n]);
+                    input = &input[n..];
+                    *remaining -= n as u64;
+                    if *remaining == 0 {
+                        return Err(self.null_in_not_null());
+                    }
+                }
+                State::Body { .. } | State::Refused { .. } => return Ok(()),
                 // The framing is read as the decoder reads it (`Layout`).
                 State::Header => match Layout::of(&self.head).map_err(invalid)? {
                     Layout::Need(_) if input.is_empty() => return Ok(()),
@@ -159,8 +197,28 @@ impl IpcFramer {
                 let batch = message
                     .header_as_record_batch()
                     .ok_or_else(|| corrupt("a record batch message without a header".into()))?;
+                let rows_before = self.rows;
                 self.rows += u64::try_from(batch.length())
                     .map_err(|_| corrupt("a negative row count".into()))?;
+                if let Some(field) = self.nulls_in_not_null(batch) {
+                    let held = RefusedBatch {
+                        head: head.clone(),
+                        prefix,
+                        body: Vec::new(),
+                        field,
+                        rows_before,
+                    };
+                    self.head = head;
+                    self.head.clear();
+                    self.state = State::Refused {
+                        remaining: body,
+                        batch: Box::new(held),
+                    };
+                    if body == 0 {
+                        return Err(self.null_in_not_null());
+                    }
+                    return Ok(());
+                }
             }
             other => {
                 return Err(corrupt(format!(
@@ -178,6 +236,91 @@ impl IpcFramer {
             remaining => State::Body { remaining, drop },
         };
         Ok(())
+    }
+
+    /// The first field the sent schema makes NOT NULL whose node in
+    /// `batch` counts NULLs. Nodes list every field depth-first.
+    fn nulls_in_not_null(&self, batch: arrow_ipc::RecordBatch<'_>) -> Option<usize> {
+        let schema = self.sent_schema.as_ref()?;
+        let nodes = batch.nodes()?;
+        let mut node = 0;
+        for (i, field) in schema.fields().iter().enumerate() {
+            if node >= nodes.len() {
+                return None;
+            }
+            if !field.is_nullable() && nodes.get(node).null_count() > 0 {
+                return Some(i);
+            }
+            node += field_nodes(field);
+        }
+        None
+    }
+
+    /// The error for the whole batch held in [`State::Refused`]: its first
+    /// NULL row, read by decoding the batch with the caller's (nullable)
+    /// schema; if it cannot be decoded, the batch's first row and its range.
+    fn null_in_not_null(&self) -> Error {
+        let State::Refused { batch, .. } = &self.state else {
+            return corrupt("no refused batch".into());
+        };
+        let column = self
+            .first_schema
+            .as_ref()
+            .map(|s| s.field(batch.field).name().clone());
+        let first_null = first_schema_nulls(self.first_schema.as_ref(), batch);
+        let (row, message) = match first_null {
+            Some(row) => (row, "NULL; nothing was inserted".to_owned()),
+            None => (
+                0,
+                format!(
+                    "NULLs in record batch rows {}.. (the batch could not be decoded to \
+                     name the row); nothing was inserted",
+                    batch.rows_before
+                ),
+            ),
+        };
+        Error::InvalidRow {
+            row: batch.rows_before + row as u64,
+            column,
+            kind: RowErrorKind::NullInNotNull,
+            message,
+        }
+    }
+}
+
+/// The row of the first NULL of `batch`'s refused field, decoding it with
+/// the caller's schema.
+fn first_schema_nulls(schema: Option<&Schema>, batch: &RefusedBatch) -> Option<usize> {
+    let message = root_as_message(&batch.head[batch.prefix..]).ok()?;
+    let header = message.header_as_record_batch()?;
+    let body = arrow_buffer::Buffer::from(batch.body.as_slice());
+    let decoded = arrow_ipc::reader::read_record_batch(
+        &body,
+        header,
+        Arc::new(schema?.clone()),
+        &HashMap::new(),
+        None,
+        &message.version(),
+    )
+    .ok()?;
+    let column = decoded.column(batch.field);
+    (0..column.len()).find(|&i| column.is_null(i))
+}
+
+/// How many field nodes `field` takes in a record batch header: its own
+/// and its children's.
+fn field_nodes(field: &Field) -> usize {
+    1 + match field.data_type() {
+        DataType::List(child)
+        | DataType::LargeList(child)
+        | DataType::ListView(child)
+        | DataType::LargeListView(child)
+        | DataType::FixedSizeList(child, _)
+        | DataType::Map(child, _) => field_nodes(child),
+        DataType::Struct(children) => children.iter().map(|c| field_nodes(c)).sum(),
+        DataType::Union(children, _) => children.iter().map(|(_, c)| field_nodes(c)).sum(),
+        DataType::RunEndEncoded(ends, values) => field_nodes(ends) + field_nodes(values),
+        _ => 0,
     }
 }
 
@@ -295,6 +438,88 @@ mod tests {
             }
         }
         assert_eq!(total, 6, "one stream carrying every batch");
+    }
+
+    /// One stream of batches whose `id` (NOT NULL in the table) holds these.
+    fn stream_of(batches: &[&[Option<i32>]]) -> Vec<u8> {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("v", DataType::Int32, true),
+        ]));
+        let mut w = StreamWriter::try_new(Vec::new(), &schema).unwrap();
+        for ids in batches {
+            let id = Arc::new(Int32Array::from(ids.to_vec()));
+            let v = Arc::new(Int32Array::from(vec![7; ids.len()]));
+            w.write(&RecordBatch::try_new(schema.clone(), vec![id, v]).unwrap())
+                .unwrap();
+        }
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_null_in_a_not_null_column_is_named_before_its_batch_is_sent() {
+        let good: &[Option<i32>] = &[Some(1), Some(2), Some(3)];
+        let input = stream_of(&[good, &[Some(4), Some(5), None, Some(6)]]);
+        let (clean, _) = run(&stream_of(&[good]), usize::MAX).unwrap();
+        for step in [1, 5, 64, input.len()] {
+            let mut f = IpcFramer::new();
+            let mut out = Vec::new();
+            let e = input
+                .chunks(step)
+                .try_for_each(|piece| f.push(&table(), piece, &mut |b| out.extend_from_slice(b)))
+                .unwrap_err();
+            let Error::InvalidRow {
+                row, column, kind, ..
+            } = &e
+            else {
+                panic!("step {step}: {e:?}");
+            };
+            assert_eq!(
+                (*row, column.as_deref(), kind),
+                (5, Some("id"), &RowErrorKind::NullInNotNull)
+            );
+            assert_eq!(e.sqlstate(), "23502");
+            // The refused batch sent nothing: what went out is the first
+            // batch alone (the clean stream less its end-of-stream marker).
+            assert!(clean.starts_with(&out), "step {step}");
+            assert_eq!(out.len(), clean.len(), "step {step}");
+        }
+        // NULLs in a nullable column pass through.
+        let nullable = TableDefinition::new("t")
+            .with_not_null_column("id", SqlType::Int)
+            .with_column("v", SqlType::Int);
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, false),
+            Field::new("v", DataType::Int32, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2])),
+                Arc::new(Int32Array::from(vec![None, Some(3)])),
+            ],
+        )
+        .unwrap();
+        let mut w = StreamWriter::try_new(Vec::new(), &schema).unwrap();
+        w.write(&batch).unwrap();
+        let bytes = w.into_inner().unwrap();
+        let mut f = IpcFramer::new();
+        f.push(&nullable, &bytes, &mut |_| {}).unwrap();
+        assert_eq!(f.rows(), 2);
+    }
+
+    #[test]
+    fn nested_fields_take_a_node_per_child() {
+        let leaf = |n: &str| Field::new(n, DataType::Int32, true);
+        let pair = DataType::Struct(vec![leaf("a"), leaf("b")].into());
+        let list = Field::new(
+            "l",
+            DataType::List(Arc::new(Field::new("item", pair, true))),
+            true,
+        );
+        assert_eq!(field_nodes(&leaf("x")), 1);
+        assert_eq!(field_nodes(&list), 4);
     }
 
     #[test]

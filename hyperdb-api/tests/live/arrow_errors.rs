@@ -263,6 +263,69 @@ fn server_error_mid_copy_leaves_the_table_unchanged() {
     assert_eq!(count(&mut c, "small"), 1);
 }
 
+/// Raw IPC into a table hyperd's COPY takes unchecked (no text, NUMERIC,
+/// TIME or INTERVAL): a NULL in a NOT NULL column is named by row and
+/// column (23502) from the batch's header, where hyperd fails the whole
+/// COPY at its end with XX001 "Arrow format corruption", naming nothing.
+#[test]
+fn raw_ipc_nulls_in_a_not_null_column_are_named() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "raw_nulls.hyper");
+    let table = TableDefinition::new("ids")
+        .with_not_null_column("id", SqlType::BigInt)
+        .with_column("v", SqlType::Double);
+    c.execute_command(&table.create_table_sql(false).unwrap())
+        .unwrap();
+    c.execute_command("INSERT INTO ids VALUES (0, 0.5)")
+        .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("v", DataType::Float64, true),
+    ]));
+    let batch = |ids: Vec<Option<i64>>| {
+        let v = arrow_array::Float64Array::from(vec![1.5; ids.len()]);
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(ids)), Arc::new(v)],
+        )
+        .unwrap()
+    };
+    let good = batch((1..=1000).map(Some).collect());
+    let mut bad_ids: Vec<Option<i64>> = (1..=1000).map(Some).collect();
+    bad_ids[617] = None;
+    let bad = batch(bad_ids);
+    let mut ipc = Vec::new();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &schema).unwrap();
+    w.write(&good).unwrap();
+    w.write(&bad).unwrap();
+    w.finish().unwrap();
+    drop(w);
+
+    let mut ins = ArrowInserter::new(&mut c, &table)
+        .unwrap()
+        .with_flush_threshold(1024);
+    let e = ins.insert_ipc(&ipc).unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidRow { row: 1617, kind: RowErrorKind::NullInNotNull, column: Some(c), .. } if c == "id"),
+        "{e}"
+    );
+    assert_eq!(e.sqlstate(), "23502");
+    assert!(ins.finish().is_err(), "a broken raw stream stores nothing");
+    assert_eq!(count(&mut c, "ids"), 1);
+    assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+
+    // Without the check (hyperd's own COPY of the bytes), the error names
+    // no row.
+    let sent = hyperd_copy(&mut c, &dir, "ids", &bad);
+    let e = sent.expect_err("hyperd takes the NULL after all");
+    assert!(!matches!(e, Error::InvalidRow { .. }), "{e}");
+    assert_eq!(count(&mut c, "ids"), 1);
+    // The same stream without the NULL goes in.
+    let mut ins = ArrowInserter::new(&mut c, &table).unwrap();
+    ins.insert_ipc(&ipc_bytes(&good)).unwrap();
+    assert_eq!(ins.finish().unwrap(), 1000);
+}
+
 /// A table `name` of one nullable column `v` of `sql_type`, created.
 fn one_column_table(c: &mut Connection, name: &str, sql_type: SqlType) -> TableDefinition {
     let table = TableDefinition::new(name).with_column("v", sql_type);
