@@ -169,6 +169,9 @@ const SYNC_REFUSALS = [
   numericRefusal('NUMERIC text with two points', '12.3.4', '22P02', ['"12.3.4"']),
   numericRefusal('empty NUMERIC text', '', '22P02', ['""']),
   numericRefusal('NUMERIC text of a bare exponent', '1e', '22P02', ['"1e"']),
+  // Only ASCII white space goes around the digits, as hyperd's cast takes it.
+  numericRefusal('NUMERIC text after a byte order mark', '\ufeff1.5', '22P02', []),
+  numericRefusal('NUMERIC text between no-break spaces', '\u00a02.5\u00a0', '22P02', []),
   numericRefusal('NUMERIC text past the precision', '1e16', '22003', ['"1e16"', 'before the point']),
   numericRefusal('NUMERIC 1000 into NUMERIC(5,2)', '1000', '22003', ['"1000"']),
   numericRefusal('a number past the precision into NUMERIC', 1e16, '22003', ['10000000000000000']),

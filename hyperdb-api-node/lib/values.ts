@@ -160,6 +160,21 @@ export const enum DecimalFit {
 }
 
 /**
+ * `text` without the ASCII white space (tab, newline, form feed, return,
+ * space) around it: what the native NUMERIC parser and hyperd's cast take.
+ * `String.trim` also strips a no-break space and a byte order mark, which
+ * both refuse.
+ */
+function asciiTrim(text: string): string {
+  const blank = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13
+  let start = 0
+  let end = text.length
+  while (start < end && blank(text.charCodeAt(start))) start++
+  while (end > start && blank(text.charCodeAt(end - 1))) end--
+  return start === 0 && end === text.length ? text : text.slice(start, end)
+}
+
+/**
  * Whether decimal text (`'0012.500e1'`: 3 significant digits before the
  * point, 0 after) has at most `maxInteger` and `maxFraction` significant
  * digits either side of the point: what the native NUMERIC parser reads,
@@ -168,7 +183,7 @@ export const enum DecimalFit {
  * characters, nothing allocated: inserts call it for every value.
  */
 export function decimalFit(text: string, maxInteger: number, maxFraction: number): DecimalFit {
-  const t = text.trim()
+  const t = asciiTrim(text)
   let i = t.charCodeAt(0) === 43 || t.charCodeAt(0) === 45 ? 1 : 0
   let digits = 0
   let integer = 0

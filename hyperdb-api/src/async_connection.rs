@@ -52,6 +52,8 @@ pub struct AsyncConnection {
     slow: Option<Duration>,
     /// The table the last insert wrote, for the next one (`copy_tx.rs`).
     last_insert: crate::insert::copy_tx::LastInsert,
+    /// The session's catalog changes once set up (see [`Self::session_changed`]).
+    setup_changes: u64,
 }
 
 impl AsyncConnection {
@@ -75,6 +77,7 @@ impl AsyncConnection {
             let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
             run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
             let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            let setup_changes = client.session().catalog_changes();
             Ok(AsyncConnection {
                 client,
                 detach_on_close: detach_on_close.into_iter().collect(),
@@ -82,6 +85,7 @@ impl AsyncConnection {
                 routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
                 last_insert: Default::default(),
+                setup_changes,
             })
         };
         let connected = connect.instrument(trace.span().clone()).await;
@@ -266,13 +270,11 @@ impl AsyncConnection {
             Ok((name, description))
         };
         let (name, description) = trace.result(prepared.await, |_| None)?;
-        let session = self.client.session();
         Ok(Statement::new(
             name,
             sql,
-            session.session_id(),
+            self.client.session(),
             description,
-            session.close_queue(),
         ))
     }
 
@@ -292,12 +294,13 @@ impl AsyncConnection {
         };
         let bound = match statement.to_statement() {
             StatementRef::Sql(sql) => Params::encode(params).map(|p| (p, Err(sql))),
-            StatementRef::Prepared(stmt) => stmt
-                .bind(self.client.session().session_id(), params)
-                .map(|bound| match bound {
-                    Bound::Statement(p) => (p, Ok(stmt.clone())),
-                    Bound::Text(p) => (p, Err(stmt.sql())),
-                }),
+            StatementRef::Prepared(stmt) => {
+                stmt.bind(self.client.session(), params)
+                    .map(|bound| match bound {
+                        Bound::Statement(p) => (p, Ok(stmt.clone())),
+                        Bound::Text(p) => (p, Err(stmt.sql())),
+                    })
+            }
         };
         async move {
             let mut trace = self.trace(call, sql, count);
@@ -407,6 +410,16 @@ impl AsyncConnection {
 
     pub fn transaction_status(&self) -> TransactionStatus {
         self.client.session().transaction_status()
+    }
+
+    /// Whether a command since the connection was set up may have changed
+    /// its session: a setting (`SET`, `RESET`, which in hyperd also resets
+    /// the settings the connection started with), a database attached or
+    /// detached, a temporary table, or other DDL: any command whose tag is
+    /// not a read, a write or transaction control. Pools drop such a
+    /// connection rather than hand its session to the next caller.
+    pub fn session_changed(&self) -> bool {
+        self.client.session().catalog_changes() != self.setup_changes
     }
 
     /// The connection can no longer be used (the server closed it, the

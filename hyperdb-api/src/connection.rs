@@ -43,6 +43,8 @@ pub struct Connection {
     slow: Option<Duration>,
     /// The table the last insert wrote, for the next one (`copy_tx.rs`).
     last_insert: crate::insert::copy_tx::LastInsert,
+    /// The session's catalog changes once set up (see [`Self::session_changed`]).
+    setup_changes: u64,
 }
 
 impl Connection {
@@ -65,6 +67,7 @@ impl Connection {
             let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
             run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
             let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
+            let setup_changes = client.session().catalog_changes();
             Ok(Connection {
                 client,
                 detach_on_close: detach_on_close.into_iter().collect(),
@@ -72,6 +75,7 @@ impl Connection {
                 routes: crate::route::RouteBook::default(),
                 slow: options.slow_statement_threshold(),
                 last_insert: Default::default(),
+                setup_changes,
             })
         });
         trace.result(connected)
@@ -296,9 +300,13 @@ impl Connection {
     /// reads changed, but keeps describing it as first planned: when its
     /// rows no longer fit [`Statement::columns`] the run fails with SQLSTATE
     /// 0A000 ("cached plan must not change result type") and the statement
-    /// must be prepared again. A change that keeps the column count but
-    /// not the types (a table dropped by another session and created with
-    /// other types under the same name) cannot be seen by the client.
+    /// must be prepared again. A command on this connection that may have
+    /// changed the catalog (DDL, `SET`, `ATTACH`, ...) is seen: later runs
+    /// go as the statement's text, described afresh (see
+    /// [`Statement::columns`] for the first description). A change that
+    /// keeps the column count but not the types made by another session
+    /// (a table dropped there and created with other types under the same
+    /// name) cannot be seen by the client.
     pub fn prepare(&mut self, sql: &str) -> Result<Statement> {
         self.prepare_typed(sql, &[])
     }
@@ -316,13 +324,11 @@ impl Connection {
             Ok((name, description))
         });
         let (name, description) = trace.result(prepared, |_| None)?;
-        let session = self.client.session();
         Ok(Statement::new(
             name,
             sql,
-            session.session_id(),
+            self.client.session(),
             description,
-            session.close_queue(),
         ))
     }
 
@@ -346,7 +352,7 @@ impl Connection {
             let none = trace.check(Params::encode(&[]))?;
             return self.query_text(stmt.sql(), &none, trace);
         }
-        let params = match trace.check(stmt.bind(self.client.session().session_id(), params))? {
+        let params = match trace.check(stmt.bind(self.client.session(), params))? {
             Bound::Statement(params) => params,
             Bound::Text(params) => return self.query_text(stmt.sql(), &params, trace),
         };
@@ -433,6 +439,16 @@ impl Connection {
     /// The transaction state after the last completed request.
     pub fn transaction_status(&self) -> TransactionStatus {
         self.client.session().transaction_status()
+    }
+
+    /// Whether a command since the connection was set up may have changed
+    /// its session: a setting (`SET`, `RESET`, which in hyperd also resets
+    /// the settings the connection started with), a database attached or
+    /// detached, a temporary table, or other DDL: any command whose tag is
+    /// not a read, a write or transaction control. Pools drop such a
+    /// connection rather than hand its session to the next caller.
+    pub fn session_changed(&self) -> bool {
+        self.client.session().catalog_changes() != self.setup_changes
     }
 
     /// The connection can no longer be used (the server closed it, the

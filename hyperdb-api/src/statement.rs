@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use hyperdb_api_core::protocol::ops::{FORMAT_BINARY, FORMAT_HYPER_BINARY};
-use hyperdb_api_core::protocol::{CloseQueue, StatementDescription};
+use hyperdb_api_core::protocol::{CloseQueue, Session, StatementDescription};
 use hyperdb_api_core::types::{oid, SqlType, ToPgBinary};
 
 use crate::error::{Error, Result};
@@ -36,6 +36,8 @@ struct Inner {
     name: String,
     sql: String,
     session: u64,
+    /// The session's catalog changes when it was prepared.
+    changes: u64,
     params: Vec<Option<SqlType>>,
     param_oids: Vec<u32>,
     schema: Arc<Schema>,
@@ -63,9 +65,8 @@ impl Statement {
     pub(crate) fn new(
         name: String,
         sql: &str,
-        session: u64,
+        session: &Session,
         description: StatementDescription,
-        closes: CloseQueue,
     ) -> Statement {
         let params = description
             .params
@@ -76,11 +77,12 @@ impl Statement {
             inner: Arc::new(Inner {
                 name,
                 sql: sql.to_owned(),
-                session,
+                session: session.session_id(),
+                changes: session.catalog_changes(),
                 params,
                 param_oids: description.params,
                 schema: Schema::from_fields(description.columns),
-                closes,
+                closes: session.close_queue(),
             }),
         }
     }
@@ -131,8 +133,16 @@ impl Statement {
     /// inferred and reads the bytes as that type, so an `i64` bound where
     /// it inferred DOUBLE PRECISION was stored as 2.5e-323; declared by the
     /// value, the server casts it or refuses it.
-    pub(crate) fn bind(&self, session: u64, values: &[&dyn ToPgBinary]) -> Result<Bound> {
-        self.check(session, values)?;
+    ///
+    /// A run after a command in `session` that may have changed the
+    /// catalog (DDL, `SET`, `ATTACH`, ...) since the statement was prepared
+    /// goes as its text too, described afresh: hyperd runs the statement
+    /// against the new catalog but keeps its first description, so a table
+    /// made again with other types of the same widths would be read with
+    /// the old ones (a DOUBLE PRECISION 1.5 as the BIGINT 4609434218613702656).
+    pub(crate) fn bind(&self, session: &Session, values: &[&dyn ToPgBinary]) -> Result<Bound> {
+        self.check(session.session_id(), values)?;
+        let stale = session.catalog_changes() != self.inner.changes;
         let declared = &self.inner.param_oids;
         let mut params = Params::encode(values)?;
         for (i, (value, &want)) in values.iter().zip(declared).enumerate() {
@@ -149,7 +159,7 @@ impl Statement {
         let inferred_binary = values.iter().zip(declared).any(|(value, &want)| {
             want == 0 && value.param_type_oid() != 0 && value.param_format() == FORMAT_BINARY
         });
-        if inferred_binary {
+        if inferred_binary || stale {
             params.declare(declared);
             return Ok(Bound::Text(params));
         }

@@ -178,6 +178,12 @@ impl Session {
         &mut self.statements
     }
 
+    /// Commands so far that may have changed the catalog or the session's
+    /// state ([`Statements::changes`]).
+    pub fn catalog_changes(&self) -> u64 {
+        self.statements.changes()
+    }
+
     /// Where dropped statement handles queue their `Close` (a clone of the
     /// session's queue).
     pub fn close_queue(&self) -> crate::protocol::CloseQueue {

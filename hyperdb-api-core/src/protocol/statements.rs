@@ -113,6 +113,9 @@ pub struct Statements {
     session_id: u64,
     next_name: u64,
     catalog_changed: bool,
+    /// Commands completed whose tag `keeps_catalog` does not know: what
+    /// [`Statements::changes`] counts.
+    changes: u64,
 }
 
 impl Statements {
@@ -123,6 +126,7 @@ impl Statements {
             session_id: next_session_id(),
             next_name: 0,
             catalog_changed: false,
+            changes: 0,
         }
     }
 
@@ -140,6 +144,16 @@ impl Statements {
     /// Where dropped statement handles queue their `Close`.
     pub fn close_queue(&self) -> &CloseQueue {
         &self.closes
+    }
+
+    /// How many commands so far may have changed what names mean or how
+    /// the session behaves (DDL, `SET`, `RESET`, `ATTACH`, a temporary
+    /// table, ...; see [`keeps_catalog`]). Unchanged between two reads, the
+    /// session ran only reads, writes and transaction control: a pool need
+    /// not look further, and a prepared statement's description still holds
+    /// as far as this session can tell.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// This session's id, unique in the process: a statement prepared on
@@ -160,6 +174,7 @@ impl Statements {
     pub(crate) fn note_command(&mut self, tag: &str) {
         if !keeps_catalog(tag) {
             self.catalog_changed = true;
+            self.changes += 1;
         }
     }
 
@@ -473,6 +488,19 @@ mod tests {
         ] {
             assert!(!keeps_catalog(changes), "{changes}");
         }
+    }
+
+    #[test]
+    fn changes_count_the_commands_that_may_change_names_or_the_session() {
+        let mut s = Statements::new(4);
+        for tag in ["SELECT 1", "INSERT 0 5", "COMMIT"] {
+            s.note_command(tag);
+        }
+        assert_eq!(s.changes(), 0);
+        for tag in ["SET", "RESET", "CREATE TABLE"] {
+            s.note_command(tag);
+        }
+        assert_eq!(s.changes(), 3);
     }
 
     #[test]

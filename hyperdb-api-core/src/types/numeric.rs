@@ -270,7 +270,10 @@ impl FromStr for Numeric {
         // holds exactly is a conversion error (out of range).
         let bad = |why: &str| Error::invalid_input(format!("invalid NUMERIC '{s}': {why}"));
         let too_big = |why: &str| Error::conversion(format!("invalid NUMERIC '{s}': {why}"));
-        let (negative, body) = split_sign(s.trim().as_bytes());
+        // ASCII white space only, as hyperd's own cast takes it: it refuses
+        // a no-break space or a byte order mark around the digits.
+        let (negative, body) =
+            split_sign(s.trim_matches(|c: char| c.is_ascii_whitespace()).as_bytes());
         let (mantissa, exponent) = match body.iter().position(|&b| matches!(b, b'e' | b'E')) {
             Some(at) => (
                 &body[..at],

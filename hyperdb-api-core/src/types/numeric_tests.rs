@@ -46,6 +46,14 @@ fn parse_accepts_loose_forms() {
 }
 
 #[test]
+fn only_ascii_white_space_goes_around_the_digits() {
+    assert_eq!(num(" \t1.5\r\n").to_string(), "1.5");
+    for text in ["\u{feff}1.5", "\u{a0}2.5\u{a0}", "2.5\u{3000}"] {
+        assert!(text.parse::<Numeric>().is_err(), "{text:?}");
+    }
+}
+
+#[test]
 fn parse_errors() {
     for bad in [
         "",

@@ -111,8 +111,12 @@ impl managed::Manager for AsyncManager {
         if let Some(why) = self.options.expired(metrics.age(), metrics.last_used()) {
             return Err(RecycleError::message(why));
         }
-        match recycle_step(conn.is_broken(), conn.transaction_status()) {
-            Recycle::Discard => return Err(not_reusable("the connection is broken").into()),
+        match recycle_step(
+            conn.is_broken(),
+            conn.session_changed(),
+            conn.transaction_status(),
+        ) {
+            Recycle::Discard(why) => return Err(not_reusable(why).into()),
             Recycle::RollBackThenPing => {
                 match conn.execute_command("ROLLBACK").await {
                     Err(e) if e.db_error().is_none() => return Err(e.into()),

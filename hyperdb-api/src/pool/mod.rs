@@ -5,7 +5,12 @@
 //! database is attached on every connection) and check a connection before
 //! handing it out again: a broken one (hyperd restarted, socket lost) is
 //! dropped and replaced, one left inside a transaction is rolled back, and
-//! a `ping` proves the server still answers. Why these two crates: r2d2 is
+//! a `ping` proves the server still answers. A connection whose session a
+//! caller changed (a `SET` or `RESET`, a database attached or detached, a
+//! temporary table, any DDL) is dropped and replaced too, so no caller
+//! meets another's settings, databases or temporary tables: hyperd can
+//! restore none of them in place (`RESET` goes to hyperd's defaults, not
+//! the connection's; temporary tables and attachments have no reset). Why these two crates: r2d2 is
 //! the standard blocking pool (max lifetime, idle reaping and checkout
 //! tests built in), deadpool the maintained async one with wait, create and
 //! recycle timeouts; bb8 offers nothing deadpool lacks here.
@@ -122,17 +127,22 @@ impl PoolOptions {
 /// the same decision for both pools.
 #[derive(Debug, PartialEq, Eq)]
 enum Recycle {
-    /// Broken: drop it, open another.
-    Discard,
+    /// Broken, or its session changed: drop it, open another.
+    Discard(&'static str),
     /// Inside a transaction (open or failed): `ROLLBACK` first, then ping.
     RollBackThenPing,
     /// Idle: ping.
     Ping,
 }
 
-fn recycle_step(broken: bool, status: TransactionStatus) -> Recycle {
+fn recycle_step(broken: bool, session_changed: bool, status: TransactionStatus) -> Recycle {
     if broken {
-        Recycle::Discard
+        Recycle::Discard("the connection is broken")
+    } else if session_changed {
+        Recycle::Discard(
+            "its session was changed (a setting, a database attached or detached, a \
+             temporary table, DDL)",
+        )
     } else if status == TransactionStatus::Idle {
         Recycle::Ping
     } else {
@@ -159,17 +169,26 @@ mod tests {
 
     #[test]
     fn broken_connections_are_discarded_and_open_transactions_rolled_back() {
+        for changed in [false, true] {
+            assert!(matches!(
+                recycle_step(true, changed, TransactionStatus::Idle),
+                Recycle::Discard(why) if why.contains("broken")
+            ));
+        }
+        assert!(matches!(
+            recycle_step(false, true, TransactionStatus::InTransaction),
+            Recycle::Discard(why) if why.contains("session")
+        ));
         assert_eq!(
-            recycle_step(true, TransactionStatus::Idle),
-            Recycle::Discard
+            recycle_step(false, false, TransactionStatus::Idle),
+            Recycle::Ping
         );
-        assert_eq!(recycle_step(false, TransactionStatus::Idle), Recycle::Ping);
         assert_eq!(
-            recycle_step(false, TransactionStatus::InTransaction),
+            recycle_step(false, false, TransactionStatus::InTransaction),
             Recycle::RollBackThenPing
         );
         assert_eq!(
-            recycle_step(false, TransactionStatus::Failed),
+            recycle_step(false, false, TransactionStatus::Failed),
             Recycle::RollBackThenPing
         );
     }

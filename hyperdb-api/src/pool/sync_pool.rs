@@ -88,8 +88,12 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn is_valid(&self, conn: &mut Connection) -> Result<()> {
-        match recycle_step(conn.is_broken(), conn.transaction_status()) {
-            Recycle::Discard => return Err(not_reusable("the connection is broken")),
+        match recycle_step(
+            conn.is_broken(),
+            conn.session_changed(),
+            conn.transaction_status(),
+        ) {
+            Recycle::Discard(why) => return Err(not_reusable(why)),
             Recycle::RollBackThenPing => {
                 // A server error here (nothing left to roll back) is fine;
                 // the status below is what decides.

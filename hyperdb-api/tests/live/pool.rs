@@ -22,10 +22,9 @@ fn options(dir: &tempfile::TempDir, endpoint: Endpoint) -> ConnectOptions {
         .with_database(dir.path().join("pool.hyper"), CreateMode::CreateIfNotExists)
 }
 
-/// A temporary table lives in one session: seeing it tells the same
-/// connection came back.
-const MARK: &str = "CREATE TEMPORARY TABLE pool_mark (x INT)";
-const IS_MARKED: &str = "SELECT COUNT(*) FROM pool_mark";
+/// A prepared statement runs only on the session that prepared it: it
+/// tells the same connection came back, without changing its session.
+const MARK: &str = "SELECT 1";
 
 fn assert_pool_timeout(e: &Error) {
     assert!(matches!(e, Error::PoolTimeout { .. }), "{e:?}");
@@ -43,17 +42,16 @@ fn sync_pool_reuses_connections_and_times_out_when_exhausted() {
         .with_wait_timeout(Duration::from_secs(2));
     let pool = Pool::new(options(&dir, server().endpoint().clone()), opts).unwrap();
     assert_eq!(pool.state(), (0, 0), "nothing is opened up front");
-    {
+    let mark = {
         let mut conn = pool.get().unwrap();
-        conn.execute_command(MARK).unwrap();
+        conn.prepare(MARK).unwrap()
+    };
+    {
+        let _held = pool.get().unwrap();
         assert_pool_timeout(&pool.get().unwrap_err());
     }
     let mut conn = pool.get().unwrap();
-    assert_eq!(
-        conn.query_scalar::<i64>(IS_MARKED).unwrap(),
-        0,
-        "the same session"
-    );
+    assert!(conn.query(&mark, &[]).is_ok(), "the same session");
     assert_eq!(pool.state(), (1, 0));
 }
 
@@ -98,18 +96,22 @@ async fn async_pool_reuses_times_out_rolls_back_and_expires() {
         .with_max_size(1)
         .with_wait_timeout(Duration::from_millis(300));
     let pool = AsyncPool::new(options(&dir, server().endpoint().clone()), opts.clone()).unwrap();
-    {
+    pool.get()
+        .await
+        .unwrap()
+        .execute_command("CREATE TABLE t (x INT)")
+        .await
+        .unwrap();
+    let mark = {
         let mut conn = pool.get().await.unwrap();
-        conn.execute_command(MARK).await.unwrap();
-        conn.execute_command("CREATE TABLE t (x INT)")
-            .await
-            .unwrap();
+        let mark = conn.prepare(MARK).await.unwrap();
         conn.execute_command("BEGIN").await.unwrap();
         conn.execute_command("INSERT INTO t VALUES (1)")
             .await
             .unwrap();
         assert_pool_timeout(&pool.get().await.unwrap_err());
-    }
+        mark
+    };
     {
         let mut conn = pool.get().await.unwrap();
         assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
@@ -119,11 +121,7 @@ async fn async_pool_reuses_times_out_rolls_back_and_expires() {
                 .unwrap(),
             0
         );
-        assert_eq!(
-            conn.query_scalar::<i64>(IS_MARKED).await.unwrap(),
-            0,
-            "same session"
-        );
+        assert!(conn.query(&mark, &[]).await.is_ok(), "same session");
     }
 
     // With a max lifetime passed, the next checkout is a new session.
@@ -132,24 +130,104 @@ async fn async_pool_reuses_times_out_rolls_back_and_expires() {
         opts.with_max_lifetime(Some(Duration::from_millis(50))),
     )
     .unwrap();
-    short
-        .get()
-        .await
-        .unwrap()
-        .execute_command(MARK)
-        .await
-        .unwrap();
+    let mark = short.get().await.unwrap().prepare(MARK).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut conn = short.get().await.unwrap();
-    let e = conn.query_scalar::<i64>(IS_MARKED).await.unwrap_err();
-    assert_eq!(
-        e.sqlstate(),
-        "42P01",
-        "a new session has no temporary table: {e}"
+    let e = conn.query(&mark, &[]).await.unwrap_err();
+    assert!(
+        e.to_string().contains("another connection"),
+        "a new session: {e}"
     );
 
     pool.close();
     assert!(matches!(pool.get().await.unwrap_err(), Error::PoolClosed));
+}
+
+/// What a caller can change in a session and hyperd cannot restore in
+/// place: a setting (also through `RESET`, which goes to hyperd's defaults,
+/// not the connection's), a database attached, a temporary table.
+const SESSION_CHANGES: [&str; 4] = [
+    "SET time_zone = 'America/New_York'",
+    "RESET ALL",
+    "CREATE TEMPORARY TABLE scratch (x INT)",
+    "ATTACH DATABASE {other} AS other",
+];
+
+/// That `conn` is a session as a new connection has it.
+fn assert_fresh_session(conn: &mut hyperdb_api::Connection) {
+    let zone: String = conn.query_scalar("SHOW time_zone").unwrap();
+    assert_eq!(zone, "Etc/UTC");
+    // The crate's own session default (a fresh hyperd session reads 2050).
+    let year: String = conn.query_scalar("SELECT (DATE '01/02/50')::TEXT").unwrap();
+    assert_eq!(year, "1950-01-02");
+    let e = conn
+        .query_scalar::<i64>("SELECT count(*) FROM scratch")
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "42P01", "{e}");
+    let e = conn
+        .query_scalar::<i64>("SELECT count(*) FROM other.public.secret")
+        .unwrap_err();
+    assert!(e.sqlstate().starts_with("3"), "{e}");
+}
+
+#[test]
+fn pools_hand_no_caller_another_callers_session() {
+    let dir = temp_dir();
+    let other_path = dir.path().join("other.hyper");
+    {
+        let mut c =
+            hyperdb_api::Connection::connect(server().endpoint(), &other_path, CreateMode::Create)
+                .unwrap();
+        c.execute_command("CREATE TABLE secret (x TEXT)").unwrap();
+        c.close().unwrap();
+    }
+    let other = hyperdb_api::escape::quote_identifier(other_path.to_str().unwrap()).unwrap();
+    let pool = Pool::new(
+        options(&dir, server().endpoint().clone()),
+        PoolOptions::default().with_max_size(1),
+    )
+    .unwrap();
+    for change in SESSION_CHANGES {
+        let change = change.replace("{other}", &other);
+        let mark = {
+            let mut conn = pool.get().unwrap();
+            conn.execute_command(&change).unwrap();
+            conn.prepare(MARK).unwrap()
+        };
+        let mut conn = pool.get().unwrap();
+        assert!(conn.query(&mark, &[]).is_err(), "{change}: a new session");
+        assert_fresh_session(&mut conn);
+    }
+    // Reads, writes and transaction control keep the session.
+    let mark = {
+        let mut conn = pool.get().unwrap();
+        conn.execute_command("INSERT INTO t VALUES (1)")
+            .unwrap_err();
+        conn.query_scalar::<i32>("SELECT 1").unwrap();
+        conn.prepare(MARK).unwrap()
+    };
+    assert!(pool.get().unwrap().query(&mark, &[]).is_ok(), "kept");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let pool = AsyncPool::new(
+            options(&dir, server().endpoint().clone()),
+            PoolOptions::default().with_max_size(1),
+        )
+        .unwrap();
+        let mark = {
+            let mut conn = pool.get().await.unwrap();
+            conn.execute_command(SESSION_CHANGES[0]).await.unwrap();
+            conn.prepare(MARK).await.unwrap()
+        };
+        let mut conn = pool.get().await.unwrap();
+        assert!(conn.query(&mark, &[]).await.is_err(), "a new session");
+        let zone: String = conn.query_scalar("SHOW time_zone").await.unwrap();
+        assert_eq!(zone, "Etc/UTC");
+    });
 }
 
 /// Forwards every accepted connection to the current `target`, so a

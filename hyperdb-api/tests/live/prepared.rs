@@ -331,6 +331,38 @@ fn rows_of_another_shape_than_described_are_an_error_not_garbage() {
     assert_eq!(row.try_get::<Option<i32>>(2).unwrap(), None);
 }
 
+/// A table made again on this connection with other types of the same
+/// widths: hyperd runs the statement against it but keeps its first
+/// description, which read a DOUBLE PRECISION 1.5 as the BIGINT
+/// 4609434218613702656. The run after such a command goes as the text,
+/// described afresh.
+#[test]
+fn a_table_made_again_on_this_connection_is_read_with_its_new_types() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "remade.hyper");
+    c.execute_command("CREATE TABLE t (a BIGINT, d DATE)")
+        .unwrap();
+    c.execute_command("INSERT INTO t VALUES (7, DATE '2020-01-02')")
+        .unwrap();
+    let stmt = c.prepare("SELECT a, d FROM t").unwrap();
+    let row = c.query(&stmt, &[]).unwrap().next().unwrap().unwrap();
+    assert_eq!(row.try_get::<i64>(0).unwrap(), 7);
+    c.execute_command("DROP TABLE t").unwrap();
+    c.execute_command("CREATE TABLE t (a DOUBLE PRECISION, d INT)")
+        .unwrap();
+    c.execute_command("INSERT INTO t VALUES (1.5, 42)").unwrap();
+    for _ in 0..2 {
+        let mut rows = c.query(&stmt, &[]).unwrap();
+        let row = rows.next().unwrap().unwrap();
+        assert_eq!(row.try_get::<f64>(0).unwrap(), 1.5);
+        assert_eq!(row.try_get::<i32>(1).unwrap(), 42);
+        assert_eq!(
+            rows.schema().columns()[0].sql_type(),
+            Some(&SqlType::Double)
+        );
+    }
+}
+
 #[test]
 fn ping_answers_while_the_server_lives_and_fails_once_it_is_gone() {
     within(Duration::from_secs(60), || {
