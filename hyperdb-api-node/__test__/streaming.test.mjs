@@ -362,6 +362,20 @@ describe('read styles', () => {
     assert.equal(await conn.queryScalar('SELECT 1'), 1)
   })
 
+  test('after RESET ALL every read style still gets its values', async () => {
+    // RESET ALL takes hyperd's result format back to text, which no SET
+    // undoes: read as before, SELECT 1234 gave 875770417 from its second run.
+    const c = await ctx.connect()
+    await c.executeCommand('CREATE TABLE reset_t (a INTEGER, b TEXT)')
+    await c.executeCommand("INSERT INTO reset_t VALUES (1234, 'x')")
+    await c.executeCommand('RESET ALL')
+    for (let i = 0; i < 6; i++) assert.equal(await c.queryScalar('SELECT 1234'), 1234)
+    assert.deepEqual(await c.queryAll('SELECT a, b FROM reset_t', [], { rowMode: 'array' }), [[1234, 'x']])
+    const def = await c.catalog.getTableDefinition('reset_t')
+    assert.equal(def.columns[0].type, 'INTEGER')
+    await c.close()
+  })
+
   test('queryChunks: arrays of rows that add up to the result', async () => {
     let rows = 0
     let chunks = 0

@@ -270,7 +270,15 @@ macro_rules! request_methods {
         /// rows, HyperBinary like every other result's, with `next_row`.
         /// The cheapest way to run a statement that is not prepared (see
         /// `ops::SimpleQueryStart`).
+        ///
+        /// After a `RESET` hyperd sends a simple `Query`'s rows as text
+        /// (`Session::simple_results_binary`): the statement then goes as
+        /// an unnamed extended-protocol query, which asks for HyperBinary
+        /// itself, in the same one round trip.
         pub $($async_kw)? fn query_simple(&mut self, sql: &str) -> Result<Vec<FieldDescription>> {
+            if !self.state.session.simple_results_binary() {
+                return self.query(&QueryRequest::new(sql)) $($aw)*;
+            }
             self.begin() $($aw)* ?;
             let mut op = ops::SimpleQueryStart::send(&mut self.state.session, sql)?;
             self.run(&mut op) $($aw)*

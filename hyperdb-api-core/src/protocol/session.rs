@@ -123,6 +123,8 @@ pub struct Session {
     /// The result stream owed first, for ending an abandoned one early.
     stream: ResultStream,
     statements: Statements,
+    /// See [`Session::simple_results_binary`].
+    simple_binary: bool,
 }
 
 impl fmt::Debug for Session {
@@ -164,6 +166,7 @@ impl Session {
             copy_out_largest: 0,
             stream: ResultStream::default(),
             statements: Statements::new(0),
+            simple_binary: true,
         }
     }
 
@@ -176,6 +179,16 @@ impl Session {
     /// Named statements: the cache, queued closes, names.
     pub fn statements(&mut self) -> &mut Statements {
         &mut self.statements
+    }
+
+    /// Whether a simple `Query`'s rows come as HyperBinary, as every
+    /// session starts (the startup setting `result_format_code`, see
+    /// `SIMPLE_QUERY_FORMAT`). A `RESET ALL` takes it back to hyperd's
+    /// default, text, which a `SET` cannot undo (hyperd refuses it, 0A000):
+    /// read as HyperBinary, the text `1234` was the INTEGER 875770417.
+    /// After any `RESET` this is false for the rest of the session.
+    pub fn simple_results_binary(&self) -> bool {
+        self.simple_binary
     }
 
     /// Commands so far that may have changed the catalog or the session's
@@ -558,6 +571,9 @@ impl Session {
                 Message::CommandComplete(tag) => {
                     self.stream.ended();
                     self.statements.note_command(&tag);
+                    if tag.split(' ').next() == Some("RESET") {
+                        self.simple_binary = false;
+                    }
                     return Ok(Some(Message::CommandComplete(tag)));
                 }
                 Message::RowDescription(_) | Message::NoData => {

@@ -370,3 +370,44 @@ fn hyperd_has_no_savepoints_and_keeps_ddl() {
     assert_eq!(code(&e), "0A000", "{e}");
     assert!(e.to_string().contains("mixing DDL and DML"), "{e}");
 }
+
+/// `RESET ALL` takes hyperd's `result_format_code` back to text, which a
+/// `SET` cannot undo: every read after it, on every route, still gets its
+/// values (a simple `Query` read the text `1234` as the INTEGER 875770417),
+/// and the catalog still answers.
+#[test]
+fn reads_after_reset_all_get_their_values() {
+    let dir = temp_dir();
+    let mut conn = connect(&dir, "reset.hyper");
+    conn.execute_command("CREATE TABLE t (a INT, b TEXT)")
+        .unwrap();
+    conn.execute_command("INSERT INTO t VALUES (1234, 'x')")
+        .unwrap();
+    conn.execute_command("RESET ALL").unwrap();
+    for _ in 0..6 {
+        assert_eq!(conn.query_scalar::<i32>("SELECT 1234").unwrap(), 1234);
+    }
+    #[cfg(feature = "arrow")]
+    for route in [
+        hyperdb_api::ReadRoute::DataRows,
+        hyperdb_api::ReadRoute::Arrow,
+    ] {
+        let mut rows = conn.execute_query_by("SELECT a, b FROM t", route).unwrap();
+        let row = rows.next().unwrap().unwrap();
+        assert_eq!(row.try_get::<i32>(0).unwrap(), 1234, "{route:?}");
+        assert_eq!(row.try_get::<String>(1).unwrap(), "x", "{route:?}");
+    }
+    let def = conn.catalog().get_table_definition("t").unwrap();
+    assert_eq!(def.columns()[0].sql_type(), &SqlType::Int);
+}
+
+#[tokio::test]
+async fn async_reads_after_reset_all_get_their_values() {
+    let dir = temp_dir();
+    let mut conn = connect_async(&dir, "reset_async.hyper").await;
+    conn.execute_command("RESET ALL").await.unwrap();
+    for _ in 0..6 {
+        let n: i32 = conn.query_scalar("SELECT 1234").await.unwrap();
+        assert_eq!(n, 1234);
+    }
+}
