@@ -376,6 +376,27 @@ describe('read styles', () => {
     await c.close()
   })
 
+  test('queryArrow keeps each column of a repeated name its own type', async () => {
+    // Built by tableFromIPC, the schema gave both `a`s the last one's type:
+    // 1.5 read as the BIGINT 4609434218613702656.
+    const sql = "SELECT 1.5::DOUBLE PRECISION AS a, 7::BIGINT AS a, 'x' AS a"
+    const table = await conn.queryArrowTable(sql)
+    assert.deepEqual(
+      table.schema.fields.map((f) => String(f.type)),
+      ['Float64', 'Int64', 'Utf8'],
+    )
+    assert.deepEqual(
+      [0, 1, 2].map((i) => table.getChildAt(i).get(0)),
+      [1.5, 7n, 'x'],
+    )
+    for await (const batch of conn.queryArrow(sql)) {
+      assert.deepEqual(
+        [0, 1, 2].map((i) => batch.getChildAt(i).get(0)),
+        [1.5, 7n, 'x'],
+      )
+    }
+  })
+
   test('queryChunks: arrays of rows that add up to the result', async () => {
     let rows = 0
     let chunks = 0

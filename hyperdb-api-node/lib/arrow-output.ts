@@ -51,9 +51,16 @@ export class BatchMaker {
     this.direct = isSchemaAndData(arrow)
   }
 
-  /** The schema message of a result (see `NativeBatchStream.arrowSchema`). */
+  /**
+   * The schema message of a result (see `NativeBatchStream.arrowSchema`).
+   * Read by a batch reader: `tableFromIPC` gives every field of a repeated
+   * name (`SELECT t.id, u.id ...`) the last one's type, and the first
+   * column's buffers were then read as the second's type.
+   */
   static schemaOf(arrow: Arrow, message: Uint8Array): Schema {
-    return arrow.tableFromIPC(message).schema
+    const reader = arrow.RecordBatchReader.from(message)
+    reader.open()
+    return reader.schema
   }
 
   /** The batches of one handover (see `ArrowBatches` in `src/arrow_batches.rs`). */

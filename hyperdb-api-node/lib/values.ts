@@ -30,7 +30,11 @@ function pad(n: number | bigint, width: number): string {
   return n.toString().padStart(width, '0')
 }
 
-/** A TIMESTAMP (`tz: false`) or TIMESTAMPTZ (`tz: true`), to the microsecond. */
+/**
+ * A TIMESTAMP (`tz: false`) or TIMESTAMPTZ (`tz: true`), to the microsecond.
+ * Inserters store it as it is; as a parameter for a column of the other
+ * kind, hyperd's cast goes through the session time zone (as PostgreSQL's).
+ */
 export class HyperTimestamp {
   /** Microseconds since 1970-01-01 00:00:00 (UTC for TIMESTAMPTZ). */
   readonly micros: bigint

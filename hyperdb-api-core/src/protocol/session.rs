@@ -11,7 +11,7 @@ use bytes::{Buf, BufMut, BytesMut};
 use crate::error::{DbError, Error, Result, Severity, SqlState};
 use crate::protocol::backend::{self, Message, TransactionStatus};
 use crate::protocol::result_stream::ResultStream;
-use crate::protocol::statements::Statements;
+use crate::protocol::statements::{self, Statements};
 use crate::protocol::Limits;
 
 /// Where a large COPY OUT payload starts (Arrow needs 8; i128 wants 16).
@@ -189,6 +189,21 @@ impl Session {
     /// After any `RESET` this is false for the rest of the session.
     pub fn simple_results_binary(&self) -> bool {
         self.simple_binary
+    }
+
+    /// The text of a statement about to be sent: one that may change the
+    /// catalog or the session ([`statements::sql_may_change_catalog`]) is
+    /// counted, and empties the statement cache, before its tag could; a
+    /// `set_config` may also set `result_format_code` (hyperd takes it
+    /// there, though it refuses `SET` of it), so simple queries stop
+    /// relying on it as after a `RESET`.
+    pub(crate) fn note_sql(&mut self, sql: &str) {
+        if statements::sql_may_change_catalog(sql) {
+            self.statements.note_change();
+            if statements::calls_set_config(sql) {
+                self.simple_binary = false;
+            }
+        }
     }
 
     /// Commands so far that may have changed the catalog or the session's

@@ -104,6 +104,42 @@ pub fn keeps_catalog(tag: &str) -> bool {
     )
 }
 
+/// Whether the statement `sql`, judged by its text as it is sent, may
+/// change what names mean or how the session behaves: its first word (after
+/// white space and parentheses) is not that of a read, a write or
+/// transaction control, or it calls `set_config`. The tags miss both:
+/// hyperd ends a `CREATE TABLE ... AS` with `SELECT n`, and `SELECT
+/// set_config('search_path', ...)` changes a setting under a `SELECT` tag.
+/// Anything else, comments first included, counts as a change.
+pub fn sql_may_change_catalog(sql: &str) -> bool {
+    let rest = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let end = rest
+        .bytes()
+        .position(|b| !b.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    let word = &rest.as_bytes()[..end];
+    let keeps = [
+        "SELECT", "VALUES", "TABLE", "SHOW", "WITH", "INSERT", "UPDATE", "DELETE", "COPY", "BEGIN",
+        "START", "COMMIT", "END", "ROLLBACK", "EXPLAIN", "FETCH", "MOVE", "CLOSE",
+    ]
+    .iter()
+    .any(|w| word.eq_ignore_ascii_case(w.as_bytes()));
+    !keeps || calls_set_config(sql)
+}
+
+/// Whether `sql` names `set_config` (in any case) anywhere: one pass that
+/// looks closer only at underscores.
+pub fn calls_set_config(sql: &str) -> bool {
+    const NAME: &[u8] = b"set_config";
+    let b = sql.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'_'
+            && i >= 3
+            && b.get(i - 3..i + 7)
+                .is_some_and(|w| w.eq_ignore_ascii_case(NAME))
+    })
+}
+
 /// A session's named statements: the cache, the queued `Close`s, and what
 /// names the next statement gets.
 #[derive(Debug)]
@@ -169,12 +205,17 @@ impl Statements {
         format!("{prefix}{}", self.next_name)
     }
 
+    /// A statement that [`sql_may_change_catalog`] is being sent.
+    pub(crate) fn note_change(&mut self) {
+        self.catalog_changed = true;
+        self.changes += 1;
+    }
+
     /// A command completed with `tag`.
     #[inline]
     pub(crate) fn note_command(&mut self, tag: &str) {
         if !keeps_catalog(tag) {
-            self.catalog_changed = true;
-            self.changes += 1;
+            self.note_change();
         }
     }
 
@@ -488,6 +529,34 @@ mod tests {
         ] {
             assert!(!keeps_catalog(changes), "{changes}");
         }
+    }
+
+    #[test]
+    fn statement_text_that_may_change_names_or_the_session() {
+        for sql in [
+            "CREATE TABLE t AS SELECT 1",
+            "create temp table v (x) as values (1)",
+            "SELECT set_config('search_path', 'x', false)",
+            "copy (select SET_CONFIG('a', 'b', false)) to stdout",
+            "ATTACH DATABASE \"f.hyper\" AS f",
+            "-- a comment first\nSELECT 1",
+            "RESET ALL",
+            "",
+        ] {
+            assert!(sql_may_change_catalog(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT a_b FROM t",
+            " (select 1)",
+            "INSERT INTO t VALUES ('set config')",
+            "WITH x AS (SELECT 1) SELECT * FROM x",
+            "COPY (SELECT * FROM t) TO STDOUT",
+            "commit",
+        ] {
+            assert!(!sql_may_change_catalog(sql), "{sql}");
+        }
+        assert!(!calls_set_config("_set_confi"));
+        assert!(calls_set_config("set_config"));
     }
 
     #[test]

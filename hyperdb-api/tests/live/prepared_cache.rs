@@ -192,6 +192,58 @@ fn ddl_on_this_connection_empties_the_cache() {
     assert_eq!(row.try_get::<i32>(1).unwrap(), 42);
 }
 
+/// The first value of `sql` run with `$1 = 0.0`.
+fn first_double(c: &mut Connection, sql: &str) -> f64 {
+    let mut rows = c.query(sql, &[&0.0]).unwrap();
+    rows.next().unwrap().unwrap().try_get(0).unwrap()
+}
+
+/// Statements whose tags do not say they change what names mean: hyperd
+/// ends a `CREATE TABLE ... AS` with `SELECT n`, and `set_config` changes
+/// the search path under a `SELECT` tag. Judged by their text, they empty
+/// the cache too: a cached statement went on reading (and writing) the
+/// table its name no longer meant.
+#[test]
+fn create_table_as_and_set_config_empty_the_cache_too() {
+    let dir = temp_dir();
+    let mut c = crate::common::connect(&dir, "shadow.hyper");
+    c.execute_command("CREATE TABLE t (x DOUBLE PRECISION)")
+        .unwrap();
+    c.execute_command("INSERT INTO t VALUES (42)").unwrap();
+    let read = |c: &mut Connection| first_double(c, "SELECT x FROM t WHERE x > $1");
+    assert_eq!(read(&mut c), 42.0);
+    c.execute_command("CREATE TEMPORARY TABLE t AS SELECT 1.5::DOUBLE PRECISION AS x")
+        .unwrap();
+    assert_eq!(read(&mut c), 1.5, "the temporary table the name now means");
+    c.execute("INSERT INTO t VALUES ($1)", &[&2.5]).unwrap();
+    let temp: i64 = c.query_scalar("SELECT count(*) FROM pg_temp.t").unwrap();
+    assert_eq!(temp, 2, "the write went to the temporary table");
+
+    c.execute_command("CREATE SCHEMA s").unwrap();
+    c.execute_command("CREATE TABLE s.u (x DOUBLE PRECISION)")
+        .unwrap();
+    c.execute_command("CREATE TABLE public.u (x DOUBLE PRECISION)")
+        .unwrap();
+    c.execute_command("INSERT INTO s.u VALUES (7)").unwrap();
+    c.execute_command("INSERT INTO public.u VALUES (8)")
+        .unwrap();
+    let read_u = |c: &mut Connection| first_double(c, "SELECT x FROM u WHERE x > $1");
+    assert_eq!(read_u(&mut c), 8.0);
+    let path: String = c
+        .query_scalar("SELECT set_config('search_path', 's', false)")
+        .unwrap();
+    assert_eq!(path, "s");
+    assert_eq!(read_u(&mut c), 7.0, "the search path set_config set");
+
+    // set_config also reaches result_format_code, which SET refuses: the
+    // rows of a simple Query then come as text, read as text.
+    c.query_scalar::<String>("SELECT set_config('result_format_code', 'Text', false)")
+        .unwrap();
+    for _ in 0..6 {
+        assert_eq!(c.query_scalar::<i32>("SELECT 1234").unwrap(), 1234);
+    }
+}
+
 #[test]
 fn a_table_changed_by_another_session_is_prepared_again_transparently() {
     let dir = temp_dir();

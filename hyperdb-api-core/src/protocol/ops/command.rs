@@ -18,6 +18,7 @@ impl Command {
     /// Queues `sql` as a simple `Query`.
     pub fn send(session: &mut Session, sql: &str) -> Result<Command> {
         frontend::query(session.write_buf(), sql)?;
+        session.note_sql(sql);
         session.expect_ready();
         Ok(Command::default())
     }

@@ -28,6 +28,7 @@ impl CopyOut {
     /// Queues `copy_sql` (a `COPY (...) TO STDOUT ...` statement).
     pub fn send(session: &mut Session, copy_sql: &str) -> Result<CopyOut> {
         frontend::query(session.write_buf(), copy_sql)?;
+        session.note_sql(copy_sql);
         session.expect_ready();
         session.expect_stream(true);
         Ok(CopyOut::default())

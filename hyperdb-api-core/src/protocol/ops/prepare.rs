@@ -36,6 +36,7 @@ impl Prepare {
             return Err(e);
         }
         frontend::sync(buf);
+        session.note_sql(sql);
         session.expect_ready();
         Ok(Prepare::default())
     }

@@ -82,6 +82,7 @@ impl QueryStart {
             return Err(e);
         }
         frontend::sync(buf);
+        session.note_sql(req.sql);
         session.expect_ready();
         session.expect_stream(false);
         Ok(QueryStart::default())
@@ -120,6 +121,7 @@ impl SimpleQueryStart {
     /// the `Query` included.
     pub fn send(session: &mut Session, sql: &str) -> Result<SimpleQueryStart> {
         frontend::query(session.write_buf(), sql)?;
+        session.note_sql(sql);
         session.expect_ready();
         session.expect_stream(false);
         Ok(SimpleQueryStart)
