@@ -4,6 +4,8 @@ import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { setupHyper, rejectsHyper, makeTempDir, removeDir } from './helpers.mjs'
 import { HyperProcess, Connection, HyperError, ErrorCode } from '../dist/index.mjs'
 
@@ -175,6 +177,34 @@ describe('lifecycle', () => {
     assert.equal(isAlive(pid), false)
     await hyper.close()
     await Promise.all([hyper.close(), hyper.close()])
+  })
+
+  test('an open connection keeps its HyperProcess from being collected and stopped', async () => {
+    v8.setFlagsFromString('--expose-gc')
+    const gc = vm.runInNewContext('gc')
+    const collect = async () => {
+      for (let i = 0; i < 3; i++) {
+        gc()
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+    }
+    // Only the connection is kept: collected, the process stopped hyperd
+    // under it (08006 at the next call).
+    let pid
+    const open = async () => {
+      const hyper = await HyperProcess.start()
+      pid = hyper.pid
+      return Connection.connect({ endpoint: hyper.endpoint })
+    }
+    const conn = await open()
+    await collect()
+    assert.equal(await conn.queryScalar('SELECT 2'), 2)
+    assert.ok(isAlive(pid))
+    // Closed, it holds nothing: an unreachable process is stopped as before.
+    await conn.close()
+    const deadline = Date.now() + 20_000
+    while (isAlive(pid) && Date.now() < deadline) await collect()
+    assert.equal(isAlive(pid), false, 'hyperd outlived its unreachable HyperProcess')
   })
 
   test('a second close() resolves only once hyperd has stopped', async () => {

@@ -13,6 +13,7 @@ import { statementParams, type ParamValue } from './params'
 import { checkSignal, Queries, watched } from './queries'
 import { resultColumns, type ResultColumn } from './columns'
 import { Catalog, tableRef, type TableName } from './catalog'
+import { holdServer, releaseServer } from './process'
 import { sendArrow, type ArrowInsertData } from './arrow-input'
 import {
   Inserter,
@@ -88,8 +89,13 @@ export class Connection extends Queries {
   /** A `transaction()` runs (see there). */
   private inTransaction = false
 
-  private constructor(private readonly conn: NativeConnection) {
+  private constructor(
+    private readonly conn: NativeConnection,
+    endpoint: string,
+  ) {
     super()
+    // Its server must not be collected (and stopped) while it is open.
+    holdServer(this, endpoint)
   }
 
   protected openBatches(
@@ -112,9 +118,10 @@ export class Connection extends Queries {
     checkMillis(options.connectTimeoutMs, 'connectTimeoutMs')
     checkMillis(options.queryTimeoutMs, 'queryTimeoutMs')
     const settings = stringEntries(options.settings, 'settings')
+    const endpoint = stringOf(options.endpoint, 'endpoint')
     const conn = await call(() =>
       native.NativeConnection.connect({
-        endpoint: stringOf(options.endpoint, 'endpoint'),
+        endpoint,
         database: optionalString(options.database, 'database'),
         createMode: optionalString(options.createMode, 'createMode'),
         user: optionalString(options.user, 'user'),
@@ -125,7 +132,7 @@ export class Connection extends Queries {
         settings,
       }),
     )
-    return new Connection(conn)
+    return new Connection(conn, endpoint)
   }
 
   private native(): NativeConnection {
@@ -345,6 +352,7 @@ export class Connection extends Queries {
     this.closed = true
     this.closing ??= call(() => this.conn.close())
     await this.closing
+    releaseServer(this)
   }
 
   get isClosed(): boolean {

@@ -6,6 +6,7 @@
  */
 import type { NativeBatchStream, NativeCancelToken, NativeGrpcConnection, NativeIpcStream, Param } from './native'
 import { native } from './native'
+import { holdServer, releaseServer } from './process'
 import { call, closedError, invalidArgument } from './errors'
 import { Queries } from './queries'
 import { checkMillis, checkOptions, optionalString, stringEntries, stringOf } from './options'
@@ -38,8 +39,13 @@ export interface GrpcConnectOptions {
 export class GrpcConnection extends Queries {
   private closed = false
 
-  private constructor(private readonly conn: NativeGrpcConnection) {
+  private constructor(
+    private readonly conn: NativeGrpcConnection,
+    endpoint: string,
+  ) {
     super()
+    // Its server must not be collected (and stopped) while it is open.
+    holdServer(this, endpoint)
   }
 
   static async connect(options: GrpcConnectOptions): Promise<GrpcConnection> {
@@ -52,9 +58,10 @@ export class GrpcConnection extends Queries {
     checkMillis(options.connectTimeoutMs, 'connectTimeoutMs')
     checkMillis(options.queryTimeoutMs, 'queryTimeoutMs')
     const settings = stringEntries(options.settings, 'settings')
+    const endpoint = stringOf(options.endpoint, 'endpoint')
     const conn = await call(() =>
       native.NativeGrpcConnection.connect({
-        endpoint: stringOf(options.endpoint, 'endpoint'),
+        endpoint,
         database: optionalString(options.database, 'database'),
         transferMode: optionalString(options.transferMode, 'transferMode'),
         settings,
@@ -62,7 +69,7 @@ export class GrpcConnection extends Queries {
         queryTimeoutMs: options.queryTimeoutMs,
       }),
     )
-    return new GrpcConnection(conn)
+    return new GrpcConnection(conn, endpoint)
   }
 
   // gRPC queries do not queue (each is its own stream); `token` cancels
@@ -90,6 +97,7 @@ export class GrpcConnection extends Queries {
   async close(): Promise<void> {
     this.closed = true
     this.conn.close()
+    releaseServer(this)
   }
 
   get isClosed(): boolean {

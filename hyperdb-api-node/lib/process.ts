@@ -49,6 +49,28 @@ export interface HyperProcessOptions {
   startTimeoutMs?: number
 }
 
+/**
+ * Running processes by endpoint (PG wire and gRPC), held weakly, and the
+ * process each open connection holds. A HyperProcess the garbage collector
+ * takes stops its hyperd: one a caller kept no reference to (started in a
+ * helper that returned only the connection) was stopped under the
+ * connections still using it.
+ */
+const running = new Map<string, WeakRef<HyperProcess>>()
+const holders = new WeakMap<object, HyperProcess>()
+
+/** Keeps the HyperProcess this package started at `endpoint`, if any, reachable while `holder` is. */
+export function holdServer(holder: object, endpoint: string): void {
+  const server = running.get(endpoint)?.deref()
+  if (server === undefined) running.delete(endpoint)
+  else holders.set(holder, server)
+}
+
+/** Ends what `holdServer` began (a connection closed). */
+export function releaseServer(holder: object): void {
+  holders.delete(holder)
+}
+
 export class HyperProcess {
   /** The first `close()`'s work, which every later one waits for. */
   private closing: Promise<void> | undefined
@@ -86,7 +108,11 @@ export class HyperProcess {
         startTimeoutMs: options.startTimeoutMs,
       }),
     )
-    return new HyperProcess(process)
+    const server = new HyperProcess(process)
+    for (const endpoint of [server.endpoint, server.grpcEndpoint]) {
+      if (endpoint !== null) running.set(endpoint, new WeakRef(server))
+    }
+    return server
   }
 
   /** Where to connect: `Connection.connect({ endpoint: hyper.endpoint, password: hyper.password })`. */
@@ -113,6 +139,9 @@ export class HyperProcess {
    * resolves once hyperd has stopped, a second one too.
    */
   async close(): Promise<void> {
+    for (const endpoint of [this.endpoint, this.grpcEndpoint]) {
+      if (endpoint !== null && running.get(endpoint)?.deref() === this) running.delete(endpoint)
+    }
     this.closing ??= call(this.process.close())
     await this.closing
   }
