@@ -224,6 +224,41 @@ describe('AbortSignal', () => {
     await rejectsHyper(() => conn.executeCommand('SELECT 1', [], { signal: 5 }), '22023')
   })
 
+  test('an aborted write settles as it ended on the server (40 rounds, timings spread)', async () => {
+    // A write rejected at the abort though it had stored its rows (a
+    // caller retrying on 57014 wrote twice); in a transaction, a cancel
+    // that reached hyperd after the statement ended the transaction, and
+    // the COMMIT resolved with nothing stored.
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TEMPORARY TABLE settled (op INT, i INT)')
+    const insert = (op) =>
+      `INSERT INTO settled SELECT ${op}, i FROM generate_series(1, ${2000 + (op % 10) * 2000}) g(i)`
+    const stored = async (op) => (await conn.queryScalar(`SELECT count(*) FROM settled WHERE op = ${op}`)) > 0n
+    for (let op = 1; op <= 40; op++) {
+      const signal = AbortSignal.timeout(1 + (op % 8))
+      const inTransaction = op % 2 === 0
+      let statement = 'resolved'
+      let outcome = 'committed'
+      const run = async (c) => {
+        try {
+          await c.executeCommand(insert(op), [], { signal })
+        } catch (e) {
+          assert.equal(e.code, '57014', e.message)
+          statement = 'rejected'
+        }
+      }
+      try {
+        if (inTransaction) await conn.transaction(run)
+        else await run(conn)
+      } catch (e) {
+        assert.equal(e.code, '25P02', e.message)
+        outcome = 'rolled back'
+      }
+      const want = statement === 'resolved' && outcome === 'committed'
+      assert.equal(await stored(op), want, `round ${op}: statement ${statement}, transaction ${outcome}`)
+    }
+  })
+
   // Aborted while rows are streaming (counted, not kept). Repeated: the
   // connection being left busy after the abort happens only in some rounds.
   const consume = async (iterable) => {

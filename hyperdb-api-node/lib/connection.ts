@@ -161,8 +161,9 @@ export class Connection extends Queries {
   /**
    * Runs one SQL statement (hyperd takes one per call) and returns the
    * affected row count: a `number`, or a `bigint` past 2^53. `signal`
-   * cancels it, waiting for its turn or running (57014; a write cancelled
-   * while it runs stores nothing).
+   * cancels it, waiting for its turn or running: the call then rejects
+   * with 57014 and stored nothing, or, when the statement had completed
+   * before the cancel reached it, resolves with its count as usual.
    */
   async executeCommand(
     sql: string,
@@ -172,7 +173,7 @@ export class Connection extends Queries {
     checkOptions(options, ['signal'], 'executeCommand')
     checkSignal(options?.signal)
     const args = statementParams(sql, params)
-    return watched((token) => this.native().executeCommand(sql, args, token), options?.signal)
+    return watched((token) => this.native().executeCommand(sql, args, token), options?.signal, undefined, 'outcome')
   }
 
   /**

@@ -7,7 +7,7 @@ import type { RecordBatch, Schema, Table } from 'apache-arrow'
 import type { ColumnInfo, NativeBatchStream, NativeCancelToken, NativeIpcStream, Param } from './native'
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
-import { call, callSync, canceledError, HyperError, invalidArgument } from './errors'
+import { call, callSync, canceledError, ErrorCode, HyperError, invalidArgument } from './errors'
 import { checkOptions, isRecord, shown } from './options'
 import { statementParams, type ParamValue } from './params'
 import {
@@ -80,13 +80,18 @@ function checkReadOptions(options: RowQueryOptions): void {
 /**
  * Runs the native call `start`, watching `signal` meanwhile: an abort
  * cancels the call (still waiting for its turn, or already running on the
- * server) and rejects at once with 57014; what the call gives after that
- * goes to `abandon`.
+ * server). A read rejects at once with 57014, and what the call gives
+ * after that goes to `abandon`. A write (`settle: 'outcome'`) settles as
+ * the call does: 57014 when it was cancelled (it stored nothing), its
+ * result when it had completed before the cancel reached it, as a caller
+ * that retries on 57014 must know (rejected at once, a write that had
+ * already stored its rows was reported cancelled).
  */
 export function watched<T>(
   start: (token?: NativeCancelToken) => Promise<T>,
   signal: AbortSignal | undefined,
   abandon: (value: T) => void = () => {},
+  settle: 'at-once' | 'outcome' = 'at-once',
 ): Promise<T> {
   throwIfAborted(signal)
   if (signal === undefined) {
@@ -97,6 +102,7 @@ export function watched<T>(
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
       token.cancel().catch(() => {})
+      if (settle === 'outcome') return
       running.then(abandon).catch(() => {})
       reject(canceledError(signal.reason))
     }
@@ -104,7 +110,7 @@ export function watched<T>(
     running.then(
       (value) => {
         signal.removeEventListener('abort', onAbort)
-        if (signal.aborted) {
+        if (signal.aborted && settle === 'at-once') {
           abandon(value)
           reject(canceledError(signal.reason))
         } else {
@@ -113,10 +119,15 @@ export function watched<T>(
       },
       (e) => {
         signal.removeEventListener('abort', onAbort)
-        reject(signal.aborted ? canceledError(signal.reason) : e)
+        const cancelled = signal.aborted && (settle === 'at-once' || isCancel(e))
+        reject(cancelled ? canceledError(signal.reason) : e)
       },
     )
   })
+}
+
+function isCancel(e: unknown): boolean {
+  return e instanceof HyperError && e.code === ErrorCode.QUERY_CANCELED
 }
 
 /** Refuses a `signal` option that is not an `AbortSignal`. */

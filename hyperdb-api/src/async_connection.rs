@@ -705,7 +705,7 @@ pub(crate) async fn commit(conn: &mut AsyncConnection) -> Result<()> {
 async fn committed(conn: &mut AsyncConnection) -> Result<()> {
     let before = conn.transaction_status();
     conn.execute_command("COMMIT").await?;
-    crate::transaction::committed(before)
+    crate::transaction::committed(before, conn.client.session())
 }
 
 impl Deref for AsyncTransaction<'_> {

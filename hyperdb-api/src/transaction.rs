@@ -7,6 +7,7 @@ use std::ops::{Deref, DerefMut};
 
 use hyperdb_api_core::error::{DbError, SqlState};
 use hyperdb_api_core::protocol::backend::TransactionStatus;
+use hyperdb_api_core::protocol::Session;
 
 use crate::connection::Connection;
 use crate::error::{Error, Result};
@@ -54,7 +55,7 @@ impl<'c> Transaction<'c> {
         self.conn.client().settle()?;
         let before = self.conn.transaction_status();
         self.conn.execute_command("COMMIT")?;
-        committed(before)
+        committed(before, self.conn.client().session())
     }
 
     /// Rolls back.
@@ -137,7 +138,11 @@ pub(crate) fn refuse_nested(status: TransactionStatus) -> Result<()> {
 /// A `COMMIT` with no transaction open (it was ended by a `COMMIT` or
 /// `ROLLBACK` sent by hand) commits
 /// nothing, and what was written since ran on its own: 25P01, never `Ok`.
-pub(crate) fn committed(before: TransactionStatus) -> Result<()> {
+///
+/// A `COMMIT` that hyperd answered `ROLLBACK` (it had ended the transaction
+/// itself: a cancel request that arrived between two of its statements
+/// does that) stored nothing either: 25P02 too.
+pub(crate) fn committed(before: TransactionStatus, after: &Session) -> Result<()> {
     if before == TransactionStatus::Idle {
         let mut db = DbError::new(
             Some(SqlState::NO_ACTIVE_SQL_TRANSACTION),
@@ -151,13 +156,15 @@ pub(crate) fn committed(before: TransactionStatus) -> Result<()> {
         );
         return Err(Error::Client(hyperdb_api_core::Error::server(db)));
     }
-    if before != TransactionStatus::Failed {
+    let why = if before == TransactionStatus::Failed {
+        "the transaction was rolled back, not committed: a statement in it had failed"
+    } else if after.last_command_rolled_back() {
+        "the transaction was rolled back, not committed: the server had ended it (a cancel \
+         request that reached it between two of its statements does that)"
+    } else {
         return Ok(());
-    }
-    let mut db = DbError::new(
-        Some(SqlState::IN_FAILED_SQL_TRANSACTION),
-        "the transaction was rolled back, not committed: a statement in it had failed",
-    );
+    };
+    let mut db = DbError::new(Some(SqlState::IN_FAILED_SQL_TRANSACTION), why);
     db.hint = Some("nothing the transaction wrote was stored; run it again".into());
     Err(Error::Client(hyperdb_api_core::Error::server(db)))
 }

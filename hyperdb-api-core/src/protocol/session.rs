@@ -125,6 +125,8 @@ pub struct Session {
     statements: Statements,
     /// See [`Session::simple_results_binary`].
     simple_binary: bool,
+    /// See [`Session::last_command_rolled_back`].
+    rolled_back: bool,
 }
 
 impl fmt::Debug for Session {
@@ -167,6 +169,7 @@ impl Session {
             stream: ResultStream::default(),
             statements: Statements::new(0),
             simple_binary: true,
+            rolled_back: false,
         }
     }
 
@@ -204,6 +207,16 @@ impl Session {
                 self.simple_binary = false;
             }
         }
+    }
+
+    /// Whether the last command completed with the tag `ROLLBACK`: how
+    /// hyperd answers a `COMMIT` of a transaction it had ended, with no
+    /// error (as PostgreSQL does for a failed one). A cancel request that
+    /// arrives while the session waits between statements of a
+    /// transaction ends it so (measured: the rows inserted before it were
+    /// gone, and the `COMMIT` said `ROLLBACK`).
+    pub fn last_command_rolled_back(&self) -> bool {
+        self.rolled_back
     }
 
     /// Commands so far that may have changed the catalog or the session's
@@ -589,6 +602,7 @@ impl Session {
                     if tag.split(' ').next() == Some("RESET") {
                         self.simple_binary = false;
                     }
+                    self.rolled_back = tag == "ROLLBACK";
                     return Ok(Some(Message::CommandComplete(tag)));
                 }
                 Message::RowDescription(_) | Message::NoData => {

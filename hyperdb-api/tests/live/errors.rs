@@ -74,6 +74,47 @@ fn failed_statement_in_transaction_then_select_1_works() {
     );
 }
 
+/// A cancel request that reaches hyperd while a transaction waits between
+/// its statements (one sent for a statement that had just completed:
+/// a timeout's, an abort's) ends the transaction; hyperd then answers its
+/// `COMMIT` with `ROLLBACK` and no error. The commits say so (25P02),
+/// where they returned `Ok` with the rows gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_hyperd_answers_with_rollback_is_an_error() {
+    let dir = temp_dir();
+    let path = dir.path().join("cancelled_tx.hyper");
+    let mut c = Connection::connect(server().endpoint(), &path, CreateMode::Create).unwrap();
+    c.execute_command("CREATE TABLE t (x INT)").unwrap();
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO t VALUES (1)").unwrap();
+    tx.cancel_handle().cancel().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let e = tx.commit().unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    assert!(e.to_string().contains("the server had ended it"), "{e}");
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 0);
+    // An ordinary one commits.
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO t VALUES (2)").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(c.query_scalar::<i64>("SELECT count(*) FROM t").unwrap(), 1);
+    drop(c);
+
+    let mut c = AsyncConnection::connect(server().endpoint(), &path, CreateMode::DoNotCreate)
+        .await
+        .unwrap();
+    let mut tx = c.transaction().await.unwrap();
+    tx.execute_command("INSERT INTO t VALUES (3)")
+        .await
+        .unwrap();
+    tx.cancel_handle().cancel().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let e = tx.commit().await.unwrap_err();
+    assert_eq!(e.sqlstate(), "25P02", "{e}");
+    let n: i64 = c.query_scalar("SELECT count(*) FROM t").await.unwrap();
+    assert_eq!(n, 1);
+}
+
 /// A `COMMIT` (or `END`) of a failed transaction sent by any call stores
 /// nothing: by SQL text with parameters, by a prepared statement, by
 /// `query`, `execute_query`, `query_scalar`, a shared connection's
