@@ -47,6 +47,17 @@ fn refused_in_text(e: &hyperdb_api_core::Error, session: &Session) -> bool {
         && session.transaction_status() == TransactionStatus::Idle
 }
 
+/// The error of an Arrow read of empty SQL text (42601, as hyperd reports
+/// blank text).
+fn empty_query() -> Error {
+    Error::Client(hyperdb_api_core::Error::server(
+        hyperdb_api_core::error::DbError::new(
+            Some(hyperdb_api_core::error::SqlState::SYNTAX_ERROR),
+            "the query text is empty: an Arrow read needs a query",
+        ),
+    ))
+}
+
 /// Sends `COPY (sql) TO STDOUT WITH (FORMAT ARROWSTREAM)`. When hyperd
 /// refuses it in its text, the error is the one parsing the caller's own
 /// SQL gives (one more round trip, on that path only): word for word what
@@ -60,6 +71,11 @@ macro_rules! start_copy {
         // Checked before the wrap, so that the offset is the caller's.
         if let Err(e) = hyperdb_api_core::protocol::frontend::check_cstr($sql, "query text") {
             Err(Error::Client(e))
+        } else if $sql.is_empty() {
+            // The COPY of nothing is a syntax error, and hyperd describes an
+            // empty statement without its parameters, which the fallback's
+            // `prepare` took for a broken stream: the connection was lost.
+            Err(empty_query())
         } else {
             match client.copy_out(&copy_out_sql($sql)) $(.$aw)* {
                 Ok(_) => Ok(()),

@@ -326,6 +326,27 @@ fn raw_ipc_nulls_in_a_not_null_column_are_named() {
     assert_eq!(ins.finish().unwrap(), 1000);
 }
 
+/// Empty SQL text read as Arrow is a 42601, and the connection works: it
+/// was lost ("the statement description is incomplete"), where blank text
+/// gave hyperd's 42601.
+#[tokio::test]
+async fn an_empty_arrow_query_is_a_syntax_error() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "empty.hyper");
+    for sql in ["", "   "] {
+        let e = c.query_arrow(sql).err().expect("refused");
+        assert_eq!(e.sqlstate(), "42601", "{sql:?}: {e}");
+        let e = c.query_arrow_ipc(sql).err().expect("refused");
+        assert_eq!(e.sqlstate(), "42601", "{sql:?}: {e}");
+        assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+    }
+    let mut a = connect_async(&dir, "empty.hyper").await;
+    let e = a.query_arrow("").await.err().expect("refused");
+    assert_eq!(e.sqlstate(), "42601", "{e}");
+    let one: i32 = a.query_scalar("SELECT 1").await.unwrap();
+    assert_eq!(one, 1);
+}
+
 /// A table `name` of one nullable column `v` of `sql_type`, created.
 fn one_column_table(c: &mut Connection, name: &str, sql_type: SqlType) -> TableDefinition {
     let table = TableDefinition::new(name).with_column("v", sql_type);
