@@ -334,14 +334,14 @@ async fn an_empty_arrow_query_is_a_syntax_error() {
     let dir = temp_dir();
     let mut c = connect(&dir, "empty.hyper");
     for sql in ["", "   "] {
-        let e = c.query_arrow(sql).err().expect("refused");
+        let e = c.query_arrow(sql).map(drop).expect_err("refused");
         assert_eq!(e.sqlstate(), "42601", "{sql:?}: {e}");
-        let e = c.query_arrow_ipc(sql).err().expect("refused");
+        let e = c.query_arrow_ipc(sql).map(drop).expect_err("refused");
         assert_eq!(e.sqlstate(), "42601", "{sql:?}: {e}");
         assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
     }
     let mut a = connect_async(&dir, "empty.hyper").await;
-    let e = a.query_arrow("").await.err().expect("refused");
+    let e = a.query_arrow("").await.map(drop).expect_err("refused");
     assert_eq!(e.sqlstate(), "42601", "{e}");
     let one: i32 = a.query_scalar("SELECT 1").await.unwrap();
     assert_eq!(one, 1);
