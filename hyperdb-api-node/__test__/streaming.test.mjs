@@ -397,6 +397,21 @@ describe('read styles', () => {
     }
   })
 
+  test('a statement whose table was made again is read afresh: an ARRAY after small rows', async () => {
+    // Learnt as small rows, the statement stayed on the row route, which
+    // reads no ARRAY: every later queryArrow of it failed (0A000).
+    const c = await ctx.connect()
+    await c.executeCommand('CREATE TEMPORARY TABLE remade AS SELECT 1 AS a')
+    for (let i = 0; i < 3; i++) assert.equal((await c.queryArrowTable('SELECT * FROM remade')).numRows, 1)
+    await c.executeCommand('DROP TABLE remade')
+    await c.executeCommand('CREATE TEMPORARY TABLE remade AS SELECT ARRAY[1, 2] AS a')
+    for (let i = 0; i < 3; i++) {
+      const table = await c.queryArrowTable('SELECT * FROM remade')
+      assert.deepEqual([...table.getChildAt(0).get(0)], [1, 2])
+    }
+    await c.close()
+  })
+
   test('queryChunks: arrays of rows that add up to the result', async () => {
     let rows = 0
     let chunks = 0

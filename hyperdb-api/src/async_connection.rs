@@ -151,8 +151,7 @@ impl AsyncConnection {
         use crate::arrow::{arrow_cannot_express, AsyncArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        let status = self.transaction_status();
-        if self.routes.choose_in(key, status) == ReadRoute::Arrow {
+        if self.routes.choose_in(key, self.client.session()) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match AsyncArrowBatches::start(&mut self.client, sql, &mut trace).await {
                 Ok(started) if !started.rows_read_every_column() => {

@@ -136,8 +136,7 @@ impl Connection {
         use crate::arrow::{arrow_cannot_express, ArrowBatches};
         use crate::route::{key, Learn, ReadRoute};
         let key = key(sql);
-        let status = self.transaction_status();
-        if self.routes.choose_in(key, status) == ReadRoute::Arrow {
+        if self.routes.choose_in(key, self.client.session()) == ReadRoute::Arrow {
             let start = std::time::Instant::now();
             match ArrowBatches::start(&mut self.client, sql, &mut trace) {
                 Ok(started) if !started.rows_read_every_column() => {

@@ -35,6 +35,7 @@ use std::collections::HashMap;
 
 use arrow_schema::SchemaRef;
 use hyperdb_api_core::protocol::backend::TransactionStatus;
+use hyperdb_api_core::protocol::Session;
 
 mod key;
 
@@ -130,6 +131,8 @@ pub(crate) struct RouteBook {
     seen: HashMap<u64, Seen>,
     shapes: HashMap<u64, ShapeSeen>,
     tick: u64,
+    /// The session's catalog changes when the book was last consulted.
+    changes: u64,
 }
 
 impl RouteBook {
@@ -183,7 +186,23 @@ impl RouteBook {
     /// had no column where a value can be refused (see
     /// [`arrow_cannot_refuse`]); a statement first seen in a transaction
     /// goes as rows, its values read whatever they are.
-    pub(crate) fn choose_in(&mut self, key: RouteKey, status: TransactionStatus) -> ReadRoute {
+    pub(crate) fn choose_in(&mut self, key: RouteKey, session: &Session) -> ReadRoute {
+        self.choose_at(key, session.transaction_status(), session.catalog_changes())
+    }
+
+    /// [`choose_in`](Self::choose_in) by the session's transaction status
+    /// and catalog changes ([`Session::catalog_changes`]). What the book
+    /// learnt before a command that may have changed the catalog is
+    /// forgotten, as the statement cache is emptied then: a table made
+    /// again may hold an `infinity` Arrow refuses (in a transaction block
+    /// that refusal fails the block) or an ARRAY only Arrow reads, where
+    /// the book remembered a result that could not.
+    fn choose_at(&mut self, key: RouteKey, status: TransactionStatus, changes: u64) -> ReadRoute {
+        if changes != self.changes {
+            self.seen.clear();
+            self.shapes.clear();
+            self.changes = changes;
+        }
         let route = self.choose(key);
         if status == TransactionStatus::Idle || route == ReadRoute::DataRows {
             return route;
@@ -205,12 +224,18 @@ impl RouteBook {
     /// stays Arrow, so the same read does not pass on its first run and
     /// fail on the next (inside a transaction block, as `choose_in` allows).
     #[cfg(any(feature = "async", test))]
-    pub(crate) fn choose_batches_in(
+    pub(crate) fn choose_batches_in(&mut self, key: RouteKey, session: &Session) -> ReadRoute {
+        self.choose_batches_at(key, session.transaction_status(), session.catalog_changes())
+    }
+
+    #[cfg(any(feature = "async", test))]
+    fn choose_batches_at(
         &mut self,
         key: RouteKey,
         status: TransactionStatus,
+        changes: u64,
     ) -> ReadRoute {
-        let route = self.choose_in(key, status);
+        let route = self.choose_at(key, status, changes);
         let shape = self.shapes.get(&key.shape);
         let pinned = self.seen.get(&key.statement).is_some_and(|s| {
             (s.arrow_only_batches || shape.is_some_and(|s| s.arrow_only_batches))
@@ -496,17 +521,17 @@ mod tests {
         let mut book = RouteBook::default();
         book.arrow_started(k(1), 0.050, &list);
         book.finished(k(1), 1, 1);
-        assert_eq!(book.choose_in(k(1), idle), ReadRoute::DataRows, "small");
-        assert_eq!(book.choose_batches_in(k(1), idle), ReadRoute::Arrow);
+        assert_eq!(book.choose_at(k(1), idle, 0), ReadRoute::DataRows, "small");
+        assert_eq!(book.choose_batches_at(k(1), idle, 0), ReadRoute::Arrow);
         ran(&mut book, k(2), 0.050, 1, 1);
         assert_eq!(
-            book.choose_batches_in(k(2), idle),
+            book.choose_batches_at(k(2), idle, 0),
             ReadRoute::DataRows,
             "an INT result goes by timing"
         );
         book.arrow_unreadable_as_rows(k(3));
-        assert_eq!(book.choose_in(k(3), idle), ReadRoute::DataRows);
-        assert_eq!(book.choose_batches_in(k(3), idle), ReadRoute::Arrow);
+        assert_eq!(book.choose_at(k(3), idle, 0), ReadRoute::DataRows);
+        assert_eq!(book.choose_batches_at(k(3), idle, 0), ReadRoute::Arrow);
     }
 
     /// In a transaction a refused Arrow run fails the transaction: Arrow
@@ -515,13 +540,13 @@ mod tests {
     fn transactions_take_arrow_only_where_nothing_is_refused() {
         let mut book = RouteBook::default();
         assert_eq!(
-            book.choose_in(k(1), TransactionStatus::InTransaction),
+            book.choose_at(k(1), TransactionStatus::InTransaction, 0),
             ReadRoute::DataRows,
             "never seen"
         );
         ran(&mut book, k(1), 0.050, 1, 10_000_000);
         assert_eq!(
-            book.choose_in(k(1), TransactionStatus::InTransaction),
+            book.choose_at(k(1), TransactionStatus::InTransaction, 0),
             ReadRoute::Arrow
         );
         let dated = Arc::new(Schema::new(vec![Field::new(
@@ -532,12 +557,36 @@ mod tests {
         book.arrow_started(k(2), 0.050, &dated);
         book.finished(k(2), 1, 10_000_000);
         assert_eq!(
-            book.choose_in(k(2), TransactionStatus::Idle),
+            book.choose_at(k(2), TransactionStatus::Idle, 0),
             ReadRoute::Arrow
         );
         assert_eq!(
-            book.choose_in(k(2), TransactionStatus::InTransaction),
+            book.choose_at(k(2), TransactionStatus::InTransaction, 0),
             ReadRoute::DataRows
+        );
+    }
+
+    /// A command that may have changed the catalog makes the book forget:
+    /// the table a statement read may now hold what its Arrow run did not.
+    #[test]
+    fn a_catalog_change_forgets_what_was_learnt() {
+        let mut book = RouteBook::default();
+        ran(&mut book, k(1), 0.050, 1, 10_000_000);
+        let tx = TransactionStatus::InTransaction;
+        assert_eq!(book.choose_at(k(1), tx, 0), ReadRoute::Arrow);
+        assert_eq!(
+            book.choose_at(k(1), tx, 1),
+            ReadRoute::DataRows,
+            "never seen since the change"
+        );
+        ran(&mut book, k(2), 0.040, 3, 10);
+        assert_eq!(
+            book.choose_at(k(2), TransactionStatus::Idle, 1),
+            ReadRoute::DataRows
+        );
+        assert_eq!(
+            book.choose_at(k(2), TransactionStatus::Idle, 2),
+            ReadRoute::Arrow
         );
     }
 

@@ -47,7 +47,7 @@ pub(super) fn start_batches(
             return Ok(batches.started());
         }
         let key = key(&q.sql);
-        if book.choose_batches_in(key, client.session().transaction_status()) == ReadRoute::Arrow {
+        if book.choose_batches_in(key, client.session()) == ReadRoute::Arrow {
             let start = Instant::now();
             match AsyncArrowBatches::start(client, &q.sql, &mut trace).await {
                 Ok(started) => {
@@ -77,10 +77,7 @@ pub(super) fn start_ipc(
         let (client, book) = conn.route_parts();
         let key = key(&q.sql);
         let routed = plain(&q);
-        if routed
-            && book.choose_batches_in(key, client.session().transaction_status())
-                == ReadRoute::Arrow
-        {
+        if routed && book.choose_batches_in(key, client.session()) == ReadRoute::Arrow {
             // "Cannot be converted to Arrow" comes before the first chunk:
             // read it before choosing the route. The borrow of `client`
             // ends with this block, so the fallback below may use it again.

@@ -676,3 +676,36 @@ fn nul_bytes_are_refused_at_their_offset_on_every_route() {
     }
     assert_eq!(c.query_scalar::<i32>("SELECT 2").unwrap(), 2);
 }
+
+/// A statement learnt as a safe Arrow read (no date or time column), then
+/// its table made again on this connection with a TIMESTAMP holding
+/// `infinity`: inside a transaction it went as Arrow, which hyperd refused
+/// (22008), failing the transaction (the caller saw 25P02 and lost its
+/// insert). The DDL makes the book forget; the read goes as rows.
+#[test]
+fn a_table_made_again_is_learnt_afresh_in_a_transaction() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "remade_route.hyper");
+    c.execute_command("CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 100000) s(g)")
+        .unwrap();
+    c.execute_command("CREATE TABLE log (x INT)").unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            count(c.execute_query("SELECT * FROM t").unwrap()).1,
+            100_000
+        );
+    }
+    c.execute_command("DROP TABLE t").unwrap();
+    c.execute_command("CREATE TABLE t (x TIMESTAMP)").unwrap();
+    c.execute_command("INSERT INTO t VALUES ('infinity')")
+        .unwrap();
+    let mut tx = c.transaction().unwrap();
+    tx.execute_command("INSERT INTO log VALUES (1)").unwrap();
+    let (route, n) = count(tx.execute_query("SELECT * FROM t").unwrap());
+    assert_eq!((route, n), (ReadRoute::DataRows, 1));
+    tx.commit().unwrap();
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM log").unwrap(),
+        1
+    );
+}
