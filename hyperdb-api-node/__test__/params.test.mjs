@@ -32,6 +32,19 @@ async function stillWorks() {
   assert.equal(await conn.queryScalar('SELECT $1::INTEGER * 2', [21]), 42)
 }
 
+describe('statements hyperd runs differently prepared', () => {
+  test('a VALUES of several rows with parameters is refused (0A000), not cut to its first row', async () => {
+    // hyperd returned only [[1]]: every statement with parameters is prepared.
+    const e = await rejectsHyper(() => conn.queryAll('VALUES ($1::int), (2)', [1], { rowMode: 'array' }), '0A000')
+    assert.match(e.hint, /SELECT \* FROM \(VALUES/)
+    assert.deepEqual(await conn.queryAll('SELECT * FROM (VALUES ($1::int), (2)) v', [1], { rowMode: 'array' }), [
+      [1],
+      [2],
+    ])
+    assert.deepEqual(await conn.queryAll('VALUES (1), (2)', [], { rowMode: 'array' }), [[1], [2]])
+  })
+})
+
 describe('number', () => {
   test('a 32-bit integer is an INTEGER', async () => {
     assert.deepStrictEqual(await roundTrip(42), { value: 42, kind: 'int32', sqlType: 'INTEGER' })

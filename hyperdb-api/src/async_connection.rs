@@ -328,14 +328,17 @@ impl AsyncConnection {
                     )?;
                     stmt.schema().clone()
                 }
-                Err(sql) => Schema::from_fields(
-                    trace.check(
-                        self.client
-                            .query_cached(&params.request(sql, &slices))
-                            .await
-                            .map_err(Into::into),
-                    )?,
-                ),
+                Err(sql) => {
+                    trace.check(crate::statement::refuse_values_of_several_rows(sql))?;
+                    Schema::from_fields(
+                        trace.check(
+                            self.client
+                                .query_cached(&params.request(sql, &slices))
+                                .await
+                                .map_err(Into::into),
+                        )?,
+                    )
+                }
             };
             Ok(AsyncRows::wire(&mut self.client, schema, trace))
         }

@@ -239,6 +239,7 @@ impl Connection {
         mut trace: StatementTrace,
     ) -> Result<Rows<'_>> {
         let sql = crate::transaction::ending(self.transaction_status(), sql);
+        trace.check(crate::statement::refuse_values_of_several_rows(sql))?;
         let slices = params.slices();
         let fields = trace.check(
             self.client

@@ -328,6 +328,7 @@ mod sealed {
 /// declared as NUMERIC without its scale, hyperd refuses every scaled
 /// value (measured).
 pub(crate) fn declared_types(sql: &str, given: &[SqlType]) -> Result<Vec<u32>> {
+    refuse_values_of_several_rows(sql)?;
     let count = placeholder_count(sql);
     if given.len() > count {
         return Err(Error::invalid_argument(
@@ -349,8 +350,71 @@ pub(crate) fn declared_types(sql: &str, given: &[SqlType]) -> Result<Vec<u32>> {
     Ok(oids)
 }
 
+/// Refuses a statement that is a top-level `VALUES` of several rows:
+/// hyperd 0.0.26963 returns only its first row when it runs as a prepared
+/// statement (`psql`'s `PREPARE p AS VALUES ($1), (2)` does the same), and
+/// every statement with parameters does. Refused (0A000), it cannot be
+/// taken for a result of one row; inside `SELECT * FROM (...)` it returns
+/// them all.
+pub(crate) fn refuse_values_of_several_rows(sql: &str) -> Result<()> {
+    let mut tokens = crate::sql_lex::tokens(sql).filter(|&t| t != ";").peekable();
+    let mut depth = 0usize;
+    while tokens.next_if_eq(&"(").is_some() {
+        depth += 1;
+    }
+    if !tokens
+        .next()
+        .is_some_and(|t| crate::sql_lex::word_of(t).eq_ignore_ascii_case("VALUES"))
+    {
+        return Ok(());
+    }
+    let base = depth;
+    for token in tokens {
+        match token {
+            "(" => depth += 1,
+            ")" => depth = depth.saturating_sub(1),
+            "," if depth == base => {
+                let mut db = hyperdb_api_core::error::DbError::new(
+                    Some(hyperdb_api_core::error::SqlState::FEATURE_NOT_SUPPORTED),
+                    "a VALUES of several rows run as a prepared statement (with parameters) \
+                     returns only its first row in hyperd",
+                );
+                db.hint = Some("write it as SELECT * FROM (VALUES ...) AS v".into());
+                return Err(Error::Client(hyperdb_api_core::Error::server(db)));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_of_several_rows_are_refused_one_row_is_not() {
+        for sql in [
+            "VALUES ($1), (2)",
+            "(VALUES (1),(2))",
+            "values (1) , (2);",
+            "VALUES ('a'), ($1::text)",
+        ] {
+            let e = refuse_values_of_several_rows(sql).unwrap_err();
+            assert_eq!(e.sqlstate(), "0A000", "{sql}");
+        }
+        for sql in [
+            "VALUES ($1, 2)",
+            "VALUES (1)",
+            "SELECT * FROM (VALUES (1), (2)) v",
+            "INSERT INTO t VALUES (1), (2)",
+            "VALUES ('a,b')",
+            "VALUES (1) -- , (2)",
+            "VALUES (f(1, 2))",
+            "",
+        ] {
+            assert!(refuse_values_of_several_rows(sql).is_ok(), "{sql}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -268,6 +268,9 @@ impl<'c> RowBatches<'c> {
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
         let request = params.request(sql, &slices);
+        if routed.is_none() {
+            trace.check(crate::statement::refuse_values_of_several_rows(sql))?;
+        }
         let fields = match (&routed, slices.is_empty()) {
             (Some(_), _) => client.query_simple(sql).await,
             (None, true) => client.query(&request).await,

@@ -8,10 +8,10 @@ use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, CreateMode, Error
 
 use crate::common::{connect, connect_async, server, tcp_server, temp_dir, within};
 
-/// The first row of `s` run with `params`, as `T`.
-fn first<T: for<'r> hyperdb_api::FromRow<'r>>(
+/// The first row of `s` (prepared, or SQL text) run with `params`, as `T`.
+fn first<T: for<'r> hyperdb_api::FromRow<'r>, S: hyperdb_api::ToStatement + ?Sized>(
     c: &mut Connection,
-    s: &Statement,
+    s: &S,
     params: &[&dyn hyperdb_api::types::ToPgBinary],
 ) -> T {
     c.query_as_params::<T, _>(s, params)
@@ -615,4 +615,31 @@ fn create_modes_in_strings_reach_the_server() {
     assert!(e.code().is_some(), "{e}");
     let c = Connection::connect(server().endpoint(), &path, CreateMode::DoNotCreate).unwrap();
     c.close().unwrap();
+}
+
+/// hyperd returns only the first row of a top-level `VALUES` of several
+/// rows run as a prepared statement (every statement with parameters):
+/// refused (0A000), not read as one row; inside a `SELECT` it goes in
+/// whole.
+#[test]
+fn a_values_of_several_rows_with_parameters_is_refused_not_cut() {
+    let dir = temp_dir();
+    let mut c = connect(&dir, "values.hyper");
+    let e = c
+        .execute_query_params("VALUES ($1::int), (2)", &[&1])
+        .map(drop)
+        .expect_err("refused");
+    assert_eq!(e.sqlstate(), "0A000", "{e}");
+    let e = c.prepare("VALUES ($1::int), (2)").expect_err("refused");
+    assert_eq!(e.sqlstate(), "0A000", "{e}");
+    let rows: Vec<i32> = c
+        .execute_query_params("SELECT * FROM (VALUES ($1::int), (2)) v", &[&1])
+        .unwrap()
+        .map(|r| r.unwrap().try_get(0).unwrap())
+        .collect();
+    assert_eq!(rows, [1, 2]);
+    let (one,): (i32,) = first(&mut c, "VALUES ($1::int)", &[&7]);
+    assert_eq!(one, 7);
+    let all = c.execute_query("VALUES (1), (2), (3)").unwrap().count();
+    assert_eq!(all, 3, "without parameters every row");
 }
