@@ -329,14 +329,10 @@ impl AsyncConnection {
                     stmt.schema().clone()
                 }
                 Err(sql) => {
-                    trace.check(crate::statement::refuse_values_of_several_rows(sql))?;
+                    let request = trace.check(params.request(sql, &slices))?;
                     Schema::from_fields(
-                        trace.check(
-                            self.client
-                                .query_cached(&params.request(sql, &slices))
-                                .await
-                                .map_err(Into::into),
-                        )?,
+                        trace
+                            .check(self.client.query_cached(&request).await.map_err(Into::into))?,
                     )
                 }
             };
@@ -417,8 +413,9 @@ impl AsyncConnection {
     /// Whether a command since the connection was set up may have changed
     /// its session: a setting (`SET`, `RESET`, which in hyperd also resets
     /// the settings the connection started with), a database attached or
-    /// detached, a temporary table, or other DDL: any command whose tag is
-    /// not a read, a write or transaction control. Pools drop such a
+    /// detached, a temporary table, or other DDL: any statement that is
+    /// not a read, a write or transaction control, by its tag or by its
+    /// text (a `CREATE TABLE ... AS`, a `set_config`). Pools drop such a
     /// connection rather than hand its session to the next caller.
     pub fn session_changed(&self) -> bool {
         self.client.session().catalog_changes() != self.setup_changes

@@ -218,6 +218,13 @@ impl Error {
         }
     }
 
+    /// An error the client reports in the server's shape (SQLSTATE,
+    /// message, hint, ...), so that callers check one code whether hyperd
+    /// or this crate noticed.
+    pub(crate) fn server(db: DbError) -> Error {
+        Error::Client(hyperdb_api_core::Error::server(db))
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
         Error::Io {
             context: context.into(),

@@ -97,18 +97,21 @@ impl Params {
             .collect()
     }
 
-    /// A HyperBinary-result query over these parameters.
+    /// A HyperBinary-result query of `sql` over these parameters, which
+    /// hyperd prepares: a top-level `VALUES` of several rows is refused here
+    /// ([`crate::statement::refuse_values_of_several_rows`]).
     pub(crate) fn request<'a>(
         &'a self,
         sql: &'a str,
         slices: &'a [Option<&'a [u8]>],
-    ) -> QueryRequest<'a> {
-        QueryRequest {
+    ) -> Result<QueryRequest<'a>> {
+        crate::statement::refuse_values_of_several_rows(sql)?;
+        Ok(QueryRequest {
             sql,
             param_types: &self.types,
             params: slices,
             param_formats: &self.formats,
             result_format: FORMAT_HYPER_BINARY,
-        }
+        })
     }
 }

@@ -14,7 +14,7 @@ use hyperdb_api_core::protocol::ops::{FORMAT_BINARY, FORMAT_HYPER_BINARY};
 use hyperdb_api_core::protocol::{CloseQueue, Session, StatementDescription};
 use hyperdb_api_core::types::{oid, SqlType, ToPgBinary};
 
-use crate::error::{Error, Result};
+use crate::error::{DbError, Error, Result, SqlState};
 use crate::params::Params;
 use crate::rows::{Column, Schema};
 
@@ -374,13 +374,13 @@ pub(crate) fn refuse_values_of_several_rows(sql: &str) -> Result<()> {
             "(" => depth += 1,
             ")" => depth = depth.saturating_sub(1),
             "," if depth == base => {
-                let mut db = hyperdb_api_core::error::DbError::new(
-                    Some(hyperdb_api_core::error::SqlState::FEATURE_NOT_SUPPORTED),
+                let mut db = DbError::new(
+                    Some(SqlState::FEATURE_NOT_SUPPORTED),
                     "a VALUES of several rows run as a prepared statement (with parameters) \
                      returns only its first row in hyperd",
                 );
                 db.hint = Some("write it as SELECT * FROM (VALUES ...) AS v".into());
-                return Err(Error::Client(hyperdb_api_core::Error::server(db)));
+                return Err(Error::server(db));
             }
             _ => {}
         }

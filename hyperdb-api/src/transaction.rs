@@ -126,7 +126,7 @@ pub(crate) fn refuse_nested(status: TransactionStatus) -> Result<()> {
          end it first"
             .into(),
     );
-    Err(Error::Client(hyperdb_api_core::Error::server(db)))
+    Err(Error::server(db))
 }
 
 /// What a `COMMIT` sent with the session in `before` did: hyperd answers
@@ -154,7 +154,7 @@ pub(crate) fn committed(before: TransactionStatus, after: &Session) -> Result<()
              wrote after ran on its own"
                 .into(),
         );
-        return Err(Error::Client(hyperdb_api_core::Error::server(db)));
+        return Err(Error::server(db));
     }
     let why = if before == TransactionStatus::Failed {
         "the transaction was rolled back, not committed: a statement in it had failed"
@@ -166,5 +166,5 @@ pub(crate) fn committed(before: TransactionStatus, after: &Session) -> Result<()
     };
     let mut db = DbError::new(Some(SqlState::IN_FAILED_SQL_TRANSACTION), why);
     db.hint = Some("nothing the transaction wrote was stored; run it again".into());
-    Err(Error::Client(hyperdb_api_core::Error::server(db)))
+    Err(Error::server(db))
 }

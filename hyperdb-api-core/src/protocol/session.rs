@@ -187,9 +187,10 @@ impl Session {
     /// Whether a simple `Query`'s rows come as HyperBinary, as every
     /// session starts (the startup setting `result_format_code`, see
     /// `SIMPLE_QUERY_FORMAT`). A `RESET ALL` takes it back to hyperd's
-    /// default, text, which a `SET` cannot undo (hyperd refuses it, 0A000):
-    /// read as HyperBinary, the text `1234` was the INTEGER 875770417.
-    /// After any `RESET` this is false for the rest of the session.
+    /// default, text, which a `SET` cannot undo (hyperd refuses it, 0A000),
+    /// and `set_config` can set it: read as HyperBinary, the text `1234`
+    /// was the INTEGER 875770417. Once any `RESET` or `set_config` was sent
+    /// (`Session::note_sql`) this is false for the rest of the session.
     pub fn simple_results_binary(&self) -> bool {
         self.simple_binary
     }
@@ -197,13 +198,15 @@ impl Session {
     /// The text of a statement about to be sent: one that may change the
     /// catalog or the session ([`statements::sql_may_change_catalog`]) is
     /// counted, and empties the statement cache, before its tag could; a
-    /// `set_config` may also set `result_format_code` (hyperd takes it
-    /// there, though it refuses `SET` of it), so simple queries stop
-    /// relying on it as after a `RESET`.
+    /// `RESET` or a `set_config` may also take `result_format_code` from
+    /// HyperBinary, so simple queries stop relying on it
+    /// ([`Session::simple_results_binary`]).
     pub(crate) fn note_sql(&mut self, sql: &str) {
         if statements::sql_may_change_catalog(sql) {
             self.statements.note_change();
-            if statements::calls_set_config(sql) {
+            if statements::first_word(sql).eq_ignore_ascii_case("RESET")
+                || statements::calls_set_config(sql)
+            {
                 self.simple_binary = false;
             }
         }
@@ -599,9 +602,6 @@ impl Session {
                 Message::CommandComplete(tag) => {
                     self.stream.ended();
                     self.statements.note_command(&tag);
-                    if tag.split(' ').next() == Some("RESET") {
-                        self.simple_binary = false;
-                    }
                     self.rolled_back = tag == "ROLLBACK";
                     return Ok(Some(Message::CommandComplete(tag)));
                 }

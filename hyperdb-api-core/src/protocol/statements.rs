@@ -75,56 +75,45 @@ pub(crate) fn next_session_id() -> u64 {
     NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Whether a command tag leaves every name meaning what it meant: rows read
-/// or written, transaction control, nothing else. Any other tag (`CREATE
-/// TABLE`, `DROP TABLE`, `ALTER TABLE`, `SET`, `ATTACH DATABASE`, ...)
-/// empties the statement cache, since hyperd would run cached statements
-/// against the new catalog with their old descriptions.
+/// The first words of the statements, and of the command tags, that leave
+/// every name meaning what it meant: rows read or written, transaction
+/// control, nothing else.
+const KEEPS_CATALOG: [&str; 18] = [
+    "SELECT", "INSERT", "UPDATE", "DELETE", "COPY", "BEGIN", "START", "COMMIT", "END", "ROLLBACK",
+    "SHOW", "EXPLAIN", "FETCH", "MOVE", "CLOSE", "VALUES", "TABLE", "WITH",
+];
+
+/// Whether a command tag leaves every name meaning what it meant
+/// (`KEEPS_CATALOG`). Any other tag (`CREATE TABLE`, `DROP TABLE`,
+/// `ALTER TABLE`, `SET`, `ATTACH DATABASE`, ...) empties the statement
+/// cache, since hyperd would run cached statements against the new catalog
+/// with their old descriptions.
 pub fn keeps_catalog(tag: &str) -> bool {
     let word = tag.split(' ').next().unwrap_or("");
-    matches!(
-        word,
-        "SELECT"
-            | "INSERT"
-            | "UPDATE"
-            | "DELETE"
-            | "COPY"
-            | "BEGIN"
-            | "START"
-            | "COMMIT"
-            | "END"
-            | "ROLLBACK"
-            | "SHOW"
-            | "EXPLAIN"
-            | "FETCH"
-            | "MOVE"
-            | "CLOSE"
-            | "VALUES"
-            | "TABLE"
-    )
+    KEEPS_CATALOG.contains(&word)
 }
 
-/// Whether the statement `sql`, judged by its text as it is sent, may
-/// change what names mean or how the session behaves: its first word (after
-/// white space and parentheses) is not that of a read, a write or
-/// transaction control, or it calls `set_config`. The tags miss both:
-/// hyperd ends a `CREATE TABLE ... AS` with `SELECT n`, and `SELECT
-/// set_config('search_path', ...)` changes a setting under a `SELECT` tag.
-/// Anything else, comments first included, counts as a change.
-pub fn sql_may_change_catalog(sql: &str) -> bool {
+/// A statement's first word: its ASCII letters after white space and
+/// opening parentheses; empty when it starts with anything else (a
+/// comment too).
+pub(crate) fn first_word(sql: &str) -> &str {
     let rest = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
     let end = rest
         .bytes()
         .position(|b| !b.is_ascii_alphabetic())
         .unwrap_or(rest.len());
-    let word = &rest.as_bytes()[..end];
-    let keeps = [
-        "SELECT", "VALUES", "TABLE", "SHOW", "WITH", "INSERT", "UPDATE", "DELETE", "COPY", "BEGIN",
-        "START", "COMMIT", "END", "ROLLBACK", "EXPLAIN", "FETCH", "MOVE", "CLOSE",
-    ]
-    .iter()
-    .any(|w| word.eq_ignore_ascii_case(w.as_bytes()));
-    !keeps || calls_set_config(sql)
+    &rest[..end]
+}
+
+/// Whether the statement `sql`, judged by its text as it is sent, may
+/// change what names mean or how the session behaves: its first word is
+/// not one of [`KEEPS_CATALOG`], or it calls `set_config`. The tags miss
+/// both: hyperd ends a `CREATE TABLE ... AS` with `SELECT n`, and `SELECT
+/// set_config('search_path', ...)` changes a setting under a `SELECT` tag.
+/// Anything else, comments first included, counts as a change.
+pub fn sql_may_change_catalog(sql: &str) -> bool {
+    let word = first_word(sql);
+    !KEEPS_CATALOG.iter().any(|w| word.eq_ignore_ascii_case(w)) || calls_set_config(sql)
 }
 
 /// Whether `sql` names `set_config` (in any case) anywhere: one pass that
@@ -149,8 +138,7 @@ pub struct Statements {
     session_id: u64,
     next_name: u64,
     catalog_changed: bool,
-    /// Commands completed whose tag `keeps_catalog` does not know: what
-    /// [`Statements::changes`] counts.
+    /// What [`Statements::changes`] counts.
     changes: u64,
 }
 
@@ -184,7 +172,9 @@ impl Statements {
 
     /// How many commands so far may have changed what names mean or how
     /// the session behaves (DDL, `SET`, `RESET`, `ATTACH`, a temporary
-    /// table, ...; see [`keeps_catalog`]). Unchanged between two reads, the
+    /// table, ...): each statement sent that `sql_may_change_catalog` and
+    /// each command whose tag is not [`keeps_catalog`], so one may count
+    /// twice. Unchanged between two reads, the
     /// session ran only reads, writes and transaction control: a pool need
     /// not look further, and a prepared statement's description still holds
     /// as far as this session can tell.
@@ -254,16 +244,10 @@ pub(crate) fn retry_after(e: &Error, sql: &str) -> Option<bool> {
     code.code().starts_with("42").then_some(false)
 }
 
-/// Whether `sql` only reads: its first word (after whitespace and
-/// parentheses) is SELECT, VALUES, TABLE or SHOW. Anything else, comments
-/// first included, counts as a write.
+/// Whether `sql` only reads: its `first_word` is SELECT, VALUES, TABLE or
+/// SHOW. Anything else, comments first included, counts as a write.
 pub fn reads_only(sql: &str) -> bool {
-    let rest = sql.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-    let word: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .take(7)
-        .collect();
+    let word = first_word(sql);
     ["SELECT", "VALUES", "TABLE", "SHOW"]
         .iter()
         .any(|w| word.eq_ignore_ascii_case(w))

@@ -352,7 +352,7 @@ fn past_arrow(ty: &SqlType, raw: Option<&[u8]>, column: String) -> Error {
     );
     db.hint = Some("a row reader takes it (execute_query, Place::query_row_batches)".into());
     db.column = Some(column);
-    Error::Client(hyperdb_api_core::Error::server(db))
+    Error::server(db)
 }
 
 /// The inserter's DATE (Date32) as hyperd's Arrow stream sends it (Date64).

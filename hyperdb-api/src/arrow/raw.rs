@@ -119,7 +119,7 @@ impl IpcFramer {
                     input = &input[n..];
                     *remaining -= n as u64;
                     if *remaining == 0 {
-                        return Err(self.null_in_not_null());
+                        return Err(null_in_not_null(self.first_schema.as_ref(), batch));
                     }
                 }
                 State::Body { .. } | State::Refused { .. } => return Ok(()),
@@ -201,22 +201,22 @@ impl IpcFramer {
                 self.rows += u64::try_from(batch.length())
                     .map_err(|_| corrupt("a negative row count".into()))?;
                 if let Some(field) = self.nulls_in_not_null(batch) {
+                    // The header goes with the batch: nothing more of this
+                    // stream is sent.
                     let held = RefusedBatch {
-                        head: head.clone(),
+                        head,
                         prefix,
                         body: Vec::new(),
                         field,
                         rows_before,
                     };
-                    self.head = head;
-                    self.head.clear();
+                    if body == 0 {
+                        return Err(null_in_not_null(self.first_schema.as_ref(), &held));
+                    }
                     self.state = State::Refused {
                         remaining: body,
                         batch: Box::new(held),
                     };
-                    if body == 0 {
-                        return Err(self.null_in_not_null());
-                    }
                     return Ok(());
                 }
             }
@@ -255,42 +255,35 @@ impl IpcFramer {
         }
         None
     }
+}
 
-    /// The error for the whole batch held in [`State::Refused`]: its first
-    /// NULL row, read by decoding the batch with the caller's (nullable)
-    /// schema; if it cannot be decoded, the batch's first row and its range.
-    fn null_in_not_null(&self) -> Error {
-        let State::Refused { batch, .. } = &self.state else {
-            return corrupt("no refused batch".into());
-        };
-        let column = self
-            .first_schema
-            .as_ref()
-            .map(|s| s.field(batch.field).name().clone());
-        let first_null = first_schema_nulls(self.first_schema.as_ref(), batch);
-        let (row, message) = match first_null {
-            Some(row) => (row, "NULL; nothing was inserted".to_owned()),
-            None => (
-                0,
-                format!(
-                    "NULLs in record batch rows {}.. (the batch could not be decoded to \
-                     name the row); nothing was inserted",
-                    batch.rows_before
-                ),
+/// The error for a whole batch with NULLs in a NOT NULL column: its first
+/// NULL row, read by decoding the batch with the caller's (nullable)
+/// `schema`; if it cannot be decoded, the batch's first row and its range.
+fn null_in_not_null(schema: Option<&Schema>, batch: &RefusedBatch) -> Error {
+    let column = schema.map(|s| s.field(batch.field).name().clone());
+    let (row, message) = match first_null_row(schema, batch) {
+        Some(row) => (row, "NULL; nothing was inserted".to_owned()),
+        None => (
+            0,
+            format!(
+                "NULLs in record batch rows {}.. (the batch could not be decoded to \
+                 name the row); nothing was inserted",
+                batch.rows_before
             ),
-        };
-        Error::InvalidRow {
-            row: batch.rows_before + row as u64,
-            column,
-            kind: RowErrorKind::NullInNotNull,
-            message,
-        }
+        ),
+    };
+    Error::InvalidRow {
+        row: batch.rows_before + row as u64,
+        column,
+        kind: RowErrorKind::NullInNotNull,
+        message,
     }
 }
 
 /// The row of the first NULL of `batch`'s refused field, decoding it with
 /// the caller's schema.
-fn first_schema_nulls(schema: Option<&Schema>, batch: &RefusedBatch) -> Option<usize> {
+fn first_null_row(schema: Option<&Schema>, batch: &RefusedBatch) -> Option<usize> {
     let message = root_as_message(&batch.head[batch.prefix..]).ok()?;
     let header = message.header_as_record_batch()?;
     let body = arrow_buffer::Buffer::from(batch.body.as_slice());

@@ -22,7 +22,7 @@ use hyperdb_api_core::protocol::Session;
 
 use super::decoder::ArrowDecoder;
 use super::EOS;
-use crate::error::{Error, Result};
+use crate::error::{DbError, Error, Result, SqlState};
 use crate::files::sql::{copy_query, QUERY_OFFSET};
 use crate::trace::StatementTrace;
 
@@ -50,11 +50,9 @@ fn refused_in_text(e: &hyperdb_api_core::Error, session: &Session) -> bool {
 /// The error of an Arrow read of empty SQL text (42601, as hyperd reports
 /// blank text).
 fn empty_query() -> Error {
-    Error::Client(hyperdb_api_core::Error::server(
-        hyperdb_api_core::error::DbError::new(
-            Some(hyperdb_api_core::error::SqlState::SYNTAX_ERROR),
-            "the query text is empty: an Arrow read needs a query",
-        ),
+    Error::server(DbError::new(
+        Some(SqlState::SYNTAX_ERROR),
+        "the query text is empty: an Arrow read needs a query",
     ))
 }
 

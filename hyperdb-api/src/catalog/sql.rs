@@ -465,7 +465,7 @@ pub(crate) fn missing_schema(schema: &SchemaName) -> Error {
 /// Shaped like the server's own error for the same mistake, so callers check
 /// one SQLSTATE whether the server or the catalog noticed.
 fn not_found(db: DbError) -> Error {
-    Error::Client(hyperdb_api_core::Error::server(db))
+    Error::server(db)
 }
 
 #[cfg(test)]

@@ -271,7 +271,7 @@ fn cancelled() -> Error {
         Some(hyperdb_api_core::error::SqlState::QUERY_CANCELED),
         "the insert was cancelled: nothing is stored",
     );
-    Error::Client(hyperdb_api_core::Error::server(db))
+    Error::server(db)
 }
 
 /// The insert's error when a cancel or a close came since the COPY started.
@@ -291,7 +291,7 @@ fn closed_while_open() -> Error {
         Some(hyperdb_api_core::error::SqlState::CONNECTION_DOES_NOT_EXIST),
         "the connection was closed while the insert was open: nothing is stored",
     );
-    Error::Client(hyperdb_api_core::Error::server(db))
+    Error::server(db)
 }
 
 /// Completes at `deadline`; never without one.

@@ -267,14 +267,16 @@ impl<'c> RowBatches<'c> {
         let sql = crate::transaction::ending(client.session().transaction_status(), sql);
         // Parameterized reads go through the statement cache, as the
         // `*_params` calls do.
-        let request = params.request(sql, &slices);
-        if routed.is_none() {
-            trace.check(crate::statement::refuse_values_of_several_rows(sql))?;
-        }
-        let fields = match (&routed, slices.is_empty()) {
-            (Some(_), _) => client.query_simple(sql).await,
-            (None, true) => client.query(&request).await,
-            (None, false) => client.query_cached(&request).await,
+        let fields = match &routed {
+            Some(_) => client.query_simple(sql).await,
+            None => {
+                let request = trace.check(params.request(sql, &slices))?;
+                if slices.is_empty() {
+                    client.query(&request).await
+                } else {
+                    client.query_cached(&request).await
+                }
+            }
         };
         let fields = match fields {
             Ok(fields) => fields,

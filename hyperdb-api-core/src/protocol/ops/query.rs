@@ -451,6 +451,33 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::Protocol, "{err}");
     }
 
+    /// A `RESET` (`RESET ALL` takes `result_format_code` back to text) or
+    /// a `set_config` (which can set it) ends the HyperBinary rows of
+    /// simple queries for the session.
+    #[test]
+    fn a_reset_ends_hyperbinary_simple_results() {
+        for (last, tag) in [
+            ("RESET ALL", "RESET"),
+            ("SELECT set_config('a', 'b', false)", "SELECT 1"),
+        ] {
+            let mut s = Session::new(Limits::default(), None);
+            s.finish_startup();
+            for (sql, tag, binary) in [
+                ("SET a = 1", "SET", true),
+                ("SELECT 1", "SELECT 1", true),
+                (last, tag, false),
+                ("SET a = 1", "SET", false),
+            ] {
+                let mut op = SimpleQueryStart::send(&mut s, sql).expect("queued");
+                push(&mut s, b'C', format!("{tag}\0").as_bytes());
+                assert!(run(&mut s, &mut op).expect("no rows").is_empty());
+                push(&mut s, b'Z', b"I");
+                while s.next_message().expect("ready").is_some() {}
+                assert_eq!(s.simple_results_binary(), binary, "after {sql}");
+            }
+        }
+    }
+
     /// Rows that match the description pass, block by block.
     #[test]
     fn rows_with_the_described_field_count_pass() {
