@@ -320,15 +320,15 @@ fn uuid_text<'a>(uuid: &[u8; 16], out: &'a mut [u8; UUID_TEXT_LEN]) -> &'a [u8] 
     out
 }
 
-/// A result column whose type has no Arrow form here (ARRAY, and other
-/// types hyperdb-api does not map), naming the way around it.
+/// A result column of a type hyperdb-api does not map (REGCLASS, say),
+/// naming the way around it. Not an ARRAY: hyperd describes those as
+/// Arrow lists, which are refused before this with their own hint.
 fn no_arrow_form(column: &str, oid: u32) -> Error {
     Error::UnsupportedType {
         column: column.to_owned(),
         type_name: format!("type OID {oid}"),
-        message: "hyperdb-api reads no value of this type as rows (an ARRAY reads only as \
-                  Arrow: query_arrow; Node: queryArrow); cast the column to TEXT in the query \
-                  (`col::TEXT`)"
+        message: "hyperdb-api reads no value of this type, as rows or as Arrow; cast the \
+                  column to TEXT in the query (`col::TEXT`)"
             .into(),
     }
 }

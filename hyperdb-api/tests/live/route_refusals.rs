@@ -408,3 +408,36 @@ fn row_reads_of_a_uuid_name_the_type_and_the_cast() {
         .unwrap();
     assert_eq!(text, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
 }
+
+/// A type this client maps to nothing (REGCLASS) read as batches (Node's
+/// `query`, `queryColumns`, `queryArrow`) is refused with the cast that
+/// reads it, and sends no one to `query_arrow`, which refuses it too
+/// (hyperd's Arrow stream has no form for it): the hint once said "an
+/// ARRAY reads only as Arrow: query_arrow". The connection stays usable.
+#[tokio::test]
+async fn an_unmapped_type_names_the_cast_not_another_read() {
+    let dir = temp_dir();
+    let c: AsyncConnection = connect_async(&dir, "route_refusals_regclass.hyper").await;
+    let shared = SharedConnection::new(c);
+    let sql = "SELECT 'pg_class'::regclass AS r";
+    for run in 0..2 {
+        let started = shared
+            .place()
+            .query_row_batches(sql, Vec::new(), None)
+            .await;
+        let err = failure(started).await;
+        let text = err.to_string();
+        assert_eq!(err.sqlstate(), "0A000", "run {run}: {text}");
+        assert!(
+            text.contains("type OID 2205") && text.contains("col::TEXT"),
+            "run {run}: {text}"
+        );
+        assert!(!text.contains("query_arrow"), "run {run}: {text}");
+    }
+    let cast = shared
+        .place()
+        .query_row_batches("SELECT ('pg_class'::regclass)::TEXT", Vec::new(), None)
+        .await
+        .unwrap();
+    assert_eq!(texts(cast).await, vec![Some("pg_class".to_owned())]);
+}
