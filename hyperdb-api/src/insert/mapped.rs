@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hyperdb_api_core::types::ToHyperBinary;
 
-use crate::error::{Error, Result};
+use crate::error::{DbError, Error, Result, SqlState};
 use crate::escape::{push_identifier, quote_identifier};
 use crate::insert::copy_tx::{CopyTx, Target};
 use crate::insert::encoder::RowEncoder;
@@ -17,7 +17,7 @@ use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
 use crate::table_definition::{Persistence, TableDefinition};
 use crate::trace::StatementTrace;
-use crate::Connection;
+use crate::{Connection, TransactionStatus};
 
 /// How one target column gets its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +88,9 @@ impl<'c> MappedInserter<'c> {
                 "at least one column is needed",
             ));
         }
+        // A dropped inserter's ending, if one is queued, settles first.
+        conn.client().settle()?;
+        refuse_in_transaction(conn.transaction_status())?;
         let stage_name = format!(
             "hyperdb_stage_{}_{}",
             std::process::id(),
@@ -161,6 +164,27 @@ impl Drop for MappedInserter<'_> {
             }
         }
     }
+}
+
+/// The stage is made (DDL) and then filled (DML), which hyperd does not
+/// do in one transaction ("mixing DDL and DML is currently not
+/// supported"), and a stage made in one would outlive its `ROLLBACK`
+/// (hyperd does not undo DDL): refused before anything is sent, 25001 as
+/// for a transaction begun inside another.
+fn refuse_in_transaction(status: TransactionStatus) -> Result<()> {
+    if status == TransactionStatus::Idle {
+        return Ok(());
+    }
+    let mut db = DbError::new(
+        Some(SqlState::ACTIVE_SQL_TRANSACTION),
+        "a MappedInserter cannot run inside a transaction: it stages its rows in a temporary \
+         table it creates, and hyperd does not mix DDL and DML in one transaction",
+    );
+    db.hint = Some(
+        "create the MappedInserter outside the transaction (it is all or nothing on its own)"
+            .into(),
+    );
+    Err(Error::server(db))
 }
 
 /// `INSERT INTO target ("a", "b") SELECT <expr or "a">, ... FROM "stage"`.

@@ -96,3 +96,41 @@ fn mapped_inserter_failures_leave_the_target_unchanged() {
     assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e:?}");
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
 }
+
+/// Inside a transaction a MappedInserter is refused before it makes its
+/// stage (25001). Before: it made the stage, failed at the copy ("mixing
+/// DDL and DML is currently not supported") and left the stage behind
+/// after the ROLLBACK, one per attempt, for the rest of the session.
+#[test]
+fn a_mapped_inserter_inside_a_transaction_is_refused_and_leaves_nothing() {
+    let (_dir, mut c, inputs) = geo_setup("geotx.hyper");
+    let stages = "SELECT count(*) FROM pg_catalog.pg_class WHERE relname LIKE 'hyperdb_stage%'";
+    for commit in [false, true] {
+        let mut tx = c.transaction().unwrap();
+        tx.execute_command("INSERT INTO geo (id) VALUES (7)")
+            .unwrap();
+        let e = MappedInserter::new(&mut tx, "geo", &inputs, &geo_mappings())
+            .and_then(|mut ins| {
+                ins.add_row(&[&1i32, &Some("POINT(1 2)"), &None::<&str>])?;
+                ins.execute()
+            })
+            .unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("25001"), "{e:?}");
+        assert!(e.to_string().contains("inside a transaction"), "{e}");
+        if commit {
+            tx.commit().unwrap();
+        } else {
+            tx.rollback().unwrap();
+        }
+        assert_eq!(c.query_scalar::<i64>(stages).unwrap(), 0, "commit {commit}");
+    }
+    // The transaction's own write was kept once, by its commit.
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM geo").unwrap(),
+        1
+    );
+    let mut ins = MappedInserter::new(&mut c, "geo", &inputs, &geo_mappings()).unwrap();
+    ins.add_row(&[&2i32, &Some("POINT(1 2)"), &None::<&str>])
+        .unwrap();
+    assert_eq!(ins.execute().unwrap(), 1);
+}
