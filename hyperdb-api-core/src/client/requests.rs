@@ -558,6 +558,17 @@ macro_rules! request_methods {
             }
         }
 
+        /// Queues `CopyDone` for a running COPY FROM STDIN without
+        /// waiting: the next request sends it and settles the server's
+        /// reply. For `Drop` impls whose COPY must end without `CopyFail`
+        /// (a CSV import ends with input the server refuses, then this;
+        /// see `files/stream.rs` in hyperdb-api for why).
+        pub fn queue_copy_done(&mut self) {
+            self.state.queued_copy = QueuedCopy::Settled;
+            // The reply is owed (the COPY's ReadyForQuery) and drained by `begin`.
+            ops::CopyInFinish::done(&mut self.state.session);
+        }
+
         /// The column count of the last COPY FROM STDIN the server
         /// accepted, from its `CopyInResponse`: for a COPY without a column
         /// list, the table's. `None` until that answer was read.

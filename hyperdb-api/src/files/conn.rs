@@ -16,7 +16,9 @@ use crate::table_definition::TableDefinition;
 macro_rules! file_methods {
     ($($async_kw:ident)? ; $($aw:tt)*) => {
         /// Loads the file at `path` on the server's file system into
-        /// `table` (its columns in order); returns the rows stored. hyperd
+        /// `table` (CSV: its columns in order; Parquet and Arrow: by name,
+        /// and a file column the table lacks is left out); returns the
+        /// rows stored. hyperd
         /// reads the file itself. All or nothing: on any error (a missing
         /// file, a malformed row, a value that does not fit) the table
         /// keeps its rows; a malformed row's place is in
@@ -91,7 +93,7 @@ impl Connection {
         options: CsvOptions,
     ) -> Result<u64> {
         let sql = sql::copy_in_csv(&table.into(), &options)?;
-        super::stream::copy_in_from_reader!(self.client(), &sql, reader;)
+        super::stream::copy_in_from_reader!(self.client(), &sql, &options, reader;)
     }
 
     /// Streams a table or a query's result as CSV into `writer`
@@ -127,7 +129,7 @@ impl AsyncConnection {
         use tokio::io::AsyncReadExt;
         let mut reader = reader;
         let sql = sql::copy_in_csv(&table.into(), &options)?;
-        super::stream::copy_in_from_reader!(self.client(), &sql, reader; .await)
+        super::stream::copy_in_from_reader!(self.client(), &sql, &options, reader; .await)
     }
 
     /// [`Connection::copy_out_csv`] into an `AsyncWrite`. A future dropped

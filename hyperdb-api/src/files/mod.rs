@@ -62,15 +62,29 @@
 //! * CSV options: `HEADER`, `DELIMITER`, `QUOTE`, `ESCAPE`, `NULL` for both
 //!   directions; `ENCODING` (`utf-8`, `utf-16`, `utf-16-le`, `utf-16-be`,
 //!   no other spelling) only for reading; an export is always UTF-8.
+//!   hyperd's `utf-16-be` (and `utf-16` with a big-endian byte order
+//!   mark) fails on any character outside the Basic Multilingual Plane
+//!   (an emoji: XX001 "expected a low surrogate", through Tableau's API
+//!   too); little-endian reads them.
 //!   Separators are one byte and not CR or LF, delimiter and quote differ,
-//!   and the NULL text may not contain the delimiter: [`CsvOptions::check`]
-//!   makes those checks before anything is sent. `FORCE_QUOTE` fails
+//!   and the NULL text may not contain the delimiter, the quote or a line
+//!   break (hyperd takes one there, and writes each NULL as a line break
+//!   no reader reads back): [`CsvOptions::check`] makes those checks
+//!   before anything is sent.
+//! * Parquet and Arrow files are loaded by column name: a file column the
+//!   table lacks is left out, in any order. CSV goes by position.
+//! * An import whose input fails part-way (a reader error or panic, an
+//!   async future dropped) is ended with input hyperd must refuse and
+//!   `CopyDone`, not `CopyFail`: hyperd answers a `CopyFail` that reaches
+//!   it while its CSV parser waits for more only after 10 s, by closing
+//!   the connection (about half the runs past ~70 KB). `FORCE_QUOTE` fails
 //!   inside hyperd and `ON_ERROR` is refused, so neither is offered.
 //! * Errors: a malformed CSV row is 22P02 with the place in the detail
 //!   (`file: '/d/a.csv' line:3 column:3`, or `file:'stdin' line:3` for a
 //!   stream or a wrong column count); a NULL in a NOT NULL column is 23502
-//!   with `(line: 2, column 1)` in the message, the column from 0. Both
-//!   read as a [`FilePosition`] (columns from 1) through
+//!   with `(line: 2, column 1)` in the message, the column from 0; bytes
+//!   that are no UTF-8 are 22021 `invalid UTF-8 sequence in line 2`, the
+//!   column's name in the detail. All read as a [`FilePosition`] (columns from 1) through
 //!   [`crate::Error::file_position`]. A missing file is 58P01 ("could not
 //!   read from external source"), a file that is not Parquet XX001.
 //! * A failed COPY stores nothing. DDL is not transactional in hyperd: a

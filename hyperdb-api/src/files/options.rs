@@ -105,7 +105,7 @@ impl CsvOptions {
     }
 
     /// The text of a NULL (default: an empty unquoted field). It may not
-    /// contain the delimiter.
+    /// contain the delimiter, the quote or a line break.
     pub fn with_null(mut self, null: impl Into<String>) -> CsvOptions {
         self.null = null.into();
         self
@@ -168,6 +168,20 @@ impl CsvOptions {
         // A NUL cannot be sent in SQL text at all.
         if self.null.contains('\0') {
             return Err(option_error("null", "contains a NUL character"));
+        }
+        // hyperd takes one and writes each NULL as a line break, which
+        // no reader (hyperd included) reads back as the row it was.
+        if self.null.contains(['\n', '\r']) {
+            return Err(option_error(
+                "null",
+                format!("{:?} contains a line break, which ends a row", self.null),
+            ));
+        }
+        if self.null.contains(self.quote) {
+            return Err(option_error(
+                "null",
+                format!("{:?} contains the quote {:?}", self.null, self.quote),
+            ));
         }
         Ok(())
     }
@@ -343,6 +357,13 @@ mod tests {
             (CsvOptions::new().with_quote(','), "CsvOptions::quote"),
             (CsvOptions::new().with_null("a,b"), "CsvOptions::null"),
             (CsvOptions::new().with_null("a\0"), "CsvOptions::null"),
+            (CsvOptions::new().with_null("N\nA"), "CsvOptions::null"),
+            (CsvOptions::new().with_null("\r"), "CsvOptions::null"),
+            (CsvOptions::new().with_null("a\"b"), "CsvOptions::null"),
+            (
+                CsvOptions::new().with_quote('|').with_null("|"),
+                "CsvOptions::null",
+            ),
         ];
         for (options, name) in cases {
             let e = FileFormat::Csv(options.clone())

@@ -1,13 +1,16 @@
 //! Where in a file (or a COPY stream) hyperd found bad data.
 //!
-//! hyperd reports it in text only, in two shapes (measured on 0.0.26963):
+//! hyperd reports it in text only, in three shapes (measured on 0.0.26963):
 //!
 //! * a parse error (22P02) puts it in the detail:
 //!   `file: '/dir/a.csv' line:3 column:3`, or `file:'stdin' line:3` when
 //!   the row as a whole is wrong (too few or too many columns, an
 //!   unterminated quoted field); the column counts from 1;
 //! * a NULL for a NOT NULL column (23502) puts it in the message:
-//!   `... of column "b" (line: 2, column 1)`; the column counts from 0.
+//!   `... of column "b" (line: 2, column 1)`; the column counts from 0;
+//! * bytes that are no UTF-8 (22021) put the line in the message and the
+//!   column's name in the detail: `invalid UTF-8 sequence in line 2`,
+//!   `column name: s`.
 //!
 //! The server's message and detail stay as they are; this reads them.
 
@@ -24,6 +27,8 @@ pub struct FilePosition {
     pub line: u64,
     /// 1-based column (field) of that line, when the server named one.
     pub column: Option<u64>,
+    /// The table column's name, when the server named it instead.
+    pub column_name: Option<String>,
 }
 
 impl FilePosition {
@@ -32,6 +37,7 @@ impl FilePosition {
             .as_deref()
             .and_then(from_detail)
             .or_else(|| from_message(&db.message))
+            .or_else(|| in_line(db))
     }
 }
 
@@ -42,6 +48,7 @@ fn from_detail(detail: &str) -> Option<FilePosition> {
         file: quoted_after(detail, "file:"),
         line,
         column: number_after(detail, "column:"),
+        column_name: None,
     })
 }
 
@@ -53,6 +60,22 @@ fn from_message(message: &str) -> Option<FilePosition> {
         file: None,
         line: number_after(tail, "(line:")?,
         column: number_after(tail, "column").map(|c| c + 1),
+        column_name: None,
+    })
+}
+
+/// `... in line 2`, the detail `column name: s`.
+fn in_line(db: &DbError) -> Option<FilePosition> {
+    let at = db.message.rfind(" in line ")?;
+    Some(FilePosition {
+        file: None,
+        line: number_after(&db.message[at..], " in line ")?,
+        column: None,
+        column_name: db
+            .detail
+            .as_deref()
+            .and_then(|d| d.strip_prefix("column name: "))
+            .map(str::to_owned),
     })
 }
 
@@ -113,6 +136,17 @@ mod tests {
         ))
         .unwrap();
         assert_eq!((p.file, p.line, p.column), (None, 2, Some(3)));
+    }
+
+    #[test]
+    fn an_encoding_error_names_the_line_and_the_column() {
+        let p = FilePosition::from_db_error(&db(
+            "invalid UTF-8 sequence in line 2",
+            Some("column name: s t"),
+        ))
+        .unwrap();
+        assert_eq!((p.line, p.column), (2, None));
+        assert_eq!(p.column_name.as_deref(), Some("s t"));
     }
 
     #[test]

@@ -150,7 +150,7 @@ impl Write for Tally {
     }
 }
 
-fn count(conn: &mut Connection, table: &str) -> i64 {
+pub(crate) fn count(conn: &mut Connection, table: &str) -> i64 {
     conn.query_scalar(&format!("SELECT count(*) FROM \"{table}\""))
         .unwrap()
 }
@@ -310,6 +310,19 @@ fn a_malformed_row_fails_the_whole_stream() {
         Some((2, Some(1))),
         "{e}"
     );
+    // Bytes that are no UTF-8: the line, and the column by name.
+    let e = conn
+        .copy_in_csv("t", &b"1,a,1\n2,\xff,2\n"[..], CsvOptions::new())
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("22021"), "{e}");
+    let at = e
+        .file_position()
+        .unwrap_or_else(|| panic!("no position: {e}"));
+    assert_eq!(
+        (at.line, at.column_name.as_deref()),
+        (2, Some("name")),
+        "{e}"
+    );
     let e = conn
         .copy_in_csv("nope", "1,a,1\n".as_bytes(), CsvOptions::new())
         .unwrap_err();
@@ -320,6 +333,16 @@ fn a_malformed_row_fails_the_whole_stream() {
             "t",
             "1;a;1\n".as_bytes(),
             CsvOptions::new().with_delimiter('é'),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+    // A NULL text with a line break would be written as a bare line
+    // break, which reads back as another row.
+    let e = conn
+        .copy_out_csv(
+            CopySource::table("t"),
+            Vec::new(),
+            CsvOptions::new().with_null("N\nA"),
         )
         .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
@@ -434,11 +457,11 @@ fn a_failing_writer_cancels_the_copy() {
 }
 
 /// Yields `good`, then never more (and never wakes its task).
-struct Stalls {
-    good: &'static [u8],
+pub(crate) struct Stalls<'a> {
+    pub(crate) good: &'a [u8],
 }
 
-impl tokio::io::AsyncRead for Stalls {
+impl tokio::io::AsyncRead for Stalls<'_> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         _: &mut Context<'_>,

@@ -14,6 +14,7 @@ mod capture;
 mod catalog;
 mod common;
 mod connect;
+mod csv_abort;
 mod csv_stream;
 #[cfg(feature = "derive")]
 mod derive;
