@@ -15,7 +15,7 @@ use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
 use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
-use crate::table_definition::{Persistence, TableDefinition};
+use crate::table_definition::{ColumnDefinition, Persistence, TableDefinition};
 use crate::trace::StatementTrace;
 use crate::{Connection, TransactionStatus};
 
@@ -27,13 +27,14 @@ pub struct ColumnMapping {
 }
 
 impl ColumnMapping {
-    /// The input column of the same name, stored as `INSERT ... SELECT`
-    /// stores it: converted by hyperd's assignment cast when the input
-    /// column's type differs from the target's, which cuts text to a
-    /// VARCHAR(n)/CHAR(n) and rounds a NUMERIC to the target's scale
-    /// (measured: `'abcdef'` into VARCHAR(3) is `abc`, 1.2399 into
-    /// NUMERIC(10,2) 1.24). Declare the input column with the target's
-    /// type for the plain `Inserter`'s checks, which refuse such values.
+    /// The input column of the same name, stored as it is: the input
+    /// must have the target column's type (else `MappedInserter::new`
+    /// refuses it, 42804, as Tableau's Hyper API does). hyperd's
+    /// assignment cast would cut text to a VARCHAR(n)/CHAR(n) and round a
+    /// NUMERIC to the target's scale without an error (measured:
+    /// `'abcdef'` into VARCHAR(3) is `abc`, 1.2399 into NUMERIC(10,2)
+    /// 1.24); map an [`expression`](Self::expression) with an explicit
+    /// `CAST` when that is what is meant.
     pub fn column(name: impl Into<String>) -> ColumnMapping {
         ColumnMapping {
             column: name.into(),
@@ -101,7 +102,10 @@ impl<'c> MappedInserter<'c> {
         for c in inputs.columns() {
             stage.add_column(c.clone());
         }
-        let insert_select = insert_select_sql(&target.into(), &stage_name, mappings)?;
+        let target = target.into();
+        let table = conn.catalog().get_table_definition(target.clone())?;
+        check_plain_mappings(&table, inputs, mappings)?;
+        let insert_select = insert_select_sql(&target, &stage_name, mappings)?;
         let drop_stage = format!("DROP TABLE IF EXISTS {}", quote_identifier(&stage_name)?);
         let (sql, mut encoder) = row_encoder(&stage, InsertFormat::default())?;
         conn.client().execute(&stage.create_table_sql(false)?)?;
@@ -185,6 +189,54 @@ fn refuse_in_transaction(status: TransactionStatus) -> Result<()> {
             .into(),
     );
     Err(Error::server(db))
+}
+
+/// Each [`ColumnMapping::column`] names a column of `table` and an input
+/// of its exact type: stored through hyperd's assignment cast, an input of
+/// another type would be cut (TEXT into VARCHAR(3)) or rounded (NUMERIC
+/// into a smaller scale) without an error. Refused before anything is
+/// made, as Tableau's Hyper API refuses such an inserter; an explicit
+/// `CAST` in an expression says the conversion is meant.
+fn check_plain_mappings(
+    table: &TableDefinition,
+    inputs: &TableDefinition,
+    mappings: &[ColumnMapping],
+) -> Result<()> {
+    for m in mappings {
+        let Some(column) = find(table, &m.column) else {
+            return Err(Error::DefinitionMismatch {
+                table: table.name().to_string(),
+                column: m.column.clone(),
+                actual: "no such column".into(),
+                given: "a mapping for it".into(),
+            });
+        };
+        if m.expression.is_some() {
+            continue;
+        }
+        let given = match find(inputs, &m.column) {
+            None => "no input column of that name".to_owned(),
+            Some(input) if input.sql_type() == column.sql_type() => continue,
+            Some(input) => format!(
+                "the input {}, which a plain mapping would store through hyperd's cast (cut or \
+                 rounded): declare the input with the column's type, or map an expression with \
+                 an explicit CAST",
+                input.sql_type()
+            ),
+        };
+        return Err(Error::DefinitionMismatch {
+            table: table.name().to_string(),
+            column: m.column.clone(),
+            actual: column.sql_type().to_string(),
+            given,
+        });
+    }
+    Ok(())
+}
+
+/// The column of `def` named `name`.
+fn find<'d>(def: &'d TableDefinition, name: &str) -> Option<&'d ColumnDefinition> {
+    def.column_index(name).map(|i| &def.columns()[i])
 }
 
 /// `INSERT INTO target ("a", "b") SELECT <expr or "a">, ... FROM "stage"`.

@@ -134,3 +134,58 @@ fn a_mapped_inserter_inside_a_transaction_is_refused_and_leaves_nothing() {
         .unwrap();
     assert_eq!(ins.execute().unwrap(), 1);
 }
+
+/// A plain mapping takes an input of the column's own type only: one that
+/// hyperd's cast would cut or round is refused before anything is made
+/// (42804, as Tableau's Hyper API refuses it), and so is a mapping of a
+/// column the table lacks. Before: `'abcdef'` was stored as `abc` and
+/// 1.2399 as 1.24, without an error. An explicit CAST says it is meant.
+#[test]
+fn a_plain_mapping_of_another_type_is_refused_not_cut() {
+    let (_dir, mut c, _) = geo_setup("mapped_types.hyper");
+    c.execute_command("CREATE TABLE t (name VARCHAR(3), amount NUMERIC(10,2))")
+        .unwrap();
+    let inputs = TableDefinition::new("in")
+        .with_column("name", SqlType::Text)
+        .with_column("amount", SqlType::numeric(12, 4).unwrap());
+    let stages = "SELECT count(*) FROM pg_catalog.pg_class WHERE relname LIKE 'hyperdb_stage%'";
+    for (mappings, column) in [
+        (
+            vec![
+                ColumnMapping::column("name"),
+                ColumnMapping::expression("amount", "\"amount\""),
+            ],
+            "name",
+        ),
+        (
+            vec![
+                ColumnMapping::expression("name", "\"name\""),
+                ColumnMapping::column("amount"),
+            ],
+            "amount",
+        ),
+        (vec![ColumnMapping::column("nope")], "nope"),
+    ] {
+        let e = MappedInserter::new(&mut c, "t", &inputs, &mappings).unwrap_err();
+        assert_eq!(e.sqlstate(), "42804", "{column}: {e:?}");
+        assert!(e.to_string().contains(column), "{e}");
+        assert_eq!(c.query_scalar::<i64>(stages).unwrap(), 0, "{column}");
+    }
+    let mut ins = MappedInserter::new(
+        &mut c,
+        "t",
+        &inputs,
+        &[
+            ColumnMapping::expression("name", "CAST(\"name\" AS VARCHAR(3))"),
+            ColumnMapping::expression("amount", "CAST(\"amount\" AS NUMERIC(10,2))"),
+        ],
+    )
+    .unwrap();
+    let amount: hyperdb_api::types::Numeric = "1.2399".parse().unwrap();
+    ins.add_row(&[&"abcdef", &amount]).unwrap();
+    assert_eq!(ins.execute().unwrap(), 1);
+    let stored: String = c
+        .query_scalar("SELECT name || ' ' || amount FROM t")
+        .unwrap();
+    assert_eq!(stored, "abc 1.24");
+}
