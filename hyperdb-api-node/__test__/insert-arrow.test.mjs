@@ -122,6 +122,28 @@ describe('insertArrow', () => {
     await rejectsHyper(() => conn.insertArrow('no_such_table', empty), '42P01')
   })
 
+  test('data without rows still has its schema checked', async () => {
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TABLE checked (id INTEGER NOT NULL, s TEXT)')
+    // Before: each of these returned 0, as if the data fitted.
+    const wrong = arrow.makeTable({ nope: Float64Array.from([]), other: Int32Array.from([]) })
+    await rejectsHyper(() => conn.insertArrow('checked', wrong), '42804')
+    await rejectsHyper(() => conn.insertArrow('checked', wrong.batches), '42804')
+    const dict = arrow.tableFromArrays({ id: Int32Array.from([]), s: [] })
+    await rejectsHyper(() => conn.insertArrow('checked', dict), '42804')
+    const fits = new arrow.Table({
+      id: arrow.vectorFromArray([], new arrow.Int32()),
+      s: arrow.vectorFromArray([], new arrow.Utf8()),
+    })
+    assert.equal(await conn.insertArrow('checked', fits), 0)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM checked'), 0n)
+    const one = new arrow.Table({
+      id: arrow.vectorFromArray([1], new arrow.Int32()),
+      s: arrow.vectorFromArray(['a'], new arrow.Utf8()),
+    })
+    assert.equal(await conn.insertArrow('checked', one), 1)
+  })
+
   test('a schema that does not fit the table is refused before sending; nothing is stored', async () => {
     const conn = await ctx.connect()
     await freshTable(conn, 'strict')
@@ -338,6 +360,15 @@ describe('insertArrow', () => {
     assert.equal(dict.schema.fields[1].typeId, arrow.Type.Dictionary)
     const d = await rejectsHyper(() => conn.insertArrow('guarded', dict), '42804')
     assert.match(d.message, /Dictionary\(Int32, Utf8\)/)
+    // After a plain batch, its schema is not the first's. Before: 22023,
+    // "record batches and raw IPC bytes cannot be mixed in one insert".
+    const plain = new arrow.Table({
+      id: arrow.makeVector(Int32Array.from([2])),
+      s: arrow.vectorFromArray(['b'], new arrow.Utf8()),
+    })
+    const mixed = await rejectsHyper(() => conn.insertArrow('guarded', [...plain.batches, ...dict.batches]), '42804')
+    assert.equal(mixed.column, 's')
+    assert.match(mixed.message, /Dictionary.*in a later batch, Utf8 in the first/)
     assert.equal(await conn.queryScalar('SELECT count(*) FROM guarded'), 0n)
     assert.equal(
       await conn.insertArrow(

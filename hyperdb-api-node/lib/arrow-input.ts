@@ -67,7 +67,7 @@ export async function sendArrow(inserter: NativeInserter, data: ArrowInsertData)
   const arrow = modules.find((a) => data instanceof a.Table || data instanceof a.RecordBatch)
   if (arrow !== undefined) {
     const batches = data instanceof arrow.Table ? (data as Table).batches : [data as RecordBatch]
-    return sendBatches(inserter, batches, modules)
+    return sendBatches(inserter, batches, modules, { arrow, schema: (data as Table | RecordBatch).schema })
   }
   if (typeof data === 'object' && data !== null && (Symbol.iterator in data || Symbol.asyncIterator in data)) {
     return sendBatches(inserter, data as Iterable<RecordBatch | Uint8Array>, modules)
@@ -75,16 +75,23 @@ export async function sendArrow(inserter: NativeInserter, data: ArrowInsertData)
   throw notArrow(Object.prototype.toString.call(data))
 }
 
-/** Sends each item: IPC bytes as they are, batches as messages of one stream. */
+/**
+ * Sends each item: IPC bytes as they are, batches as messages of one
+ * stream. Data without rows (a Table of `schema`, the data's own,
+ * without batches, or only empty ones) still has its schema checked
+ * against the table.
+ */
 async function sendBatches(
   inserter: NativeInserter,
   items: Iterable<RecordBatch | Uint8Array> | AsyncIterable<RecordBatch | Uint8Array>,
   modules: Arrow[],
+  schema?: { arrow: Arrow; schema: Schema },
 ): Promise<boolean> {
   let stream: OneStream | undefined
   const buffers = new BufferHandover()
   let bytes = false
   let sent = false
+  let first = schema
   for await (const item of items) {
     if (item instanceof Uint8Array) {
       if (stream !== undefined) throw notArrow('IPC bytes mixed with RecordBatches')
@@ -94,20 +101,43 @@ async function sendBatches(
     }
     const arrow = modules.find((a) => item instanceof a.RecordBatch)
     if (arrow === undefined || bytes) throw notArrow(bytes ? 'RecordBatches mixed with IPC bytes' : 'that item')
+    first ??= { arrow, schema: item.schema }
     // No rows, nothing to send: apache-arrow's empty batches have no value buffers.
     if (item.numRows === 0) continue
-    sent = true
     if (buffers.flat(arrow, item.schema)) {
+      sent = true
       await buffers.send(arrow, inserter, item)
       continue
     }
+    // Batches handed over as buffers cannot be followed by IPC messages.
+    if (sent && stream === undefined) throw otherSchema(first.schema, item.schema)
+    sent = true
     stream ??= new OneStream(arrow)
     for (const part of slices(item)) {
       await call(inserter.sendIpc(stream.next(part)))
     }
   }
   if (stream !== undefined) await call(inserter.sendIpc(EOS))
+  if (!bytes && !sent && first !== undefined) {
+    // A stream of the schema alone: the table checks it, and no row goes.
+    await call(inserter.sendIpc(schemaMessage(first.arrow, first.schema)))
+    await call(inserter.sendIpc(EOS))
+  }
   return bytes || sent
+}
+
+/** A batch whose schema is not the first batch's (see `OneStream`). */
+function otherSchema(first: Schema, batch: Schema): HyperError {
+  const at = batch.fields.findIndex((f, i) => String(f.type) !== String(first.fields[i]?.type))
+  const field = batch.fields[at >= 0 ? at : 0]
+  const was = first.fields[at >= 0 ? at : 0]
+  return new HyperError({
+    code: ErrorCode.DATATYPE_MISMATCH,
+    message:
+      `insertArrow: every batch of one insert must have the schema of the first: column \`${field?.name}\` is ` +
+      `${String(field?.type)} in a later batch, ${String(was?.type)} in the first`,
+    column: field?.name,
+  })
 }
 
 /**
