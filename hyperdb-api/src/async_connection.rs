@@ -16,7 +16,9 @@ use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
-use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
+use crate::options::{
+    attach_sql, connect_client, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL,
+};
 use crate::params::Params;
 use crate::rows::{fetched_from_wire, read_rows, refill_cursor, Row, RowCursor, Schema};
 use crate::statement::{
@@ -74,7 +76,10 @@ impl AsyncConnection {
         let trace = ConnectTrace::start(options);
         let connect = async {
             let plan = options.plan()?;
-            let mut client = AsyncClient::connect_with_notices(&plan.config, plan.notices).await?;
+            let mut client = connect_client!(
+                AsyncClient::connect_with_notices(&plan.config, plan.notices.clone()).await,
+                pause: tokio::time::sleep(IN_USE_POLL).await
+            )?;
             run_setup!(plan, sql => client.execute(sql).await, pause: tokio::time::sleep(IN_USE_POLL).await);
             let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
             let setup_changes = client.session().catalog_changes();

@@ -11,7 +11,9 @@ use hyperdb_api_core::types::{FromHyperBinary, SqlType, ToPgBinary};
 
 use crate::error::Result;
 use crate::from_row::FromRow;
-use crate::options::{attach_sql, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL};
+use crate::options::{
+    attach_sql, connect_client, detach_sql, run_setup, ConnectOptions, CreateMode, IN_USE_POLL,
+};
 use crate::params::Params;
 use crate::rows::{Rows, Schema, TypedRows};
 use crate::statement::{
@@ -64,7 +66,10 @@ impl Connection {
         let trace = ConnectTrace::start(options);
         let connected = trace.span().in_scope(|| {
             let plan = options.plan()?;
-            let mut client = Client::connect_with_notices(&plan.config, plan.notices)?;
+            let mut client = connect_client!(
+                Client::connect_with_notices(&plan.config, plan.notices.clone()),
+                pause: std::thread::sleep(IN_USE_POLL)
+            )?;
             run_setup!(plan, sql => client.execute(sql), pause: std::thread::sleep(IN_USE_POLL));
             let detach_on_close = plan.alias.as_deref().map(detach_sql).transpose()?;
             let setup_changes = client.session().catalog_changes();

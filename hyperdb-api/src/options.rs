@@ -313,7 +313,21 @@ impl ConnectOptions {
                 ]);
                 setup.push(vec![format!("CREATE DATABASE {path}")]);
             }
-            CreateMode::DoNotCreate => {}
+            CreateMode::DoNotCreate => {
+                // An existing file is attached at startup, under its
+                // alias, as Tableau's Hyper API attaches it: hyperd's
+                // `database` startup parameter takes a JSON list of
+                // `{alias, path}`. One round trip less than an ATTACH after
+                // it (measured: a Node connect to an existing file 1.5 ms
+                // against Tableau's 1.0). A missing file fails the startup
+                // with the ATTACH's 58S01.
+                return Ok(ConnectPlan {
+                    config: config.with_database(startup_database(db, &alias)),
+                    setup: Vec::new(),
+                    alias: Some(alias),
+                    notices: self.notices.clone().map(|n| n.0),
+                });
+            }
         }
         setup.push(vec![attach]);
         Ok(ConnectPlan {
@@ -357,7 +371,8 @@ fn with_session_defaults(mut config: Config) -> Config {
 pub(crate) const IN_USE_PATIENCE: Duration = Duration::from_secs(5);
 pub(crate) const IN_USE_POLL: Duration = Duration::from_millis(20);
 
-/// Whether a setup statement should be retried (see [`IN_USE_PATIENCE`]).
+/// Whether a setup statement, or a connect that attaches its file at
+/// startup, should be retried (see [`IN_USE_PATIENCE`]).
 pub(crate) fn should_retry(e: &hyperdb_api_core::Error, started: std::time::Instant) -> bool {
     e.code() == Some(&hyperdb_api_core::error::SqlState::OBJECT_IN_USE)
         && started.elapsed() < IN_USE_PATIENCE
@@ -388,6 +403,23 @@ macro_rules! run_setup {
 }
 pub(crate) use run_setup;
 
+/// Connects a plan's client, `$connect` making one attempt (a `Result`;
+/// it may `.await`), and `$pause` waiting before another when the file
+/// attached at startup is still held by a session that just ended (see
+/// [`IN_USE_PATIENCE`]). Shared by the sync and async connect.
+macro_rules! connect_client {
+    ($connect:expr, pause: $pause:expr) => {{
+        let started = std::time::Instant::now();
+        loop {
+            match $connect {
+                Err(e) if $crate::options::should_retry(&e, started) => $pause,
+                res => break res,
+            }
+        }
+    }};
+}
+pub(crate) use connect_client;
+
 /// The result of [`ConnectOptions::plan`].
 pub(crate) struct ConnectPlan {
     pub(crate) config: Config,
@@ -406,6 +438,35 @@ pub(crate) fn database_alias(path: &Path) -> Option<String> {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())
+}
+
+/// hyperd's `database` startup parameter attaching `path` as `alias`:
+/// `[{"alias": "...", "path": "..."}]`.
+fn startup_database(path: &str, alias: &str) -> String {
+    let mut json = String::from("[{\"alias\": ");
+    push_json_string(&mut json, alias);
+    json.push_str(", \"path\": ");
+    push_json_string(&mut json, path);
+    json.push_str("}]");
+    json
+}
+
+/// `s` as a JSON string literal.
+fn push_json_string(out: &mut String, s: &str) {
+    use std::fmt::Write;
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                // Writing into a String cannot fail.
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// `ATTACH DATABASE "path" AS "alias"`.
@@ -444,19 +505,28 @@ mod tests {
     }
 
     #[test]
-    fn do_not_create_attaches_under_the_stem() {
+    fn do_not_create_attaches_under_the_stem_at_startup() {
         let p = opts()
             .with_database("/d/my.db.hyper", CreateMode::DoNotCreate)
             .plan()
             .unwrap();
-        assert_eq!(p.config.database(), None);
         assert_eq!(
-            p.setup,
-            vec![vec![
-                "ATTACH DATABASE \"/d/my.db.hyper\" AS \"my.db\"".to_string()
-            ]]
+            p.config.database(),
+            Some("[{\"alias\": \"my.db\", \"path\": \"/d/my.db.hyper\"}]")
         );
+        assert!(p.setup.is_empty());
         assert_eq!(p.alias.as_deref(), Some("my.db"));
+        let p = opts()
+            .with_database("/d/a \"b\"\\c\u{1}ü.hyper", CreateMode::DoNotCreate)
+            .plan()
+            .unwrap();
+        assert_eq!(
+            p.config.database(),
+            Some(
+                "[{\"alias\": \"a \\\"b\\\"\\\\c\\u0001ü\", \
+                 \"path\": \"/d/a \\\"b\\\"\\\\c\\u0001ü.hyper\"}]"
+            )
+        );
         let Err(e) = opts().with_database("/", CreateMode::DoNotCreate).plan() else {
             panic!("a path without a file name is refused");
         };

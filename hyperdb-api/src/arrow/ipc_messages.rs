@@ -12,7 +12,7 @@ use arrow_buffer::{Buffer, MutableBuffer};
 use arrow_schema::ArrowError;
 
 /// Starts every message of the current IPC format (then a length).
-const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
+pub(crate) const CONTINUATION_MARKER: [u8; 4] = [0xff; 4];
 
 /// The first bytes of the Arrow IPC *file* format (`ARROW1`): read as a
 /// stream, they are a header length no stream has.

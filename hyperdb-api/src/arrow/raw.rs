@@ -23,7 +23,7 @@ use arrow_ipc::writer::{write_message, DictionaryTracker, IpcDataGenerator, IpcW
 use arrow_ipc::{root_as_message, MessageHeader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
-use super::ipc_messages::Layout;
+use super::ipc_messages::{Layout, CONTINUATION_MARKER};
 use crate::error::{Error, Result, RowErrorKind};
 use crate::table_definition::TableDefinition;
 
@@ -227,7 +227,7 @@ impl IpcFramer {
             }
         }
         if !drop {
-            emit(&head);
+            emit_current_framing(&head, prefix, emit);
         }
         self.head = head;
         self.head.clear();
@@ -255,6 +255,27 @@ impl IpcFramer {
         }
         None
     }
+}
+
+/// Emits a message header (`prefix` bytes of length prefix, then the
+/// flatbuffer) in the current framing, which the schema message sent
+/// before it started and the only one hyperd reads: a pre-1.0 header (a
+/// bare 4-byte length, as pyarrow's `use_legacy_format` and arrow-rs's
+/// `write_legacy_ipc_format` write) gets the continuation marker, and 4
+/// bytes of padding after its flatbuffer so that the body stays where the
+/// writer aligned it, on 8 bytes.
+fn emit_current_framing(head: &[u8], prefix: usize, emit: &mut dyn FnMut(&[u8])) {
+    if prefix == 8 {
+        emit(head);
+        return;
+    }
+    let meta = &head[prefix..];
+    // A header of at most `MAX_HEADER` bytes (`Layout::of`): it fits.
+    let len = u32::try_from(meta.len() + 4).unwrap_or(u32::MAX);
+    emit(&CONTINUATION_MARKER);
+    emit(&len.to_le_bytes());
+    emit(meta);
+    emit(&[0; 4]);
 }
 
 /// The error for a whole batch with NULLs in a NOT NULL column: its first

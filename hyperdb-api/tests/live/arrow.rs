@@ -358,3 +358,71 @@ fn raw_ipc_out_decodes_to_the_same_batches() {
     assert_eq!(sum, 100_000 * 100_001 / 2);
     assert!(decoded.iter().all(|b| b.column(1).null_count() == 0));
 }
+
+/// Arrow IPC in the pre-1.0 framing (a bare length before each message,
+/// as pyarrow's `use_legacy_format` and arrow-rs's
+/// `write_legacy_ipc_format` write it) goes in whatever the table, every
+/// value exactly. Before: into a table whose columns pass through
+/// unchecked (here INT and TEXT) it failed with hyperd's XX001 "Message
+/// does not begin with IPC continuation token", while into one with a
+/// VARCHAR(n) (decoded on the way) the same bytes went in.
+#[test]
+fn legacy_framed_ipc_goes_in_into_any_table() {
+    use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+    let ids: Vec<i32> = (0..5000).collect();
+    let texts: Vec<Option<String>> = ids
+        .iter()
+        .map(|i| (i % 7 != 0).then(|| format!("grüße {i}")))
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int32, false),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let batch = |from: usize, to: usize| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int32Array::from(ids[from..to].to_vec())) as ArrayRef,
+                Arc::new(StringArray::from(texts[from..to].to_vec())),
+            ],
+        )
+        .unwrap()
+    };
+    let options = IpcWriteOptions::try_new(8, true, arrow_ipc::MetadataVersion::V4).unwrap();
+    let mut legacy = Vec::new();
+    let mut w = StreamWriter::try_new_with_options(&mut legacy, &schema, options).unwrap();
+    w.write(&batch(0, 3000)).unwrap();
+    w.write(&batch(3000, 5000)).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    assert_ne!(legacy[..4], [0xff; 4], "a bare length first");
+
+    let dir = temp_dir();
+    let mut c = connect(&dir, "legacy_ipc.hyper");
+    for text in ["TEXT", "VARCHAR(20)"] {
+        let table = format!("t_{}", text.len());
+        c.execute_command(&format!("CREATE TABLE {table} (id INT NOT NULL, s {text})"))
+            .unwrap();
+        let definition = c.catalog().get_table_definition(table.as_str()).unwrap();
+        let mut ins = ArrowInserter::new(&mut c, &definition).unwrap();
+        // In pieces that cut headers and bodies.
+        for piece in legacy.chunks(777) {
+            ins.insert_ipc(piece).unwrap();
+        }
+        assert_eq!(ins.finish().unwrap(), 5000, "{text}");
+        let back: Vec<RecordBatch> = c
+            .query_arrow(&format!("SELECT id, s::TEXT AS s FROM {table} ORDER BY id"))
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+        let back = concat(&back);
+        let got_ids: Vec<i32> = back.column(0).as_primitive::<Int32Type>().values().to_vec();
+        let got_texts: Vec<Option<String>> = back
+            .column(1)
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_owned))
+            .collect();
+        assert_eq!((got_ids, got_texts), (ids.clone(), texts.clone()), "{text}");
+    }
+}

@@ -102,6 +102,37 @@ fn a_database_is_named_by_its_stem_in_every_mode() {
     }
 }
 
+/// An existing file is attached at startup (hyperd's `database`
+/// parameter, a JSON list of alias and path), so its name goes through
+/// JSON: quotes, a backslash, a tab and non-ASCII come out as the file's
+/// own. Reopened right after each close, every write is there.
+#[test]
+fn an_existing_file_of_any_name_is_attached_at_startup() {
+    let dir = temp_dir();
+    let stem = "a \"q\" \\b\t\u{fc}";
+    let db = dir.path().join(format!("{stem}.hyper"));
+    let mut c = Connection::connect(server().endpoint(), &db, CreateMode::Create).unwrap();
+    c.execute_command("CREATE TABLE t (x INT)").unwrap();
+    c.close().unwrap();
+    for i in 0..20 {
+        let mut c = Connection::connect(server().endpoint(), &db, CreateMode::DoNotCreate)
+            .unwrap_or_else(|e| panic!("round {i}: {e}"));
+        let name: String = c.query_scalar("SELECT current_database()").unwrap();
+        assert_eq!(name, stem);
+        c.execute_command(&format!("INSERT INTO t VALUES ({i})"))
+            .unwrap();
+        c.close().unwrap();
+    }
+    let mut c = Connection::connect(server().endpoint(), &db, CreateMode::DoNotCreate).unwrap();
+    let n: i64 = c.query_scalar("SELECT count(*) FROM t").unwrap();
+    assert_eq!(n, 20);
+    let missing = dir.path().join("gone \"x\".hyper");
+    let e =
+        Connection::connect(server().endpoint(), &missing, CreateMode::DoNotCreate).unwrap_err();
+    assert_eq!(e.sqlstate(), "58S01", "{e}");
+    assert!(e.to_string().contains("gone"), "{e}");
+}
+
 #[tokio::test]
 async fn a_database_is_named_by_its_stem_async() {
     let dir = temp_dir();
