@@ -148,7 +148,9 @@ describe('insertArrow', () => {
     const conn = await ctx.connect()
     await freshTable(conn, 'strict')
     const wrongType = arrow.makeTable({ id: Float64Array.from([1, 2]) })
-    await rejectsHyper(() => conn.insertArrow('strict', wrongType), '42804')
+    const typeError = await rejectsHyper(() => conn.insertArrow('strict', wrongType), '42804')
+    // The column as a field, not only in the message (before: undefined).
+    assert.equal(typeError.column, 'id')
     const unknownColumn = arrow.makeTable({ id: Int32Array.from([1]), nope: Int32Array.from([1]) })
     await rejectsHyper(() => conn.insertArrow('strict', unknownColumn), '42804')
     assert.equal(await conn.queryScalar('SELECT count(*) FROM strict'), 0n)

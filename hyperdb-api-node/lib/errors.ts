@@ -93,7 +93,10 @@ export class HyperError extends Error {
   readonly severity?: string
   /** For a refused insert value: its row (0-based, over the whole insert). */
   readonly row?: number
-  /** For a refused insert value: its column. */
+  /**
+   * The column the error is about, when it names one: a refused insert
+   * value's, an Arrow field's that does not fit the table, or the server's.
+   */
   readonly column?: string
 
   constructor(fields: HyperErrorFields) {

@@ -1,7 +1,7 @@
 //! Errors cross to JavaScript as one JSON payload in the message, which
 //! `lib/errors.ts` turns into a `HyperError` with `code` (always a SQLSTATE,
-//! see `hyperdb_api::Error::sqlstate`), `detail`, `hint`, `position` and
-//! `cause`. Why JSON: a napi error carries only a status and a message
+//! see `hyperdb_api::Error::sqlstate`), `detail`, `hint`, `position`,
+//! `column` (`hyperdb_api::Error::column`) and `cause`. Why JSON: a napi error carries only a status and a message
 //! across an async boundary, and every field must survive it.
 
 use serde_json::{json, Map, Value as Json};
@@ -23,10 +23,10 @@ pub(crate) fn to_napi(e: hyperdb_api::Error) -> napi::Error {
             payload.insert("severity".into(), json!(format!("{s:?}").to_uppercase()));
         }
     }
-    if let hyperdb_api::Error::InvalidRow { row, column, .. } = &e {
+    if let hyperdb_api::Error::InvalidRow { row, .. } = &e {
         payload.insert("row".into(), json!(row));
-        insert(&mut payload, "column", column.as_deref());
     }
+    insert(&mut payload, "column", e.column());
     let causes = causes(&e);
     if !causes.is_empty() {
         payload.insert("cause".into(), json!(causes));

@@ -249,6 +249,25 @@ impl Error {
             .and_then(crate::files::FilePosition::from_db_error)
     }
 
+    /// The column the error is about, when it names one: a check's of
+    /// this crate (a row's value, an Arrow field, a definition, a read),
+    /// or the server's own `column` field.
+    pub fn column(&self) -> Option<&str> {
+        match self {
+            Error::ColumnNotFound { column, .. }
+            | Error::UnexpectedNull { column }
+            | Error::TypeMismatch { column, .. }
+            | Error::Conversion { column, .. }
+            | Error::DefinitionMismatch { column, .. }
+            | Error::SchemaMismatch { column, .. }
+            | Error::UnsupportedType { column, .. }
+            | Error::ValueTooLarge { column, .. } => Some(column),
+            Error::InvalidRow { column, .. } => column.as_deref(),
+            Error::Field { source, .. } => source.column(),
+            _ => self.db_error().and_then(|db| db.column.as_deref()),
+        }
+    }
+
     /// The SQLSTATE, when the server reported this error.
     pub fn code(&self) -> Option<&SqlState> {
         match self {
@@ -438,5 +457,26 @@ mod tests {
             e.to_string(),
             "column name has type INTEGER, which cannot be read as Option<String>"
         );
+    }
+
+    #[test]
+    fn the_column_is_named_whichever_check_refused() {
+        let schema = Error::SchemaMismatch {
+            column: "id".into(),
+            expected: "an Int32 field".into(),
+            found: "Float64".into(),
+        };
+        assert_eq!(schema.column(), Some("id"));
+        let field = Error::Field {
+            rust_type: "Row",
+            field: "n",
+            source: Box::new(Error::UnexpectedNull { column: "n".into() }),
+        };
+        assert_eq!(field.column(), Some("n"));
+        let mut db = DbError::new(SqlState::from_code("23502"), "null value");
+        db.column = Some("c".into());
+        assert_eq!(Error::server(db).column(), Some("c"));
+        let plain = Error::invalid_argument("x", "y");
+        assert_eq!(plain.column(), None);
     }
 }
