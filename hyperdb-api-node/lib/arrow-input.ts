@@ -77,21 +77,20 @@ export async function sendArrow(inserter: NativeInserter, data: ArrowInsertData)
 
 /**
  * Sends each item: IPC bytes as they are, batches as messages of one
- * stream. Data without rows (a Table of `schema`, the data's own,
- * without batches, or only empty ones) still has its schema checked
- * against the table.
+ * stream. Data without rows (a Table without batches, whose schema is
+ * `first`, or only empty batches) still has its schema checked against
+ * the table.
  */
 async function sendBatches(
   inserter: NativeInserter,
   items: Iterable<RecordBatch | Uint8Array> | AsyncIterable<RecordBatch | Uint8Array>,
   modules: Arrow[],
-  schema?: { arrow: Arrow; schema: Schema },
+  first?: { arrow: Arrow; schema: Schema },
 ): Promise<boolean> {
   let stream: OneStream | undefined
   const buffers = new BufferHandover()
   let bytes = false
   let sent = false
-  let first = schema
   for await (const item of items) {
     if (item instanceof Uint8Array) {
       if (stream !== undefined) throw notArrow('IPC bytes mixed with RecordBatches')
@@ -128,14 +127,16 @@ async function sendBatches(
 
 /** A batch whose schema is not the first batch's (see `OneStream`). */
 function otherSchema(first: Schema, batch: Schema): HyperError {
-  const at = batch.fields.findIndex((f, i) => String(f.type) !== String(first.fields[i]?.type))
-  const field = batch.fields[at >= 0 ? at : 0]
-  const was = first.fields[at >= 0 ? at : 0]
+  const at = Math.max(
+    0,
+    batch.fields.findIndex((f, i) => String(f.type) !== String(first.fields[i]?.type)),
+  )
+  const field = batch.fields[at]
   return new HyperError({
     code: ErrorCode.DATATYPE_MISMATCH,
     message:
       `insertArrow: every batch of one insert must have the schema of the first: column \`${field?.name}\` is ` +
-      `${String(field?.type)} in a later batch, ${String(was?.type)} in the first`,
+      `${String(field?.type)} in a later batch, ${String(first.fields[at]?.type)} in the first`,
     column: field?.name,
   })
 }

@@ -1,8 +1,9 @@
 //! Errors cross to JavaScript as one JSON payload in the message, which
 //! `lib/errors.ts` turns into a `HyperError` with `code` (always a SQLSTATE,
 //! see `hyperdb_api::Error::sqlstate`), `detail`, `hint`, `position`,
-//! `column` (`hyperdb_api::Error::column`) and `cause`. Why JSON: a napi error carries only a status and a message
-//! across an async boundary, and every field must survive it.
+//! `column` (`hyperdb_api::Error::column`), `row` and `cause`. Why JSON: a
+//! napi error carries only a status and a message across an async
+//! boundary, and every field must survive it.
 
 use serde_json::{json, Map, Value as Json};
 

@@ -194,6 +194,11 @@ impl TableDefinition {
         self.columns.iter().position(|c| c.name == name)
     }
 
+    /// The first column named exactly `name` (see [`column_index`](Self::column_index)).
+    pub(crate) fn column_named(&self, name: &str) -> Option<&ColumnDefinition> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
     /// Every column's type and nullability, in order: what a HyperBinary
     /// encoder needs.
     pub fn column_types(&self) -> Vec<ColumnType> {

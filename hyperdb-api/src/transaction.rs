@@ -113,19 +113,23 @@ pub(crate) fn ending(status: TransactionStatus, sql: &str) -> &str {
 /// `COMMIT` or `ROLLBACK` would end the outer's too. 25001, as PostgreSQL
 /// names a `BEGIN` inside a transaction, also for a block begun by hand.
 pub(crate) fn refuse_nested(status: TransactionStatus) -> Result<()> {
+    refuse_open(
+        status,
+        "a transaction is already open on this connection, and transactions do not nest \
+         (hyperd has no savepoints)",
+        "run the statements on the open transaction (its guard derefs to the connection), or \
+         end it first",
+    )
+}
+
+/// 25001 with `message` and `hint` unless `status` (read with nothing
+/// owed) has no transaction open: for what must not run inside one.
+pub(crate) fn refuse_open(status: TransactionStatus, message: &str, hint: &str) -> Result<()> {
     if status == TransactionStatus::Idle {
         return Ok(());
     }
-    let mut db = DbError::new(
-        Some(SqlState::ACTIVE_SQL_TRANSACTION),
-        "a transaction is already open on this connection, and transactions do not nest \
-         (hyperd has no savepoints)",
-    );
-    db.hint = Some(
-        "run the statements on the open transaction (its guard derefs to the connection), or \
-         end it first"
-            .into(),
-    );
+    let mut db = DbError::new(Some(SqlState::ACTIVE_SQL_TRANSACTION), message);
+    db.hint = Some(hint.into());
     Err(Error::server(db))
 }
 

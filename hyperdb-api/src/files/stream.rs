@@ -174,20 +174,17 @@ macro_rules! copy_in_from_reader {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    copy.armed = false;
                     let mut context = "reading the CSV input of a COPY".to_owned();
+                    // Else the guard, still armed, ends it as it ends a
+                    // dropped copy, for the next request to settle.
                     if copy.queue_refused_input() {
+                        copy.armed = false;
                         // Refused, as meant (an error): nothing stored.
                         if let Ok(rows) = copy.client.copy_in_finish() $($aw)* {
                             context = format!(
                                 "{context} (hyperd took the input that should end it \
                                  and stored {rows} rows)"
                             );
-                        }
-                    } else {
-                        copy.client.queue_copy_fail("reading the COPY input failed");
-                        if let Err(settle) = copy.client.settle() $($aw)* {
-                            tracing::warn!("settling a COPY aborted for a read error: {settle}");
                         }
                     }
                     return Err($crate::error::Error::io(context, e));

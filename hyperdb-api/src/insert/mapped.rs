@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hyperdb_api_core::types::ToHyperBinary;
 
-use crate::error::{DbError, Error, Result, SqlState};
+use crate::error::{Error, Result};
 use crate::escape::{push_identifier, quote_identifier};
 use crate::insert::copy_tx::{CopyTx, Target};
 use crate::insert::encoder::RowEncoder;
@@ -15,7 +15,7 @@ use crate::insert::inserter_methods;
 use crate::insert::wire::Wire;
 use crate::insert::{row_encoder, InsertFormat};
 use crate::names::TableName;
-use crate::table_definition::{ColumnDefinition, Persistence, TableDefinition};
+use crate::table_definition::{Persistence, TableDefinition};
 use crate::trace::StatementTrace;
 use crate::{Connection, TransactionStatus};
 
@@ -176,19 +176,12 @@ impl Drop for MappedInserter<'_> {
 /// (hyperd does not undo DDL): refused before anything is sent, 25001 as
 /// for a transaction begun inside another.
 fn refuse_in_transaction(status: TransactionStatus) -> Result<()> {
-    if status == TransactionStatus::Idle {
-        return Ok(());
-    }
-    let mut db = DbError::new(
-        Some(SqlState::ACTIVE_SQL_TRANSACTION),
+    crate::transaction::refuse_open(
+        status,
         "a MappedInserter cannot run inside a transaction: it stages its rows in a temporary \
          table it creates, and hyperd does not mix DDL and DML in one transaction",
-    );
-    db.hint = Some(
-        "create the MappedInserter outside the transaction (it is all or nothing on its own)"
-            .into(),
-    );
-    Err(Error::server(db))
+        "create the MappedInserter outside the transaction (it is all or nothing on its own)",
+    )
 }
 
 /// Each [`ColumnMapping::column`] names a column of `table` and an input
@@ -203,7 +196,7 @@ fn check_plain_mappings(
     mappings: &[ColumnMapping],
 ) -> Result<()> {
     for m in mappings {
-        let Some(column) = find(table, &m.column) else {
+        let Some(column) = table.column_named(&m.column) else {
             return Err(Error::DefinitionMismatch {
                 table: table.name().to_string(),
                 column: m.column.clone(),
@@ -214,7 +207,7 @@ fn check_plain_mappings(
         if m.expression.is_some() {
             continue;
         }
-        let given = match find(inputs, &m.column) {
+        let given = match inputs.column_named(&m.column) {
             None => "no input column of that name".to_owned(),
             Some(input) if input.sql_type() == column.sql_type() => continue,
             Some(input) => format!(
@@ -232,11 +225,6 @@ fn check_plain_mappings(
         });
     }
     Ok(())
-}
-
-/// The column of `def` named `name`.
-fn find<'d>(def: &'d TableDefinition, name: &str) -> Option<&'d ColumnDefinition> {
-    def.column_index(name).map(|i| &def.columns()[i])
 }
 
 /// `INSERT INTO target ("a", "b") SELECT <expr or "a">, ... FROM "stage"`.
