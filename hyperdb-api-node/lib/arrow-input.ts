@@ -119,8 +119,11 @@ async function sendBatches(
   if (stream !== undefined) await call(inserter.sendIpc(EOS))
   if (!bytes && !sent && first !== undefined) {
     // A stream of the schema alone: the table checks it, and no row goes.
+    // It counts as sent: its refusal may come after these calls return,
+    // and only `finish` waits for it (an abort would drop it).
     await call(inserter.sendIpc(schemaMessage(first.arrow, first.schema)))
     await call(inserter.sendIpc(EOS))
+    return true
   }
   return bytes || sent
 }
