@@ -40,3 +40,31 @@ test('require("../dist/index.js"): start hyperd, create a database, write and re
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a CommonJS caller gets Arrow results of its own apache-arrow (require), and can write them back', async () => {
+  // apache-arrow's CommonJS and ES module builds are separate instances:
+  // a Table of the other one is not instanceof this one's Table, and this
+  // one's tableToIPC wrote it as 0 bytes.
+  const arrow = require('apache-arrow')
+  const hyper = await HyperProcess.start()
+  try {
+    const conn = await Connection.connect({ endpoint: hyper.endpoint })
+    const sql = "SELECT g AS id, 'row ' || g AS name FROM generate_series(1, 1000) g"
+    const table = await conn.queryArrowTable(sql)
+    assert.ok(table instanceof arrow.Table, 'a Table of the required apache-arrow')
+    for await (const batch of conn.queryArrow(sql)) assert.ok(batch instanceof arrow.RecordBatch)
+    const ipc = arrow.tableToIPC(table, 'stream')
+    assert.ok(ipc.byteLength > 1000, `tableToIPC wrote ${ipc.byteLength} bytes`)
+    assert.equal(new arrow.Table(table.batches).numRows, 1000)
+    assert.deepStrictEqual(arrow.tableFromIPC(ipc).get(999).toJSON(), { id: 1000, name: 'row 1000' })
+    await conn.executeCommand('CREATE TEMPORARY TABLE back (id INTEGER, name TEXT)')
+    assert.equal(await conn.insertArrow('back', table), 1000)
+    assert.equal(await conn.insertArrow('back', ipc), 1000)
+    assert.deepStrictEqual(await conn.queryAll('SELECT count(*)::int AS n, sum(id)::int AS s FROM back'), [
+      { n: 2000, s: 1001000 },
+    ])
+    await conn.close()
+  } finally {
+    await hyper.close()
+  }
+})

@@ -199,6 +199,10 @@ describe('arguments', () => {
       'HyperTime of a number': async () => new HyperTime(1.5),
       'HyperTimestamp of a number': async () => new HyperTimestamp(5),
       'HyperInterval micros of a number': async () => new HyperInterval(0, 0, 5),
+      'HyperInterval of 1.5 months': async () => new HyperInterval(1.5, 0, 0n),
+      'HyperInterval of 2^31 months': async () => new HyperInterval(2 ** 31, 0, 0n),
+      'HyperInterval of NaN days': async () => new HyperInterval(0, NaN, 0n),
+      'HyperInterval of days as a bigint': async () => new HyperInterval(0, 1n, 0n),
     }
     for (const [name, f] of Object.entries(refused)) {
       const err = await rejectsHyper(f, '22023', name)

@@ -221,6 +221,35 @@ describe('insertArrow', () => {
     assert.equal(await conn.queryScalar('SELECT 9'), 9)
   })
 
+  test('IPC bytes whose buffers are shorter than their rows say are refused, naming the column', async () => {
+    // Three NUMERIC(5,2) values need 48 bytes; the batch's metadata says 16.
+    // Before: arrow-ipc panicked in a tokio worker (caught, with a
+    // backtrace line on stderr) and the error blamed "the server".
+    const conn = await ctx.connect()
+    await conn.executeCommand('CREATE TABLE priced (price NUMERIC(5,2))')
+    const data = new Uint32Array(12)
+    data[0] = 12345
+    data[4] = 1
+    data[8] = 99
+    const price = arrow.makeVector(
+      arrow.makeData({ type: new arrow.Decimal(2, 5, 128), length: 3, nullCount: 0, data }),
+    )
+    const ipc = arrow.tableToIPC(new arrow.Table({ price }), 'stream')
+    assert.equal(await conn.insertArrow('priced', ipc), 3)
+    // The values buffer's entry in the batch's metadata: offset 0, length 48.
+    const entry = new Uint8Array(16)
+    entry[8] = 48
+    const at = Buffer.from(ipc).lastIndexOf(Buffer.from(entry))
+    assert.ok(at > 0, 'the values buffer entry')
+    const bad = Uint8Array.from(ipc)
+    bad[at + 8] = 16
+    const e = await rejectsHyper(() => conn.insertArrow('priced', bad))
+    assert.match(e.message, /column `price`: a values buffer of 16 bytes where its rows need 48/)
+    assert.doesNotMatch(e.message, /server|panic/)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM priced'), 3n)
+    assert.equal(await conn.insertArrow('priced', ipc), 3)
+  })
+
   test('slices (bitmaps starting mid-byte) and batches past one piece go in exactly', async () => {
     const conn = await ctx.connect()
     await freshTable(conn, 'sliced')

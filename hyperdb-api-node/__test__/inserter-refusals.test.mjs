@@ -241,7 +241,6 @@ describe('refused values', () => {
     ins.addRow([0, null, null, null])
     const cases = [
       ['tm', new HyperTime(86_400_000_000n), '22008'],
-      ['iv', new HyperInterval(2 ** 31, 0, 0n), '22003'],
       ['iv', new HyperInterval(0, 0, 2n ** 62n), '22003'],
       ['ts', new HyperTimestamp(2n ** 63n), '22003'],
       // Before 4713-01-01 BC: taken here, it failed the whole insert at execute().

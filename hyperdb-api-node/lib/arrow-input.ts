@@ -18,7 +18,7 @@
 import type { Data, RecordBatch, Schema, Table } from 'apache-arrow'
 import type { NativeArrowColumn, NativeInserter } from './native'
 import { call, ErrorCode, HyperError } from './errors'
-import { loadArrow, type Arrow } from './queries'
+import { arrowModules, type Arrow } from './arrow-module'
 import { DEFAULT_BATCH_ROWS } from './inserter'
 import { BATCH_UNITS } from './insert-columns'
 
@@ -31,22 +31,6 @@ export type ArrowInsertData =
   | AsyncIterable<RecordBatch>
   | Iterable<Uint8Array>
   | AsyncIterable<Uint8Array>
-
-/**
- * Every `apache-arrow` module instance a caller may have made `data` with:
- * its ES module build and its CommonJS build are separate instances with
- * separate classes, and `instanceof` tells only its own apart.
- */
-async function arrowModules(): Promise<Arrow[]> {
-  const modules: Arrow[] = [await loadArrow()]
-  try {
-    const cjs = require('apache-arrow') as Arrow
-    if (cjs !== modules[0]) modules.push(cjs)
-  } catch {
-    // Only the ES module build is installed.
-  }
-  return modules
-}
 
 function notArrow(what: string): HyperError {
   return new HyperError({

@@ -5,7 +5,7 @@
  */
 import type { Data, DataType, RecordBatch, Schema } from 'apache-arrow'
 import { native, type ArrowBatches } from './native'
-import type { Arrow } from './queries'
+import type { Arrow } from './arrow-module'
 
 /** Marks an absent buffer in `ArrowBatches.layout` (see `src/arrow_batches.rs`). */
 const ABSENT = native.ABSENT_BUFFER

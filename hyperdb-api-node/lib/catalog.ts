@@ -8,8 +8,8 @@ import { booleanOf, checkOptions, checkRecord, flagOf, isRecord, kindOf, optiona
 
 /** A name with the database and schema it is in, where known: what the catalog lists. */
 export interface QualifiedName {
-  database?: string
-  schema?: string
+  database?: string | undefined
+  schema?: string | undefined
   name: string
 }
 
@@ -21,8 +21,8 @@ export interface ColumnDefinition {
   /** The SQL type, e.g. `SqlType.varchar(10)` or `'VARCHAR(10)'`. */
   type: string
   /** Defaults to true. */
-  nullable?: boolean
-  collation?: string
+  nullable?: boolean | undefined
+  collation?: string | undefined
 }
 
 export interface TableDefinition {
@@ -33,7 +33,7 @@ export interface TableDefinition {
    * `pg_temp`) and gone with it. Default `permanent`. `getTableDefinition`
    * always says which.
    */
-  persistence?: 'permanent' | 'temporary'
+  persistence?: 'permanent' | 'temporary' | undefined
 }
 
 /** Every Hyper type, spelled as SQL. */

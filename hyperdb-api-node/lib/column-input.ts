@@ -30,9 +30,9 @@ export type ColumnValues = TypedArray | readonly unknown[]
 
 export interface InsertColumnsOptions {
   /** Per column, which rows are NULL (1 or `true` = NULL). */
-  nulls?: Record<string, Uint8Array | readonly boolean[]>
+  nulls?: Record<string, Uint8Array | readonly boolean[]> | undefined
   /** Rows sent a batch (default 65536; a batch also ends at 16 Mi characters and bytes of text and binary values). */
-  batchRows?: number
+  batchRows?: number | undefined
 }
 
 /** The TypedArray whose bytes are the column's Arrow values as they are. */

@@ -115,7 +115,7 @@ export interface ValueOptions {
    * BIGINT as `bigint` (default), or as `number`, which throws a
    * `HyperError` (22003) for a value past 2^53 instead of rounding it.
    */
-  bigint?: 'bigint' | 'number'
+  bigint?: 'bigint' | 'number' | undefined
 }
 
 const TWO_53 = 2n ** 53n

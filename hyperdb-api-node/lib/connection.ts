@@ -32,7 +32,7 @@ export type CreateMode = 'doNotCreate' | 'create' | 'createIfNotExists' | 'creat
 
 export interface CommandOptions {
   /** Cancels the statement, waiting or running; it rejects with code 57014. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 export interface ConnectOptions {
@@ -43,11 +43,11 @@ export interface ConnectOptions {
    * name SQL qualifies its tables with (`"sales"."public"."t"` for
    * `data/sales.hyper`), as in Tableau's Hyper API.
    */
-  database?: string
+  database?: string | undefined
   /** What to do with `database` (default `doNotCreate`: it must exist). */
-  createMode?: CreateMode
-  user?: string
-  password?: string
+  createMode?: CreateMode | undefined
+  user?: string | undefined
+  password?: string | undefined
   /**
    * The authentication methods the server may ask for, as libpq's
    * `require_auth` names them; another request fails the connect (code
@@ -55,11 +55,11 @@ export interface ConnectOptions {
    * machine (loopback, Unix sockets), and no `password` or `md5` for
    * servers elsewhere (the connection has no TLS).
    */
-  requireAuth?: Array<'none' | 'password' | 'md5' | 'scram-sha-256'>
+  requireAuth?: Array<'none' | 'password' | 'md5' | 'scram-sha-256'> | undefined
   /** How long connecting (socket, TLS, authentication) may take: default 30,000 (`HYT00` when it expires). */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /** Each statement is cancelled after this long (error code `HYT00`). Default: no limit. */
-  queryTimeoutMs?: number
+  queryTimeoutMs?: number | undefined
   /**
    * Session settings (`SET name = value`), validated by hyperd. Sessions
    * start with `extra_float_digits: '2'` and `two_digit_year_threshold:
@@ -67,7 +67,7 @@ export interface ConnectOptions {
    * README's defaults section). `result_format_code` is the client's own
    * (it reads every result as HyperBinary): setting it is an error.
    */
-  settings?: Record<string, string>
+  settings?: Record<string, string> | undefined
 }
 
 const CONNECT_OPTIONS = [

@@ -72,32 +72,32 @@ export const ErrorCode = {
 export interface HyperErrorFields {
   code: string
   message: string
-  detail?: string
-  hint?: string
+  detail?: string | undefined
+  hint?: string | undefined
   /** 1-based character position in the SQL text. */
-  position?: number
-  severity?: string
+  position?: number | undefined
+  severity?: string | undefined
   /** The inserted row a value was refused in (0-based, counted over the whole insert). */
-  row?: number
+  row?: number | undefined
   /** The column a value was refused for. */
-  column?: string
-  cause?: unknown
+  column?: string | undefined
+  cause?: unknown | undefined
 }
 
 export class HyperError extends Error {
   /** The SQLSTATE (see `ErrorCode`). */
   readonly code: string
-  readonly detail?: string
-  readonly hint?: string
-  readonly position?: number
-  readonly severity?: string
+  readonly detail?: string | undefined
+  readonly hint?: string | undefined
+  readonly position?: number | undefined
+  readonly severity?: string | undefined
   /** For a refused insert value: its row (0-based, over the whole insert). */
-  readonly row?: number
+  readonly row?: number | undefined
   /**
    * The column the error is about, when it names one: a refused insert
    * value's, an Arrow field's that does not fit the table, or the server's.
    */
-  readonly column?: string
+  readonly column?: string | undefined
 
   constructor(fields: HyperErrorFields) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause })

@@ -15,7 +15,7 @@ export interface GrpcConnectOptions {
   /** `HyperProcess.grpcEndpoint`. */
   endpoint: string
   /** The `.hyper` file to query. */
-  database?: string
+  database?: string | undefined
   /**
    * How results travel: `sync` (all on the query's stream; the default,
    * and the fastest), `async` (fetched in chunks) or `adaptive` (the first
@@ -23,17 +23,17 @@ export interface GrpcConnectOptions {
    * that persists results (`parameters: { grpc_persist_results: 'true' }`);
    * without it they fail with code 55000.
    */
-  transferMode?: 'sync' | 'async' | 'adaptive'
+  transferMode?: 'sync' | 'async' | 'adaptive' | undefined
   /** Query settings, validated by hyperd. */
-  settings?: Record<string, string>
+  settings?: Record<string, string> | undefined
   /** How long connecting (TCP, TLS) may take: default 30,000 (`HYT00` when it expires). */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /**
    * Each query is cancelled after this long, from the call to the end of
    * its result (error code `HYT00`). Default: no limit. A query whose
    * replies stopped arriving (a dead link) fails this way too.
    */
-  queryTimeoutMs?: number
+  queryTimeoutMs?: number | undefined
 }
 
 export class GrpcConnection extends Queries {

@@ -31,7 +31,7 @@ export interface InserterOptions {
    * Rows a batch holds before it is sent (default 65536); a batch also
    * ends once its text and binary values hold 16 Mi characters and bytes.
    */
-  batchRows?: number
+  batchRows?: number | undefined
 }
 
 /** A row: values in column order, or an object keyed by column name. */

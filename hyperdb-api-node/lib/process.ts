@@ -21,7 +21,7 @@ export interface HyperProcessOptions {
    * account can reach it, so hyperd requires `password`, generated when not
    * given).
    */
-  transport?: 'tcp' | 'ipc'
+  transport?: 'tcp' | 'ipc' | undefined
   /**
    * Also serve gRPC (`grpcEndpoint`). hyperd's gRPC takes only trusted
    * sessions: every local account can use it, and a `tcp` server with gRPC
@@ -30,23 +30,23 @@ export interface HyperProcessOptions {
    * and `adaptive` transfer modes need (it writes every result to disk and
    * halved the speed of `sync` reads, as measured in Rust).
    */
-  grpc?: boolean
+  grpc?: boolean | undefined
   /** The hyperd executable or its directory. Default: `HYPERD_PATH`, then `.hyperd/hyperd` in the working directory or above. */
-  hyperdPath?: string
+  hyperdPath?: string | undefined
   /** Where hyperd writes its log (default: a temporary directory). */
-  logDir?: string
+  logDir?: string | undefined
   /**
    * hyperd parameters, e.g. `{ log_config: '' }`. hyperd starts with
    * `date_style: 'MDY'` and `date_style_lenient: 'false'` unless given here,
    * as Tableau's Hyper API starts it (see the README's defaults section).
    */
-  parameters?: Record<string, string>
+  parameters?: Record<string, string> | undefined
   /** The `.hyper` file version new databases get (default 4). */
-  defaultDatabaseVersion?: number
+  defaultDatabaseVersion?: number | undefined
   /** Require this password (SCRAM), on either transport. Default: generated for `tcp` (unless `grpc`), none for `ipc`. */
-  password?: string
+  password?: string | undefined
   /** How long hyperd may take to start listening: default 30,000 (then `58000`, and the child is killed). */
-  startTimeoutMs?: number
+  startTimeoutMs?: number | undefined
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   type ValueOptions,
 } from './columns'
 import { BatchMaker } from './arrow-output'
+import { loadArrow, type Arrow } from './arrow-module'
 import {
   eachItem,
   loopBudgetSpent,
@@ -35,29 +36,12 @@ import {
 
 export interface QueryOptions extends ValueOptions {
   /** Cancels the statement on the server; the iteration rejects with code 57014. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 export interface RowQueryOptions extends QueryOptions {
   /** Rows as objects keyed by column name (default) or as arrays in column order. */
-  rowMode?: 'object' | 'array'
-}
-
-export type Arrow = typeof import('apache-arrow')
-
-let arrowModule: Promise<Arrow> | undefined
-
-/** `apache-arrow`, the peer dependency, loaded on first use. */
-export function loadArrow(): Promise<Arrow> {
-  arrowModule ??= import('apache-arrow').catch((e: unknown) => {
-    arrowModule = undefined
-    throw new HyperError({
-      code: '58000',
-      message: 'queryArrow needs the apache-arrow package: npm install apache-arrow',
-      cause: e,
-    })
-  })
-  return arrowModule
+  rowMode?: 'object' | 'array' | undefined
 }
 
 /**
@@ -204,7 +188,7 @@ export abstract class Queries {
   query(
     sql: string,
     params?: readonly ParamValue[],
-    options?: RowQueryOptions & { rowMode?: 'object' },
+    options?: RowQueryOptions & { rowMode?: 'object' | undefined },
   ): AsyncIterableIterator<RowObject>
   query(
     sql: string,
@@ -231,7 +215,7 @@ export abstract class Queries {
   queryChunks(
     sql: string,
     params?: readonly ParamValue[],
-    options?: RowQueryOptions & { rowMode?: 'object' },
+    options?: RowQueryOptions & { rowMode?: 'object' | undefined },
   ): AsyncIterableIterator<RowObject[]>
   queryChunks(
     sql: string,
@@ -277,7 +261,7 @@ export abstract class Queries {
   async queryAll(
     sql: string,
     params?: readonly ParamValue[],
-    options?: RowQueryOptions & { rowMode?: 'object' },
+    options?: RowQueryOptions & { rowMode?: 'object' | undefined },
   ): Promise<RowObject[]>
   async queryAll(
     sql: string,
@@ -302,7 +286,7 @@ export abstract class Queries {
   async queryOne(
     sql: string,
     params?: readonly ParamValue[],
-    options?: RowQueryOptions & { rowMode?: 'object' },
+    options?: RowQueryOptions & { rowMode?: 'object' | undefined },
   ): Promise<RowObject | null>
   async queryOne(
     sql: string,

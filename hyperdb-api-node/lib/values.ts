@@ -26,6 +26,14 @@ function exactMicros(micros: bigint, what: string): bigint {
   return micros
 }
 
+/** An INTERVAL's months or days: hyperd keeps each as a 32-bit integer. */
+function int32(n: number, what: string): number {
+  if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) {
+    throw invalidArgument(`HyperInterval takes ${what} as a 32-bit integer, not ${shown(n)}`)
+  }
+  return n
+}
+
 function pad(n: number | bigint, width: number): string {
   return n.toString().padStart(width, '0')
 }
@@ -137,9 +145,10 @@ export class HyperInterval {
   readonly days: number
   readonly micros: bigint
 
+  /** Throws a `HyperError` (22023) unless months and days are 32-bit integers and micros a bigint. */
   constructor(months: number, days: number, micros: bigint) {
-    this.months = months
-    this.days = days
+    this.months = int32(months, 'months')
+    this.days = int32(days, 'days')
     this.micros = exactMicros(micros, 'HyperInterval')
   }
 

@@ -1,9 +1,11 @@
 // Compiled (never run) by typings.test.mjs against the published typings,
 // with library checks on: what a strict TypeScript user writes must
 // type-check, and misuse must not (each `@ts-expect-error` fails the
-// build if its line compiles).
+// build if its line compiles). `exactOptionalPropertyTypes` is on: an
+// option may be given as a value that is possibly undefined.
 import {
   Connection,
+  HyperProcess,
   HyperTimestamp,
   type ColumnVector,
   type RowArray,
@@ -49,4 +51,18 @@ export async function catalogNamesAreQualified(conn: Connection): Promise<string
   const tables = await conn.catalog.getTableNames()
   const schemas = await conn.catalog.getSchemaNames()
   return [...tables.map((t) => `${t.schema ?? ''}.${t.name}`), ...schemas.map((s) => s.name)]
+}
+
+export async function optionsMayBeUndefined(logDir: string | undefined): Promise<void> {
+  const hyper = await HyperProcess.start({ hyperdPath: process.env.HYPERD_PATH, logDir, transport: undefined })
+  const conn = await Connection.connect({
+    endpoint: hyper.endpoint,
+    password: hyper.password,
+    database: process.env.DATABASE,
+    createMode: undefined,
+  })
+  await conn.queryAll('SELECT 1', [], { rowMode: undefined, signal: undefined, bigint: undefined })
+  await conn.catalog.createTable({ name: 't', columns: [{ name: 'a', type: 'INT', nullable: undefined }] })
+  await conn.close()
+  await hyper.close()
 }

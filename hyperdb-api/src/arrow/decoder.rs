@@ -18,6 +18,7 @@ use arrow_ipc::{Block, MessageHeader};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 
+use super::ipc_layout;
 use super::ipc_messages::{Frame, IpcMessages, RawMessage};
 use super::schema::UTC;
 use super::validate;
@@ -144,8 +145,11 @@ impl ArrowDecoder {
     /// Decodes `message`, a panic turned into the stream's error: arrow-ipc
     /// 60.1 panics on some malformed messages (a buffer declared longer
     /// than the message body: "the offset of the new Buffer cannot exceed
-    /// the existing length", found by the `arrow` fuzz target), and a
-    /// server's bytes must not panic the client. After a panic the
+    /// the existing length", found by the `arrow` fuzz target; a values
+    /// buffer shorter than its rows), and neither a server's bytes nor a
+    /// caller's may panic the client. `ipc_layout` refuses the malformed
+    /// sizes it knows of before arrow-ipc sees them; this catches what it
+    /// does not (a dictionary batch's sizes). After a panic the
     /// decoder's state is unknown, so the rest of the input is dropped;
     /// every caller ends the stream on the error. (With `panic = "abort"`
     /// nothing can be caught.)
@@ -160,8 +164,13 @@ impl ArrowDecoder {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
+                let from = if self.repeats {
+                    "in the input"
+                } else {
+                    "from the server"
+                };
                 Err(ipc_error(&format!(
-                    "malformed Arrow IPC message from the server: {why}"
+                    "malformed Arrow IPC message {from}: {why}"
                 )))
             }
         }
@@ -200,10 +209,18 @@ impl ArrowDecoder {
             }
             (MessageHeader::Schema, Some(_)) => Err(ipc_error("a second schema message")),
             (MessageHeader::DictionaryBatch, Some(decoder)) => {
+                if let Some(dictionary) = message.header_as_dictionary_batch() {
+                    ipc_layout::check_dictionary_batch(dictionary, body_len(&message)?)?;
+                }
                 decoder.read_dictionary(&block, &raw.bytes)?;
                 Ok(None)
             }
             (MessageHeader::RecordBatch, Some(decoder)) => {
+                if let (Some(batch), Some(schema)) = (message.header_as_record_batch(), &self.first)
+                {
+                    let body = body_len(&message)?;
+                    ipc_layout::check_record_batch(batch, schema, message.version(), body)?;
+                }
                 let batch = decoder.read_record_batch(&block, &raw.bytes)?;
                 if let Some(batch) = &batch {
                     validate::batch(batch)?;
@@ -257,6 +274,13 @@ impl ArrowDecoder {
             schema, columns, &options,
         )?)
     }
+}
+
+/// The body length a message declares (its bytes are there: `IpcMessages`
+/// cut the message by it).
+fn body_len(message: &arrow_ipc::Message<'_>) -> Result<usize> {
+    usize::try_from(message.bodyLength())
+        .map_err(|_| ipc_error(&format!("a body length of {}", message.bodyLength())))
 }
 
 fn ipc_error(what: &str) -> Error {

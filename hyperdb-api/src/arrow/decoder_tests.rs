@@ -73,7 +73,7 @@ fn any_framing_gives_the_same_batches() {
 }
 
 /// A record batch whose values buffer claims more bytes than the message
-/// body holds makes arrow-ipc panic; the decoder reports an Arrow error
+/// body holds made arrow-ipc panic; the decoder reports an Arrow error
 /// instead, whole or cut (the `arrow` fuzz target's finding).
 #[test]
 fn a_buffer_longer_than_its_body_is_an_error_not_a_panic() {
@@ -108,7 +108,7 @@ fn a_buffer_longer_than_its_body_is_an_error_not_a_panic() {
                 .unwrap_err(),
         };
         assert!(matches!(e, Error::Arrow(_)), "{e:?}");
-        assert!(e.to_string().contains("malformed Arrow IPC message"), "{e}");
+        assert!(e.to_string().contains("past the message body"), "{e}");
     }
 }
 

@@ -80,6 +80,7 @@ mod from_parts;
 #[cfg(feature = "async")]
 pub(crate) mod from_rows;
 mod inserter;
+mod ipc_layout;
 mod ipc_messages;
 mod layout;
 mod parallel;
