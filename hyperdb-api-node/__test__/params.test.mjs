@@ -424,15 +424,17 @@ describe('HyperTimestamp, HyperTime, HyperInterval, dateOnly', () => {
   })
 
   test('HyperInterval months and days that are no 32-bit integers reject with 22023', async () => {
-    for (const iv of [
-      new HyperInterval(2 ** 31, 0, 0n),
-      new HyperInterval(0, -(2 ** 31) - 1, 0n),
-      new HyperInterval(1.5, 0, 0n),
-      new HyperInterval(0, 2.7, 0n),
-      new HyperInterval(NaN, 0, 0n),
-      new HyperInterval(0, Infinity, 0n),
+    // Refused when the HyperInterval is made, before it can be sent.
+    for (const [months, days] of [
+      [2 ** 31, 0],
+      [0, -(2 ** 31) - 1],
+      [1.5, 0],
+      [0, 2.7],
+      [NaN, 0],
+      [0, Infinity],
     ]) {
-      await rejectsHyper(() => conn.queryScalar('SELECT $1', [iv]), '22023', `${iv.months} / ${iv.days}`)
+      const send = async () => conn.queryScalar('SELECT $1', [new HyperInterval(months, days, 0n)])
+      await rejectsHyper(send, '22023', `${months} / ${days}`)
     }
     const extremes = new HyperInterval(2 ** 31 - 1, -(2 ** 31), -5n)
     assert.deepStrictEqual(await conn.queryScalar('SELECT $1', [extremes]), extremes)

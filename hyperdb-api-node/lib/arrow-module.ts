@@ -55,6 +55,10 @@ export function arrowModules(): Promise<Arrow[]> {
     const first = await loadArrow()
     const other = await (esModuleCaller ? loadCommonJs() : loadEsModule()).catch(() => undefined)
     return other === undefined || other === first ? [first] : [first, other]
-  })()
+  })().catch((e: unknown) => {
+    // As `loadArrow`: a later call tries again (apache-arrow installed since).
+    both = undefined
+    throw e
+  })
   return both
 }

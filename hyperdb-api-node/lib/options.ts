@@ -105,8 +105,13 @@ export function checkMillis(value: unknown, name: string): void {
 
 /** Refuses a value that is not a whole number from `min` to `max`. */
 export function checkInteger(value: unknown, name: string, min: number, max: number): void {
-  if (value === undefined) return
+  if (value !== undefined) requireInteger(value, name, min, max)
+}
+
+/** `value`, refused (22023) unless it is a whole number from `min` to `max`. */
+export function requireInteger(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw invalidArgument(`${name} is a whole number from ${min} to ${max}, not ${shown(value)}`)
   }
+  return value
 }

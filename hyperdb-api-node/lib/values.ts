@@ -13,7 +13,7 @@
  */
 
 import { ErrorCode, HyperError, invalidArgument } from './errors'
-import { booleanOf, shown } from './options'
+import { booleanOf, requireInteger, shown } from './options'
 
 const MICROS_PER_MILLI = 1000n
 const MICROS_PER_DAY = 86_400_000_000n
@@ -24,14 +24,6 @@ function exactMicros(micros: bigint, what: string): bigint {
     throw invalidArgument(`${what} takes microseconds as a bigint (such as 1700000000000000n), not ${shown(micros)}`)
   }
   return micros
-}
-
-/** An INTERVAL's months or days: hyperd keeps each as a 32-bit integer. */
-function int32(n: number, what: string): number {
-  if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) {
-    throw invalidArgument(`HyperInterval takes ${what} as a 32-bit integer, not ${shown(n)}`)
-  }
-  return n
 }
 
 function pad(n: number | bigint, width: number): string {
@@ -147,8 +139,9 @@ export class HyperInterval {
 
   /** Throws a `HyperError` (22023) unless months and days are 32-bit integers and micros a bigint. */
   constructor(months: number, days: number, micros: bigint) {
-    this.months = int32(months, 'months')
-    this.days = int32(days, 'days')
+    // hyperd keeps each as a 32-bit integer.
+    this.months = requireInteger(months, 'HyperInterval months', -(2 ** 31), 2 ** 31 - 1)
+    this.days = requireInteger(days, 'HyperInterval days', -(2 ** 31), 2 ** 31 - 1)
     this.micros = exactMicros(micros, 'HyperInterval')
   }
 

@@ -210,7 +210,7 @@ impl ArrowDecoder {
             (MessageHeader::Schema, Some(_)) => Err(ipc_error("a second schema message")),
             (MessageHeader::DictionaryBatch, Some(decoder)) => {
                 if let Some(dictionary) = message.header_as_dictionary_batch() {
-                    ipc_layout::check_dictionary_batch(dictionary, body_len(&message)?)?;
+                    ipc_layout::check_dictionary_batch(dictionary, raw.body_len())?;
                 }
                 decoder.read_dictionary(&block, &raw.bytes)?;
                 Ok(None)
@@ -218,7 +218,7 @@ impl ArrowDecoder {
             (MessageHeader::RecordBatch, Some(decoder)) => {
                 if let (Some(batch), Some(schema)) = (message.header_as_record_batch(), &self.first)
                 {
-                    let body = body_len(&message)?;
+                    let body = raw.body_len();
                     ipc_layout::check_record_batch(batch, schema, message.version(), body)?;
                 }
                 let batch = decoder.read_record_batch(&block, &raw.bytes)?;
@@ -274,13 +274,6 @@ impl ArrowDecoder {
             schema, columns, &options,
         )?)
     }
-}
-
-/// The body length a message declares (its bytes are there: `IpcMessages`
-/// cut the message by it).
-fn body_len(message: &arrow_ipc::Message<'_>) -> Result<usize> {
-    usize::try_from(message.bodyLength())
-        .map_err(|_| ipc_error(&format!("a body length of {}", message.bodyLength())))
 }
 
 fn ipc_error(what: &str) -> Error {

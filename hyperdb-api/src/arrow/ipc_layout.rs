@@ -28,13 +28,7 @@ pub(crate) fn check_record_batch(
     version: MetadataVersion,
     body_len: usize,
 ) -> Result<(), ArrowError> {
-    let buffers: Vec<(usize, usize)> = match batch.buffers() {
-        Some(list) => list
-            .iter()
-            .map(|b| within_body(b.offset(), b.length(), body_len))
-            .collect::<Result<_, _>>()?,
-        None => Vec::new(),
-    };
+    let lengths = buffer_lengths(batch.buffers().iter().flat_map(|b| b.iter()), body_len)?;
     // Compressed buffers declare their compressed size: only their place
     // in the body can be checked (arrow-ipc checks what they inflate to).
     if batch.compression().is_some() {
@@ -45,7 +39,7 @@ pub(crate) fn check_record_batch(
             .nodes()
             .map(|n| n.iter().map(|n| (n.length(), n.null_count())).collect())
             .unwrap_or_default(),
-        lengths: buffers.iter().map(|&(_, len)| len).collect(),
+        lengths,
         variadic: batch
             .variadicBufferCounts()
             .map(|v| v.iter().collect())
@@ -68,23 +62,27 @@ pub(crate) fn check_dictionary_batch(
     body_len: usize,
 ) -> Result<(), ArrowError> {
     let buffers = batch.data().and_then(|d| d.buffers());
-    for b in buffers.iter().flat_map(|list| list.iter()) {
-        within_body(b.offset(), b.length(), body_len)?;
-    }
-    Ok(())
+    buffer_lengths(buffers.iter().flat_map(|b| b.iter()), body_len).map(drop)
 }
 
-/// A buffer's place in the body as `(offset, length)`, if it is inside it.
-fn within_body(offset: i64, length: i64, body_len: usize) -> Result<(usize, usize), ArrowError> {
-    let place = usize::try_from(offset)
-        .ok()
-        .zip(usize::try_from(length).ok())
-        .filter(|&(o, l)| o.checked_add(l).is_some_and(|end| end <= body_len));
-    place.ok_or_else(|| {
-        ArrowError::IpcError(format!(
-            "a buffer at offset {offset} of {length} bytes, past the message body of {body_len} bytes"
-        ))
-    })
+/// Each buffer's length, if every buffer lies inside the body.
+fn buffer_lengths<'a>(
+    buffers: impl IntoIterator<Item = &'a arrow_ipc::Buffer>,
+    body_len: usize,
+) -> Result<VecDeque<usize>, ArrowError> {
+    let inside = |b: &arrow_ipc::Buffer| {
+        let (offset, length) = (b.offset(), b.length());
+        let place = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(length).ok());
+        match place {
+            Some((o, l)) if o.checked_add(l).is_some_and(|end| end <= body_len) => Ok(l),
+            _ => Err(ArrowError::IpcError(format!(
+                "a buffer at offset {offset} of {length} bytes, past the message body of {body_len} bytes"
+            ))),
+        }
+    };
+    buffers.into_iter().map(inside).collect()
 }
 
 /// The message's nodes and buffer lengths, consumed as arrow-ipc reads them.
@@ -110,8 +108,15 @@ impl Walk<'_> {
         let has_nulls = null_count > 0;
         match field.data_type() {
             Null => Ok(()),
-            Utf8 | Binary => self.variable(field, rows, has_nulls, 4),
-            LargeUtf8 | LargeBinary => self.variable(field, rows, has_nulls, 8),
+            Utf8 | Binary | LargeUtf8 | LargeBinary => {
+                let width = if matches!(field.data_type(), Utf8 | Binary) {
+                    4
+                } else {
+                    8
+                };
+                self.offsets(field, rows, has_nulls, width)?;
+                self.next_length(field).map(drop)
+            }
             Utf8View | BinaryView => {
                 let extra = self.variadic.pop_front().unwrap_or(0);
                 self.validity(field, rows, has_nulls)?;
@@ -125,8 +130,15 @@ impl Walk<'_> {
                 self.validity(field, rows, has_nulls)?;
                 self.values(field, rows, usize::try_from(*width).ok())
             }
-            List(child) | Map(child, _) => self.list(field, child, rows, has_nulls, 4),
-            LargeList(child) => self.list(field, child, rows, has_nulls, 8),
+            List(child) | Map(child, _) | LargeList(child) => {
+                let width = if matches!(field.data_type(), LargeList(_)) {
+                    8
+                } else {
+                    4
+                };
+                self.offsets(field, rows, has_nulls, width)?;
+                self.field(child)
+            }
             ListView(child) | LargeListView(child) => {
                 let width = if matches!(field.data_type(), ListView(_)) {
                     4
@@ -175,39 +187,22 @@ impl Walk<'_> {
         }
     }
 
-    fn variable(
-        &mut self,
-        field: &Field,
-        rows: usize,
-        has_nulls: bool,
-        width: usize,
-    ) -> Result<(), ArrowError> {
-        self.validity(field, rows, has_nulls)?;
-        self.offsets(field, rows, width)?;
-        self.next_length(field).map(drop)
-    }
-
-    fn list(
-        &mut self,
-        field: &Field,
-        child: &Field,
-        rows: usize,
-        has_nulls: bool,
-        width: usize,
-    ) -> Result<(), ArrowError> {
-        self.validity(field, rows, has_nulls)?;
-        self.offsets(field, rows, width)?;
-        self.field(child)
-    }
-
     /// The validity bitmap, read only when the node has nulls.
     fn validity(&mut self, field: &Field, rows: usize, has_nulls: bool) -> Result<(), ArrowError> {
         let need = if has_nulls { rows.div_ceil(8) } else { 0 };
         self.buffer(field, "validity", Some(need))
     }
 
-    /// Offsets: one more than the rows (none at all for no rows).
-    fn offsets(&mut self, field: &Field, rows: usize, width: usize) -> Result<(), ArrowError> {
+    /// The validity bitmap, then offsets: one more than the rows (none at
+    /// all for no rows).
+    fn offsets(
+        &mut self,
+        field: &Field,
+        rows: usize,
+        has_nulls: bool,
+        width: usize,
+    ) -> Result<(), ArrowError> {
+        self.validity(field, rows, has_nulls)?;
         let need = if rows == 0 {
             Some(0)
         } else {

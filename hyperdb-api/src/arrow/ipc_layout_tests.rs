@@ -31,9 +31,10 @@ fn decode(bytes: &[u8]) -> Result<Vec<RecordBatch>, Error> {
     Ok(out)
 }
 
-/// Rewrites the declared length of buffer `index` of the stream's record
-/// batch (the message after the schema), returning the old length.
-fn set_buffer_length(bytes: &mut [u8], index: usize, new_length: u64) -> i64 {
+/// `batch` as IPC bytes, with the declared length of buffer `index` of
+/// its record batch message rewritten from `was` (asserted) to `now`.
+fn with_buffer_length(batch: &RecordBatch, index: usize, was: i64, now: u64) -> Vec<u8> {
+    let mut bytes = ipc(batch);
     // Each message: 0xFFFFFFFF, the metadata length, the metadata, the body.
     let schema_len = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
     let start = 8 + schema_len + 8;
@@ -44,11 +45,16 @@ fn set_buffer_length(bytes: &mut [u8], index: usize, new_length: u64) -> i64 {
         .buffers()
         .unwrap()
         .get(index);
-    let old = entry.length();
+    assert_eq!(entry.length(), was);
     // The entry lies in `bytes`: its length field is its second 8 bytes.
     let at = std::ptr::from_ref(entry) as usize - bytes.as_ptr() as usize + 8;
-    bytes[at..at + 8].copy_from_slice(&new_length.to_le_bytes());
-    old
+    bytes[at..at + 8].copy_from_slice(&now.to_le_bytes());
+    bytes
+}
+
+/// The error decoding `bytes` as a caller's input gives.
+fn refusal(bytes: &[u8]) -> String {
+    decode(bytes).unwrap_err().to_string()
 }
 
 fn batch_of(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
@@ -133,8 +139,7 @@ fn a_values_buffer_shorter_than_its_rows_is_an_error_naming_the_column() {
         .with_precision_and_scale(5, 2)
         .unwrap();
     let batch = batch_of(vec![("price", Arc::new(values) as ArrayRef)]);
-    let mut bytes = ipc(&batch);
-    assert_eq!(set_buffer_length(&mut bytes, 1, 16), 48);
+    let bytes = with_buffer_length(&batch, 1, 48, 16);
     let e = decode(&bytes).unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, Error::Arrow(_)), "{e:?}");
@@ -155,18 +160,13 @@ fn short_offsets_and_validity_are_errors() {
             Some("d"),
         ])) as ArrayRef,
     )]);
-    let bytes = ipc(&batch);
     // Validity (1 byte), 5 offsets of 4 bytes, the text.
-    let mut offsets = bytes.clone();
-    assert_eq!(set_buffer_length(&mut offsets, 1, 12), 20);
-    let text = decode(&offsets).unwrap_err().to_string();
+    let text = refusal(&with_buffer_length(&batch, 1, 20, 12));
     assert!(
         text.contains("column `name`: an offsets buffer of 12 bytes where its rows need 20"),
         "{text}"
     );
-    let mut validity = bytes;
-    assert_eq!(set_buffer_length(&mut validity, 0, 0), 1);
-    let text = decode(&validity).unwrap_err().to_string();
+    let text = refusal(&with_buffer_length(&batch, 0, 1, 0));
     assert!(
         text.contains("a validity buffer of 0 bytes where its rows need 1"),
         "{text}"
@@ -180,10 +180,8 @@ fn a_nested_field_is_named_with_its_column() {
         Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
     )]);
     let batch = batch_of(vec![("outer", Arc::new(strukt) as ArrayRef)]);
-    let mut bytes = ipc(&batch);
     // The struct's validity, then the child's validity and values.
-    assert_eq!(set_buffer_length(&mut bytes, 2, 8), 16);
-    let text = decode(&bytes).unwrap_err().to_string();
+    let text = refusal(&with_buffer_length(&batch, 2, 16, 8));
     assert!(
         text.contains("column `outer` (its field `inner`): a values buffer of 8 bytes"),
         "{text}"
@@ -196,10 +194,8 @@ fn a_server_stream_is_checked_too() {
         "n",
         Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
     )]);
-    let mut bytes = ipc(&batch);
-    assert_eq!(set_buffer_length(&mut bytes, 1, 8), 24);
     let mut d = ArrowDecoder::default();
-    d.push(Bytes::from(bytes));
+    d.push(Bytes::from(with_buffer_length(&batch, 1, 24, 8)));
     let text = d.next_batch().unwrap_err().to_string();
     assert!(
         text.contains("column `n`: a values buffer of 8 bytes where its rows need 24"),

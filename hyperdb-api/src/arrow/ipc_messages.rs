@@ -44,6 +44,11 @@ impl RawMessage {
     pub(crate) fn metadata(&self) -> &[u8] {
         &self.bytes[self.prefix_len..self.header_len]
     }
+
+    /// The body's length: what follows the header.
+    pub(crate) fn body_len(&self) -> usize {
+        self.bytes.len() - self.header_len
+    }
 }
 
 /// What the bytes at a message's start say so far: one reading of the
