@@ -130,6 +130,15 @@ pub enum Error {
     #[error("the query was cancelled before it started")]
     Cancelled,
 
+    /// A cancel request reached hyperd while the transaction waited for the
+    /// statement it was meant for: hyperd rolled the transaction back, and
+    /// the statement did not run (its 25P02, put down to its cause).
+    #[error(
+        "the statement was cancelled before it started: the cancel reached the server \
+         between statements and rolled back the transaction"
+    )]
+    CancelledTransaction,
+
     /// No pooled connection could be had in time: all were in use, or new
     /// ones failed to connect (`message` says which, with the last connect
     /// error).
@@ -307,7 +316,8 @@ impl Error {
 
     /// The statement was cancelled (SQLSTATE 57014).
     pub fn is_cancelled(&self) -> bool {
-        matches!(self, Error::Cancelled) || matches!(self, Error::Client(e) if e.is_cancelled())
+        matches!(self, Error::Cancelled | Error::CancelledTransaction)
+            || matches!(self, Error::Client(e) if e.is_cancelled())
     }
 
     /// A connect, query or pool checkout timeout expired.
@@ -391,7 +401,7 @@ impl Error {
             Error::PoolTimeout { .. } => "HYT00",
             #[cfg(feature = "pool")]
             Error::PoolClosed => "08003",
-            Error::Cancelled => "57014",
+            Error::Cancelled | Error::CancelledTransaction => "57014",
             Error::HyperdNotFound(_) | Error::ProcessStart { .. } | Error::Io { .. } => "58000",
         }
     }

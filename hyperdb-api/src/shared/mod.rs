@@ -24,6 +24,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use bytes::Bytes;
 use hyperdb_api_core::client::CancelHandle;
+use hyperdb_api_core::protocol::backend::TransactionStatus;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
 pub use cancel::CancelToken;
@@ -116,6 +117,12 @@ impl ConnectionGuard {
             // only `close` (which holds the guard) empties it.
             None => unreachable!("a ConnectionGuard over a closed connection"),
         }
+    }
+
+    /// Whether the connection is in a transaction that has not failed:
+    /// read before a statement is sent, for [`cancel::blamed_on_cancel`].
+    pub(crate) fn in_transaction(&mut self) -> bool {
+        self.conn().transaction_status() == TransactionStatus::InTransaction
     }
 }
 
@@ -374,6 +381,7 @@ impl Place {
         let canceller = token
             .map(|token| StreamCanceller::for_command(&guard, token))
             .transpose()?;
+        let in_transaction = guard.in_transaction();
         let conn = guard.conn();
         let done = if params.is_empty() {
             conn.execute_command(sql).await
@@ -386,7 +394,7 @@ impl Place {
             // A cancel sent meanwhile lands before the next call runs.
             canceller.finish().await;
         }
-        done
+        cancel::blamed_on_cancel(in_transaction, done)
     }
 
     /// [`SharedConnection::query_arrow`] in this place; `token` cancels it

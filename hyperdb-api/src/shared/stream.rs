@@ -241,6 +241,7 @@ impl<T: Send + 'static> ResultStream<T> {
             let mut guard = guard;
             let mut first_tx = first_tx;
             let inner = guard.inner.clone();
+            let in_transaction = guard.in_transaction();
             // A caller that stops waiting for the schema (its future
             // dropped) ends the start too, and the settling below cancels
             // the statement instead of waiting for its first rows. In a
@@ -255,7 +256,8 @@ impl<T: Send + 'static> ResultStream<T> {
                 match started {
                     None => {}
                     Some(Err(e)) => {
-                        let _ = first_tx.send(Err(e));
+                        let e = super::cancel::blamed_on_cancel(in_transaction, Err(e));
+                        let _ = first_tx.send(e);
                     }
                     Some(Ok((schema, source))) => {
                         let route = source.read_route();

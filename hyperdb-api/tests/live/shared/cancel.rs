@@ -197,6 +197,47 @@ async fn a_token_cancels_its_command() {
 }
 
 /// `running` ends with 57014 within 30 s.
+/// A cancel request that reaches hyperd between two statements of a
+/// transaction (one meant for a call whose statement hyperd has not yet
+/// got) rolls the transaction back, and the call's statement fails
+/// without running: as cancelled (57014), not as the 25P02 hyperd sends,
+/// and the COMMIT then fails (25P02) with nothing stored. Outside a
+/// transaction, and in one that had failed, hyperd's own errors stand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_between_statements_of_a_transaction_cancels_the_next() {
+    let conn = connect().await;
+    let handle = conn.cancel_handle();
+    conn.execute_command("CREATE TEMPORARY TABLE t (i INT)", &[])
+        .await
+        .unwrap();
+    let insert = || conn.execute_command("INSERT INTO t VALUES (1)", &[]);
+    let read = || async { drain(conn.query_arrow("SELECT i FROM t", vec![]).await?).await };
+    for statement in ["command", "query"] {
+        conn.execute_command("BEGIN", &[]).await.unwrap();
+        insert().await.unwrap();
+        handle.cancel_async().await.unwrap();
+        let e = match statement {
+            "command" => insert().await.unwrap_err(),
+            _ => read().await.unwrap_err(),
+        };
+        assert!(
+            matches!(e, hyperdb_api::Error::CancelledTransaction),
+            "{statement}: {e:?}"
+        );
+        assert_eq!(e.sqlstate(), "57014");
+        assert!(e.is_cancelled());
+        // The transaction failed: what follows is refused as hyperd says.
+        let e = insert().await.unwrap_err();
+        assert_eq!(e.sqlstate(), "25P02", "{statement}: {e:?}");
+        assert!(!e.is_cancelled());
+        let e = conn.place().commit().await.unwrap_err();
+        assert_eq!(e.sqlstate(), "25P02", "{statement}: {e:?}");
+        assert_eq!(scalar(&conn, "SELECT count(*) FROM t").await, 0);
+    }
+    insert().await.unwrap();
+    assert_eq!(scalar(&conn, "SELECT count(*) FROM t").await, 1);
+}
+
 async fn expect_cancelled<T: std::fmt::Debug>(
     running: tokio::task::JoinHandle<hyperdb_api::Result<T>>,
     round: u64,
