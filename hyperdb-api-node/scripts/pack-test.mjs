@@ -11,14 +11,17 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { missingBuildOutputs, notBuiltMessage } from './check-built.mjs'
+
 const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const repoRoot = path.dirname(pkgDir)
 const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'))
 
-// The addon carries line-table debug info (about 75 MB, 16 MB packed): these
-// limits catch a debug build or stray files, not ordinary growth.
-const MAX_PACKED_BYTES = 40 * 1024 * 1024
-const MAX_UNPACKED_BYTES = 160 * 1024 * 1024
+// The addon is about 15 MB (5 MB packed) with symbols only; with line
+// tables it was 74 MB. These limits catch a debug build, an unstripped one
+// or stray files, not ordinary growth.
+const MAX_PACKED_BYTES = 12 * 1024 * 1024
+const MAX_UNPACKED_BYTES = 40 * 1024 * 1024
 
 class TestFailure extends Error {}
 
@@ -64,11 +67,8 @@ function findHyperd() {
 }
 
 function checkBuilt() {
-  const missing = ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts'].filter(
-    (f) => !fs.existsSync(path.join(pkgDir, f)),
-  )
-  if (!fs.readdirSync(path.join(pkgDir, 'native')).some((f) => f.endsWith('.node'))) missing.push('native/*.node')
-  if (missing.length > 0) fail(`the package is not built (missing ${missing.join(', ')}): run \`npm run build\` first`)
+  const missing = missingBuildOutputs(pkgDir)
+  if (missing.length > 0) fail(notBuiltMessage(missing))
 }
 
 /** Only what `files` lists (plus what npm always adds) may be in the tarball. */

@@ -86,17 +86,18 @@ async fn send_if_held(inner: &Inner, holder: u64) -> Result<bool> {
     Ok(true)
 }
 
-/// `outcome` of a statement sent while its transaction was open and well
+/// The error of a statement sent while its transaction was open and well
 /// (`in_transaction`), a 25P02 put down to its cause. hyperd takes a
 /// cancel request that comes while a transaction waits for its next
 /// statement by rolling the transaction back (a request meant for a call
 /// can come before hyperd has its statement); that statement then fails
 /// with 25P02 without running. Nothing else ends a well transaction
 /// between two statements, so the statement was cancelled.
-pub(crate) fn blamed_on_cancel<T>(in_transaction: bool, outcome: Result<T>) -> Result<T> {
-    match outcome {
-        Err(e) if in_transaction && e.sqlstate() == "25P02" => Err(Error::CancelledTransaction),
-        outcome => outcome,
+pub(crate) fn blamed_on_cancel(in_transaction: bool, e: Error) -> Error {
+    if in_transaction && e.sqlstate() == "25P02" {
+        Error::CancelledTransaction
+    } else {
+        e
     }
 }
 

@@ -202,13 +202,15 @@ async fn feed(
 ) -> Result<u64> {
     let inner = guard.inner.clone();
     let cancels_before = inner.cancels.load(Ordering::SeqCst);
+    let in_transaction = guard.in_transaction();
+    let blamed = |e| super::cancel::blamed_on_cancel(in_transaction, e);
     let conn = guard.conn();
     // The table's definition comes from the inserter's own lookup, in its
     // transaction: one catalog query per insert.
     let (mut inserter, definition) = match AsyncArrowInserter::into_resolved(conn, table).await {
         Ok(opened) => opened,
         Err(e) => {
-            let _ = opened.send(Err(e));
+            let _ = opened.send(Err(blamed(e)));
             return Err(Error::Cancelled);
         }
     };
@@ -247,10 +249,10 @@ async fn feed(
         let written = match message {
             Message::Piece(InsertPiece::Batch(batch)) => inserter.insert_batch(&batch).await,
             Message::Piece(InsertPiece::Ipc(bytes)) => inserter.insert_ipc(&bytes).await,
-            Message::Finish => return inserter.finish().await,
+            Message::Finish => return inserter.finish().await.map_err(blamed),
         };
         if let Err(e) = written {
-            failed = e;
+            failed = blamed(e);
             break;
         }
     }

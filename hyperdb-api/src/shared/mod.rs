@@ -394,7 +394,7 @@ impl Place {
             // A cancel sent meanwhile lands before the next call runs.
             canceller.finish().await;
         }
-        cancel::blamed_on_cancel(in_transaction, done)
+        done.map_err(|e| cancel::blamed_on_cancel(in_transaction, e))
     }
 
     /// [`SharedConnection::query_arrow`] in this place; `token` cancels it

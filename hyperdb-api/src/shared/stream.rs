@@ -256,8 +256,8 @@ impl<T: Send + 'static> ResultStream<T> {
                 match started {
                     None => {}
                     Some(Err(e)) => {
-                        let e = super::cancel::blamed_on_cancel(in_transaction, Err(e));
-                        let _ = first_tx.send(e);
+                        let e = super::cancel::blamed_on_cancel(in_transaction, e);
+                        let _ = first_tx.send(Err(e));
                     }
                     Some(Ok((schema, source))) => {
                         let route = source.read_route();

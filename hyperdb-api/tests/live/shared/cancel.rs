@@ -201,8 +201,9 @@ async fn a_token_cancels_its_command() {
 /// transaction (one meant for a call whose statement hyperd has not yet
 /// got) rolls the transaction back, and the call's statement fails
 /// without running: as cancelled (57014), not as the 25P02 hyperd sends,
-/// and the COMMIT then fails (25P02) with nothing stored. Outside a
-/// transaction, and in one that had failed, hyperd's own errors stand.
+/// and the COMMIT then fails (25P02) with nothing stored; so for a
+/// command, a query and an insert. Once the transaction has failed,
+/// hyperd's own 25P02 stands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_between_statements_of_a_transaction_cancels_the_next() {
     let conn = connect().await;
@@ -212,13 +213,14 @@ async fn a_cancel_between_statements_of_a_transaction_cancels_the_next() {
         .unwrap();
     let insert = || conn.execute_command("INSERT INTO t VALUES (1)", &[]);
     let read = || async { drain(conn.query_arrow("SELECT i FROM t", vec![]).await?).await };
-    for statement in ["command", "query"] {
+    for statement in ["command", "query", "insert"] {
         conn.execute_command("BEGIN", &[]).await.unwrap();
         insert().await.unwrap();
         handle.cancel_async().await.unwrap();
         let e = match statement {
             "command" => insert().await.unwrap_err(),
-            _ => read().await.unwrap_err(),
+            "query" => read().await.unwrap_err(),
+            _ => conn.insert_sink("t", None).await.unwrap_err(),
         };
         assert!(
             matches!(e, hyperdb_api::Error::CancelledTransaction),
