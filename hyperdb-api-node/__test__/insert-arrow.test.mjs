@@ -120,6 +120,16 @@ describe('insertArrow', () => {
     )
     // No rows is still a question to the table.
     await rejectsHyper(() => conn.insertArrow('no_such_table', empty), '42P01')
+    // An empty batch has the columns of the others too (it was skipped
+    // unchecked); nothing of the batches before it is stored.
+    const other = arrow.makeTable({ id: Int32Array.from([]), big: Float64Array.from([]) }).batches[0]
+    const e = await rejectsHyper(() => conn.insertArrow('gaps', [sample(3).batches[0], other]), '42804')
+    assert.equal(e.column, 'big')
+    assert.match(e.message, /column 2 is `big` Float64 in a later batch, `big` Int64 in the first/)
+    const renamed = arrow.makeTable({ id: Int32Array.from([]), huge: BigInt64Array.from([]) }).batches[0]
+    const r = await rejectsHyper(() => conn.insertArrow('gaps', [renamed, ...sample(2, 10).batches]), '42804')
+    assert.match(r.message, /column 2 is `big` Int64 in a later batch, `huge` Int64 in the first/)
+    assert.equal(await conn.queryScalar('SELECT count(*) FROM gaps'), 5n)
   })
 
   test('data without rows still has its schema checked', async () => {
@@ -403,7 +413,7 @@ describe('insertArrow', () => {
     })
     const mixed = await rejectsHyper(() => conn.insertArrow('guarded', [...plain.batches, ...dict.batches]), '42804')
     assert.equal(mixed.column, 's')
-    assert.match(mixed.message, /Dictionary.*in a later batch, Utf8 in the first/)
+    assert.match(mixed.message, /column 2 is `s` Dictionary<Int32, Utf8> in a later batch, `s` Utf8 in the first/)
     assert.equal(await conn.queryScalar('SELECT count(*) FROM guarded'), 0n)
     assert.equal(
       await conn.insertArrow(

@@ -85,6 +85,8 @@ async function sendBatches(
     const arrow = modules.find((a) => item instanceof a.RecordBatch)
     if (arrow === undefined || bytes) throw notArrow(bytes ? 'RecordBatches mixed with IPC bytes' : 'that item')
     first ??= { arrow, schema: item.schema }
+    const at = differingField(first.schema, item.schema)
+    if (at >= 0) throw otherSchema(first.schema, item.schema, at)
     // No rows, nothing to send: apache-arrow's empty batches have no value buffers.
     if (item.numRows === 0) continue
     if (buffers.flat(arrow, item.schema)) {
@@ -92,8 +94,7 @@ async function sendBatches(
       await buffers.send(arrow, inserter, item)
       continue
     }
-    // Batches handed over as buffers cannot be followed by IPC messages.
-    if (sent && stream === undefined) throw otherSchema(first.schema, item.schema)
+    // Not flat, so neither was any batch before (same types): one stream.
     sent = true
     stream ??= new OneStream(arrow)
     for (const part of slices(item)) {
@@ -112,19 +113,31 @@ async function sendBatches(
   return bytes || sent
 }
 
-/** A batch whose schema is not the first batch's (see `OneStream`). */
-function otherSchema(first: Schema, batch: Schema): HyperError {
-  const at = Math.max(
-    0,
-    batch.fields.findIndex((f, i) => String(f.type) !== String(first.fields[i]?.type)),
-  )
-  const field = batch.fields[at]
+/**
+ * The first field of `batch` whose name or type is not `first`'s, -1 when
+ * none is: every batch of one insert has the first one's columns, also a
+ * batch without rows (which is not sent, so the table never sees it).
+ */
+function differingField(first: Schema, batch: Schema): number {
+  if (first === batch) return -1
+  const n = Math.max(first.fields.length, batch.fields.length)
+  for (let i = 0; i < n; i++) {
+    const [a, b] = [first.fields[i], batch.fields[i]]
+    if (a?.name !== b?.name || String(a?.type) !== String(b?.type)) return i
+  }
+  return -1
+}
+
+/** A batch whose schema is not the first batch's, told by its field `at`. */
+function otherSchema(first: Schema, batch: Schema, at: number): HyperError {
+  const [was, is] = [first.fields[at], batch.fields[at]]
+  const told = (f: typeof was) => (f === undefined ? 'missing' : `\`${f.name}\` ${String(f.type)}`)
   return new HyperError({
     code: ErrorCode.DATATYPE_MISMATCH,
     message:
-      `insertArrow: every batch of one insert must have the schema of the first: column \`${field?.name}\` is ` +
-      `${String(field?.type)} in a later batch, ${String(first.fields[at]?.type)} in the first`,
-    column: field?.name,
+      `insertArrow: every batch of one insert must have the schema of the first: column ${at + 1} is ` +
+      `${told(is)} in a later batch, ${told(was)} in the first`,
+    column: is?.name ?? was?.name,
   })
 }
 

@@ -183,7 +183,8 @@ export class Connection extends Queries {
    * a stream of batches never sits whole in memory), or the bytes of one
    * Arrow IPC stream (a `Uint8Array`, or an iterable of its chunks in
    * order). The schema is checked against the table as hyperd defines it
-   * (field names, types, nullability) before anything is sent; on any
+   * (field names, types, nullability) before anything is sent, and every
+   * batch has the first one's names and types, an empty batch too; on any
    * error nothing is stored.
    */
   async insertArrow(table: TableName, data: ArrowInsertData): Promise<number> {
