@@ -32,8 +32,7 @@ test('npm pack of an unbuilt checkout is refused, naming what is missing', (t) =
   const dir = checkout(['dist/index.js', 'native/index.d.ts'])
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   assert.deepEqual(missingBuildOutputs(dir), ['dist/index.mjs', 'dist/index.d.ts', 'native/*.node'])
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const run = spawnSync(npm, ['pack', '--dry-run', '--offline'], { cwd: dir, encoding: 'utf8' })
+  const run = spawnSync('npm', ['pack', '--dry-run', '--offline'], { cwd: dir, encoding: 'utf8' })
   assert.notEqual(run.status, 0, `npm pack succeeded:\n${run.stdout}`)
   assert.match(
     run.stderr,

@@ -7,6 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hyperdb_api_core::error::SqlState;
+
 use super::{Inner, StreamCanceller};
 use crate::error::{Error, Result};
 
@@ -94,7 +96,7 @@ async fn send_if_held(inner: &Inner, holder: u64) -> Result<bool> {
 /// with 25P02 without running. Nothing else ends a well transaction
 /// between two statements, so the statement was cancelled.
 pub(crate) fn blamed_on_cancel(in_transaction: bool, e: Error) -> Error {
-    if in_transaction && e.sqlstate() == "25P02" {
+    if in_transaction && e.code() == Some(&SqlState::IN_FAILED_SQL_TRANSACTION) {
         Error::CancelledTransaction
     } else {
         e

@@ -196,7 +196,6 @@ async fn a_token_cancels_its_command() {
     );
 }
 
-/// `running` ends with 57014 within 30 s.
 /// A cancel request that reaches hyperd between two statements of a
 /// transaction (one meant for a call whose statement hyperd has not yet
 /// got) rolls the transaction back, and the call's statement fails
@@ -240,6 +239,7 @@ async fn a_cancel_between_statements_of_a_transaction_cancels_the_next() {
     assert_eq!(scalar(&conn, "SELECT count(*) FROM t").await, 1);
 }
 
+/// `running` ends with 57014 within 30 s.
 async fn expect_cancelled<T: std::fmt::Debug>(
     running: tokio::task::JoinHandle<hyperdb_api::Result<T>>,
     round: u64,
