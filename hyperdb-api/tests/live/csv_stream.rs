@@ -13,7 +13,7 @@ use hyperdb_api::files::{CopySource, CsvOptions};
 use hyperdb_api::types::SqlType;
 use hyperdb_api::{Connection, Error, TableDefinition, TableName};
 
-use crate::common::{connect, connect_async, temp_dir, RssGrowth};
+use crate::common::{connect, connect_async, runs_here_alone, temp_dir, RssGrowth};
 
 /// Rows in the bulk tests: ~45 MB of CSV.
 const BULK: u64 = 3_000_000;
@@ -193,6 +193,9 @@ fn csv_in_and_out_small() {
 
 #[test]
 fn millions_of_rows_in_and_out_in_bounded_memory() {
+    if !runs_here_alone("csv_stream::millions_of_rows_in_and_out_in_bounded_memory") {
+        return;
+    }
     let dir = temp_dir();
     let mut conn = connect(&dir, "bulk.hyper");
     conn.catalog().create_table(&table("t")).unwrap();

@@ -19,7 +19,7 @@ use hyperdb_api::{
     HyperProcessOptions, Inserter, Listen, SqlState, TransferMode,
 };
 
-use crate::common::{cancel_soon, rss, temp_dir};
+use crate::common::{cancel_soon, rss, runs_here_alone, temp_dir};
 use crate::insert::{all_types_table, read, rows, same, values, SELECT_ALL};
 
 const MODES: [TransferMode; 3] = [
@@ -233,43 +233,11 @@ fn big_query(salt: usize) -> String {
     format!("SELECT i, i * 2 AS j FROM generate_series(1, {N}) g(i) WHERE i <> -{salt}")
 }
 
-/// The environment variable that makes an `_alone` test do its work.
-const ALONE: &str = "HYPERDB_TEST_ALONE";
-
-/// Runs the test `name` of this module alone in a child process: RSS is per
-/// process, and the other tests of this binary allocate hundreds of MiB
-/// while they run in parallel. In the parent run the `_alone` tests return
-/// at once; they measure only here, with [`ALONE`] naming them.
-fn run_alone(name: &str) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(ALONE, name)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "{name} did not run:\n{stdout}");
-    for line in stderr.lines().filter(|l| l.starts_with("gRPC ")) {
-        eprintln!("{line}");
-    }
-}
-
-#[test]
-fn ten_million_rows_as_arrow_in_every_mode() {
-    run_alone("grpc::ten_million_rows_as_arrow_alone");
-}
-
-#[test]
-fn ten_million_typed_rows() {
-    run_alone("grpc::ten_million_typed_rows_alone");
-}
-
 /// Count and checksum exact, memory bounded, in every mode, as Arrow.
 #[test]
-fn ten_million_rows_as_arrow_alone() {
-    if std::env::var(ALONE).as_deref() != Ok("grpc::ten_million_rows_as_arrow_alone") {
-        return; // runs in its own process: see ten_million_rows_as_arrow_in_every_mode
+fn ten_million_rows_as_arrow_in_every_mode() {
+    if !runs_here_alone("grpc::ten_million_rows_as_arrow_in_every_mode") {
+        return;
     }
     for (salt, mode) in MODES.into_iter().enumerate() {
         let c = connect(mode);
@@ -307,9 +275,9 @@ fn ten_million_rows_as_arrow_alone() {
 
 /// The same as typed rows, through `Row::try_get`.
 #[test]
-fn ten_million_typed_rows_alone() {
-    if std::env::var(ALONE).as_deref() != Ok("grpc::ten_million_typed_rows_alone") {
-        return; // runs in its own process: see ten_million_typed_rows
+fn ten_million_typed_rows() {
+    if !runs_here_alone("grpc::ten_million_typed_rows") {
+        return;
     }
     for (salt, mode) in [TransferMode::Adaptive, TransferMode::Async]
         .into_iter()

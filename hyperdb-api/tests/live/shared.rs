@@ -34,7 +34,7 @@ use hyperdb_api::{
 };
 use tokio::time::timeout;
 
-use crate::common::{server, temp_dir, RssGrowth};
+use crate::common::{runs_here_alone, server, temp_dir, RssGrowth};
 
 /// The end-of-stream marker every IPC stream ends with.
 const EOS: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];

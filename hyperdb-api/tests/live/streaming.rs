@@ -3,7 +3,7 @@
 
 use hyperdb_api::{AsyncConnection, Connection};
 
-use crate::common::{server, transports, RssGrowth};
+use crate::common::{runs_here_alone, server, transports, RssGrowth};
 
 const N: i64 = 10_000_000;
 const QUERY: &str = "SELECT i, i * 2 AS j FROM generate_series(1, 10000000) g(i)";
@@ -52,6 +52,9 @@ impl Tally {
 
 #[test]
 fn ten_million_rows_sync() {
+    if !runs_here_alone("streaming::ten_million_rows_sync") {
+        return;
+    }
     for options in transports() {
         let mut c = Connection::connect_with(&options).unwrap();
         let mut t = Tally::new();
@@ -67,6 +70,9 @@ fn ten_million_rows_sync() {
 
 #[tokio::test]
 async fn ten_million_rows_async() {
+    if !runs_here_alone("streaming::ten_million_rows_async") {
+        return;
+    }
     for options in transports() {
         let mut c = AsyncConnection::connect_with(&options).await.unwrap();
         let mut t = Tally::new();

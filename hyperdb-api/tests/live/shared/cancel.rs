@@ -434,6 +434,9 @@ impl Tally {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_million_rows_in_bounded_memory() {
+    if !runs_here_alone("shared::cancel::ten_million_rows_in_bounded_memory") {
+        return;
+    }
     const N: i64 = 10_000_000;
     let dir = temp_dir();
     let conn = connect_db(&dir, "m.hyper").await;
