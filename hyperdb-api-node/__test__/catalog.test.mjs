@@ -460,7 +460,11 @@ describe('databases', () => {
     await catalog.createDatabase(second)
     assert.ok(fs.existsSync(second), 'the .hyper file exists')
     await catalog.createDatabase(second, { ifNotExists: true })
+    const before = await catalog.getDatabaseNames()
+    assert.equal(before.length, 1)
     await catalog.attachDatabase(second, 'other')
+    // Sorted, the connection's own database among them.
+    assert.deepStrictEqual(await catalog.getDatabaseNames(), [...before, 'other'].sort())
     const schemas = await catalog.getSchemaNames('other')
     assert.deepStrictEqual(
       schemas.map((s) => [s.database, s.name]),
@@ -479,6 +483,7 @@ describe('databases', () => {
       [['other', 'public', 'x']],
     )
     await catalog.detachDatabase('other')
+    assert.deepStrictEqual(await catalog.getDatabaseNames(), before)
     const err = await rejectsHyper(() => conn.queryAll('SELECT * FROM other.public.x'))
     assert.match(err.code, /^(3F000|42P01|3D000)$/)
     // A catalog lookup in a database not attached names it (not hyperd's
@@ -491,7 +496,7 @@ describe('databases', () => {
     ]) {
       const e = await rejectsHyper(lookup, '3D000')
       assert.match(e.message, /database "other" is not attached/)
-      assert.ok(e.hint, 'a hint')
+      assert.match(e.hint, /catalog\.attachDatabase.*catalog\.getDatabaseNames\(\)/)
     }
     // The rows are in the file: open it directly.
     const direct = await ctx.connect({ database: second, createMode: 'doNotCreate' })

@@ -16,6 +16,8 @@ import {
   HyperTime,
   HyperTimestamp,
   HyperInterval,
+  SqlType,
+  dateOnly,
   numeric,
 } from '../dist/index.mjs'
 
@@ -250,6 +252,38 @@ describe('arguments', () => {
       [async () => new HyperTimestamp(1n, 'yes'), /HyperTimestamp's tz is a boolean, not string/],
       [async () => HyperTimestamp.fromDate(new Date(0), 1), /HyperTimestamp's tz is a boolean, not number/],
       [() => conn.queryAll('SELECT 1', [], { rowMode: 'Array' }), /rowMode is 'object' or 'array', not "Array"/],
+      [() => conn.queryAll('SELECT 1', [], { signal: 'abort' }), /the signal option is an AbortSignal, not string/],
+      // An option a read has no use for: it did nothing.
+      [() => conn.queryScalar('SELECT 1', [], { rowMode: 'object' }), /queryScalar has no option "rowMode"/],
+      [() => drain(conn.queryColumns('SELECT 1', [], { rowMode: 'array' })), /queryColumns has no option "rowMode"/],
+      [() => drain(conn.queryArrow('SELECT 1::BIGINT', [], { bigint: 'number' })), /queryArrow has no option "bigint"/],
+      [() => conn.queryArrowTable('SELECT 1', [], { bigint: 'bigint' }), /queryArrowTable has no option "bigint"/],
+      [() => drain(conn.queryArrowIpc('SELECT 1', [], { rowMode: 'array' })), /queryArrowIpc has no option "rowMode"/],
+      [() => Connection.connect({ endpoint, createMode: 'create' }), /createMode.*given without a database/],
+      // A misspelt key of a table definition, a column or a name: the
+      // table was made nullable, permanent or in public.
+      [
+        () => conn.catalog.createTable({ name: 'k1', columns: [{ name: 'a', type: 'INT', nullble: false }] }),
+        /column 0 of a table definition has no key "nullble" \(it takes name, type, nullable, collation\)/,
+      ],
+      [
+        () => conn.catalog.createTable({ name: 'k2', columns: [{ name: 'a', type: 'INT' }], persistance: 'temporary' }),
+        /a table definition has no key "persistance"/,
+      ],
+      [
+        () =>
+          conn.catalog.createTable({ name: { schemaa: 'other', name: 'k3' }, columns: [{ name: 'a', type: 'INT' }] }),
+        /a table name has no key "schemaa" \(it takes database, schema, name\)/,
+      ],
+      [
+        () => conn.inserter({ name: 'nn', columns: [{ name: 'a', type: 'INT', nulable: true }] }),
+        /has no key "nulable"/,
+      ],
+      [() => conn.catalog.hasTable({ nmae: 'nn' }), /a table name is a string or \{ name, schema\?, database\? \}/],
+      [() => conn.catalog.dropTable({ name: 'nn', shema: 'public' }), /a table name has no key "shema"/],
+      [async () => dateOnly('1900-02-29'), /invalid DATE "1900-02-29": no such day in the calendar/],
+      [async () => dateOnly('29.02.1900'), /expected YYYY-MM-DD/],
+      [async () => SqlType.varchar('10'), /not a type length: "10"/],
     ]
     for (const [f, message] of cases) {
       const err = await rejectsHyper(f, '22023', String(message))
@@ -257,6 +291,8 @@ describe('arguments', () => {
       assert.doesNotMatch(err.message, /Failed to convert|Native[A-Z]|rust type/, String(message))
     }
     // A flag given as a boolean still works, and nothing above was made.
+    for (const t of ['k1', 'k2', 'k3']) assert.equal(await conn.catalog.hasTable(t), false, t)
+    assert.equal(await conn.catalog.hasSchema('other'), false)
     await conn.catalog.createSchema('public', { ifNotExists: true })
     assert.equal(await conn.catalog.hasTable('missing'), false)
     assert.equal(new HyperTimestamp(1n, true).tz, true)

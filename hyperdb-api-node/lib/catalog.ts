@@ -4,7 +4,18 @@
  */
 import { native, type NativeConnection, type TableDef, type TableRef } from './native'
 import { call, callSync, ErrorCode, HyperError, invalidArgument } from './errors'
-import { booleanOf, checkOptions, checkRecord, flagOf, isRecord, kindOf, optionalString, stringOf } from './options'
+import {
+  booleanOf,
+  checkKeys,
+  checkOptions,
+  checkRecord,
+  flagOf,
+  isRecord,
+  kindOf,
+  optionalString,
+  shown,
+  stringOf,
+} from './options'
 
 /** A name with the database and schema it is in, where known: what the catalog lists. */
 export interface QualifiedName {
@@ -66,7 +77,7 @@ function checked(type: string): string {
 
 function checkInt(n: number): number {
   if (!Number.isInteger(n) || n < 0) {
-    throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `not a type length: ${n}` })
+    throw new HyperError({ code: ErrorCode.INVALID_PARAMETER_VALUE, message: `not a type length: ${shown(n)}` })
   }
   return n
 }
@@ -77,6 +88,7 @@ export function tableRef(name: TableName): TableRef {
     const what = isRecord(name) ? `an object whose name is ${kindOf(name.name)}` : kindOf(name)
     throw invalidArgument(`a table name is a string or { name, schema?, database? }, not ${what}`)
   }
+  checkKeys(name, ['database', 'schema', 'name'], 'a table name')
   return { database: namePart(name.database, 'database'), schema: namePart(name.schema, 'schema'), name: name.name }
 }
 
@@ -97,10 +109,12 @@ export function toDef(t: TableDefinition): TableDef {
   if (!Array.isArray(t.columns)) {
     throw invalidArgument(`a table definition's columns are an array of { name, type }, not ${kindOf(t.columns)}`)
   }
+  checkKeys(t, ['name', 'columns', 'persistence'], 'a table definition')
   return {
     table: tableRef(t.name),
     columns: t.columns.map((c: unknown, i) => {
       checkRecord(c, `column ${i} of a table definition`, '{ name, type, nullable?, collation? }')
+      checkKeys(c, ['name', 'type', 'nullable', 'collation'], `column ${i} of a table definition`)
       return {
         name: stringOf(c.name, `column ${i}'s name`),
         sqlType: stringOf(c.type, `column ${i}'s type`),
@@ -194,6 +208,14 @@ export class Catalog {
       throw new HyperError({ code: ErrorCode.UNDEFINED_TABLE, message: 'no table definition returned' })
     }
     return fromDef(def)
+  }
+
+  /**
+   * The names (aliases) of the databases attached to this connection,
+   * sorted: the one it opened, and those `attachDatabase` added.
+   */
+  async getDatabaseNames(): Promise<string[]> {
+    return ((await this.op('getDatabaseNames')).names ?? []).map((n) => n.name)
   }
 
   /** Attaches the `.hyper` file at `path` as `alias`; `close()` detaches it. */

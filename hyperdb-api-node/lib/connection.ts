@@ -26,7 +26,7 @@ import {
 import { insertColumns, type ColumnValues, type InsertColumnsOptions } from './column-input'
 import type { TableDefinition } from './catalog'
 
-export type { QueryOptions, RowQueryOptions } from './queries'
+export type { ArrowQueryOptions, QueryOptions, RowQueryOptions } from './queries'
 
 export type CreateMode = 'doNotCreate' | 'create' | 'createIfNotExists' | 'createAndReplace'
 

@@ -8,6 +8,7 @@ export {
   type CommandOptions,
   type ConnectOptions,
   type CreateMode,
+  type ArrowQueryOptions,
   type QueryOptions,
   type RowQueryOptions,
 } from './connection'

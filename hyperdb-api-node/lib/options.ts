@@ -15,9 +15,19 @@ export function checkOptions(options: unknown, known: readonly string[], what: s
   if (!isRecord(options)) {
     throw invalidArgument(`${what} options are an object, not ${kindOf(options)}`)
   }
-  for (const key of Object.keys(options)) {
+  checkKeys(options, known, what, 'option')
+}
+
+/**
+ * Refuses `record` when it has a key not in `known`: a misspelt key in a
+ * table definition (`nullble`, `persistance`, a name's `schemaa`) was
+ * ignored, and the table made nullable, permanent or in `public`. `what`
+ * names the object and `noun` what its keys are.
+ */
+export function checkKeys(record: Record<string, unknown>, known: readonly string[], what: string, noun = 'key'): void {
+  for (const key of Object.keys(record)) {
     if (!known.includes(key)) {
-      throw invalidArgument(`${what} has no option ${JSON.stringify(key)} (it takes ${known.join(', ')})`)
+      throw invalidArgument(`${what} has no ${noun} ${JSON.stringify(key)} (it takes ${known.join(', ')})`)
     }
   }
 }

@@ -8,7 +8,7 @@ import type { ColumnInfo, NativeBatchStream, NativeCancelToken, NativeIpcStream,
 import { columnBatches, type ColumnBatch } from './column-handover'
 import { native } from './native'
 import { call, callSync, canceledError, ErrorCode, HyperError, invalidArgument } from './errors'
-import { checkOptions, isRecord, shown } from './options'
+import { checkOptions, isRecord, kindOf, shown } from './options'
 import { statementParams, type ParamValue } from './params'
 import {
   columnChunk,
@@ -34,23 +34,34 @@ import {
   type NativeStream,
 } from './streams'
 
-export interface QueryOptions extends ValueOptions {
+/** The options of the Arrow reads (`queryArrow`, `queryArrowTable`, `queryArrowIpc`). */
+export interface ArrowQueryOptions {
   /** Cancels the statement on the server; the iteration rejects with code 57014. */
   signal?: AbortSignal | undefined
 }
+
+/** The options of the reads that make JS values (`queryColumns`, `queryScalar`). */
+export interface QueryOptions extends ArrowQueryOptions, ValueOptions {}
 
 export interface RowQueryOptions extends QueryOptions {
   /** Rows as objects keyed by column name (default) or as arrays in column order. */
   rowMode?: 'object' | 'array' | undefined
 }
 
+/** The options each kind of read takes. */
+const ROW_OPTIONS = ['signal', 'bigint', 'rowMode']
+const VALUE_OPTIONS = ['signal', 'bigint']
+const ARROW_OPTIONS = ['signal']
+
 /**
  * Refuses read options that would otherwise be ignored: a misspelt
- * `rowMode` gave objects, a misspelt `bigint` bigints, and a `signal` that
- * is not an `AbortSignal` a TypeError from deep inside.
+ * `rowMode` gave objects, a misspelt `bigint` bigints, a `signal` that is
+ * not an `AbortSignal` a TypeError from deep inside, and an option the
+ * read has no use for (`rowMode` of `queryColumns`, `bigint` of the Arrow
+ * reads, whose BIGINTs are Arrow's) was taken and did nothing.
  */
-function checkReadOptions(options: RowQueryOptions): void {
-  checkOptions(options, ['signal', 'bigint', 'rowMode'], 'a query')
+function checkReadOptions(options: RowQueryOptions, known: readonly string[], what: string): void {
+  checkOptions(options, known, what)
   const { rowMode, bigint, signal } = options
   if (rowMode !== undefined && rowMode !== 'object' && rowMode !== 'array') {
     throw invalidArgument(`rowMode is 'object' or 'array', not ${shown(rowMode)}`)
@@ -117,7 +128,7 @@ function isCancel(e: unknown): boolean {
 /** Refuses a `signal` option that is not an `AbortSignal`. */
 export function checkSignal(signal: unknown): void {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw invalidArgument('signal is an AbortSignal')
+    throw invalidArgument(`the signal option is an AbortSignal, not ${kindOf(signal)}`)
   }
 }
 
@@ -156,7 +167,7 @@ export abstract class Queries {
     options: RowQueryOptions,
     forRows: boolean,
   ) {
-    checkReadOptions(options)
+    checkReadOptions(options, forRows ? ROW_OPTIONS : VALUE_OPTIONS, forRows ? 'a query' : 'queryColumns')
     const args = statementParams(sql, params)
     const stream = await this.opened((token) => this.openBatches(sql, args, token, forRows), options.signal)
     let infos: ColumnInfo[]
@@ -344,7 +355,7 @@ export abstract class Queries {
   /** The first column of the first row; a `HyperError` (02000) when there is no row. */
   async queryScalar(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<HyperValue> {
     // Before the spread below, which takes `null` as no options.
-    checkReadOptions(options)
+    checkReadOptions(options, VALUE_OPTIONS, 'queryScalar')
     const row = await this.queryOne(sql, params, { ...options, rowMode: 'array' })
     if (row === null) {
       throw new HyperError({ code: '02000', message: 'the query returned no rows' })
@@ -388,9 +399,9 @@ export abstract class Queries {
   async *queryArrowIpc(
     sql: string,
     params?: readonly ParamValue[],
-    options: QueryOptions = {},
+    options: ArrowQueryOptions = {},
   ): AsyncIterableIterator<Uint8Array> {
-    checkReadOptions(options)
+    checkReadOptions(options, ARROW_OPTIONS, 'queryArrowIpc')
     const args = statementParams(sql, params)
     const stream = await this.opened((token) => this.openIpc(sql, args, token), options.signal)
     yield* eachItem(new NativeReader<Uint8Array>(stream, options.signal))
@@ -400,17 +411,17 @@ export abstract class Queries {
   async *queryArrow(
     sql: string,
     params?: readonly ParamValue[],
-    options: QueryOptions = {},
+    options: ArrowQueryOptions = {},
   ): AsyncIterableIterator<RecordBatch> {
-    yield* (await this.openArrow(sql, params, options)).batches
+    yield* (await this.openArrow(sql, params, options, 'queryArrow')).batches
   }
 
   /**
    * A query's whole result as one `apache-arrow` `Table`; with no rows, a
    * table of none under the result's schema.
    */
-  async queryArrowTable(sql: string, params?: readonly ParamValue[], options: QueryOptions = {}): Promise<Table> {
-    const { arrow, schema, batches } = await this.openArrow(sql, params, options)
+  async queryArrowTable(sql: string, params?: readonly ParamValue[], options: ArrowQueryOptions = {}): Promise<Table> {
+    const { arrow, schema, batches } = await this.openArrow(sql, params, options, 'queryArrowTable')
     const all: RecordBatch[] = []
     for await (const b of batches) all.push(b)
     return new arrow.Table(schema, all)
@@ -420,9 +431,10 @@ export abstract class Queries {
   private async openArrow(
     sql: string,
     params: readonly ParamValue[] | undefined,
-    options: QueryOptions,
+    options: ArrowQueryOptions,
+    what: string,
   ): Promise<{ arrow: Arrow; schema: Schema; batches: AsyncIterableIterator<RecordBatch> }> {
-    checkReadOptions(options)
+    checkReadOptions(options, ARROW_OPTIONS, what)
     const args = statementParams(sql, params)
     // The query takes its place on the connection now, before the first
     // await: loading apache-arrow must not let calls made later run first.

@@ -100,7 +100,11 @@ export class HyperTimestamp {
   }
 }
 
-/** A TIME of day, to the microsecond (`24:00:00` is valid). */
+/**
+ * A TIME of day, to the microsecond. `24:00:00` is valid (hyperd returns
+ * it), but is neither sent as a parameter nor inserted: Tableau's Hyper
+ * API cannot read a table that holds it.
+ */
 export class HyperTime {
   /** Microseconds since midnight. */
   readonly micros: bigint
@@ -331,6 +335,12 @@ function daysOfDate(text: string): number {
         })
       }
       return days
+    }
+    if (Number.isInteger(y)) {
+      throw new HyperError({
+        code: ErrorCode.INVALID_PARAMETER_VALUE,
+        message: `invalid DATE ${JSON.stringify(text)}: no such day in the calendar`,
+      })
     }
   }
   throw new HyperError({

@@ -180,6 +180,19 @@ pub(crate) async fn run(
             let names = js(catalog.get_schema_names(db.as_ref()).await)?;
             out.names = Some(names.iter().map(TableRef::from_schema).collect());
         }
+        "getDatabaseNames" => {
+            let names = js(catalog.get_database_names().await)?;
+            out.names = Some(
+                names
+                    .iter()
+                    .map(|d| TableRef {
+                        database: None,
+                        schema: None,
+                        name: d.name().to_owned(),
+                    })
+                    .collect(),
+            );
+        }
         "attachDatabase" => js(catalog.attach_database(path()?, &named()?.name).await)?,
         "detachDatabase" => js(catalog.detach_database(&path()?).await)?,
         "createDatabase" => js(catalog.create_database(path()?).await)?,

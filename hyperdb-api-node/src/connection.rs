@@ -256,8 +256,17 @@ fn connect_options(o: NativeConnectOptions) -> Result<ConnectOptions> {
     let mut options = ConnectOptions::new(endpoint);
     // Checked with no database too: a misspelt mode is refused, not ignored.
     let mode = create_mode(o.create_mode.as_deref())?;
-    if let Some(db) = o.database {
-        options = options.with_database(db, mode);
+    match o.database {
+        Some(db) => options = options.with_database(db, mode),
+        // As a connection string's `create_mode` without a path: what
+        // would it create?
+        None if mode != CreateMode::DoNotCreate => {
+            return Err(invalid(
+                "createMode",
+                "given without a database (it says what to do with that file)",
+            ))
+        }
+        None => {}
     }
     if let Some(user) = o.user {
         options = options.with_user(user);

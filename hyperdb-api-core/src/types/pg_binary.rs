@@ -14,6 +14,7 @@
 
 use bytes::{BufMut, BytesMut};
 
+use super::calendar::MICROS_PER_DAY;
 use super::hyperbinary::mismatch;
 use super::sql_type::{oid, SqlType};
 use super::{pg_numeric, Date, Interval, Numeric, Time, Timestamp, TimestampTz};
@@ -299,11 +300,22 @@ pg_impl!(
     |v, buf| buf.put_i32(pg_days(*v)?),
     |ty, raw| Date::from_days_since_2000(i32::from_be_bytes(be(ty, raw)?).into())
 );
+// 24:00:00 is not sent, as the inserters do not store it: a parameter of
+// an INSERT stored it, and Tableau's Hyper API then failed every read of
+// the table ("hour must be in 0..23"). SQL's literal still reaches it.
 pg_impl!(
     Time,
     oid::TIME,
     SqlType::Time,
-    |v, buf| buf.put_i64(v.micros()),
+    |v, buf| {
+        if v.micros() == MICROS_PER_DAY {
+            return Err(Error::invalid_input(
+                "TIME 24:00:00 is not sent as a parameter (stored, Tableau's Hyper API cannot \
+                 read it): send 00:00:00, or write TIME '24:00:00' in the SQL",
+            ));
+        }
+        buf.put_i64(v.micros())
+    },
     |ty, raw| Time::from_micros(i64::from_be_bytes(be(ty, raw)?))
 );
 pg_impl!(

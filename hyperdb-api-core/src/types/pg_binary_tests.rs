@@ -112,7 +112,7 @@ fn round_trips() {
     }
     rt(
         SqlType::Time,
-        Time::from_micros(86_400_000_000).expect("24:00"),
+        Time::from_micros(86_399_999_999).expect("23:59:59.999999"),
     );
     rt(
         SqlType::Timestamp,
@@ -163,6 +163,17 @@ fn decode_checks() {
     assert!(<&str>::decode_pg_binary(&SqlType::Text, &[0xc3]).is_err());
     assert!(String::decode_pg_binary(&SqlType::Bytea, b"x").is_err());
     assert!(Time::decode_pg_binary(&SqlType::Time, &(-5i64).to_be_bytes()).is_err());
+    // 24:00:00 is read (hyperd returns it), never sent.
+    let midnight = Time::from_micros(86_400_000_000).expect("24:00");
+    assert_eq!(
+        Time::decode_pg_binary(&SqlType::Time, &86_400_000_000i64.to_be_bytes()).ok(),
+        Some(midnight)
+    );
+    let e = midnight
+        .encode_pg_binary(&mut BytesMut::new())
+        .expect_err("24:00 sent");
+    assert_eq!(e.kind(), crate::error::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("24:00:00"), "{e}");
     assert_eq!(
         Option::<i32>::decode_pg_null(&SqlType::Int).ok(),
         Some(None)

@@ -350,7 +350,10 @@ fn past_arrow(ty: &SqlType, raw: Option<&[u8]>, column: String) -> Error {
             value.as_deref().unwrap_or("value"),
         ),
     );
-    db.hint = Some("a row reader takes it (execute_query, Place::query_row_batches)".into());
+    db.hint = Some(
+        "a row reader takes it (execute_query, Place::query_row_batches; Node: query, queryAll)"
+            .into(),
+    );
     db.column = Some(column);
     Error::server(db)
 }

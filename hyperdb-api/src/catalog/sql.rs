@@ -73,7 +73,7 @@ fn unattached(database: &DatabaseName, e: &Error) -> Error {
     db.detail = e.db_error().map(|server| server.message.clone());
     db.hint = Some(
         "attach it first (attach_database; Node: catalog.attachDatabase), or name one of \
-         get_database_names()"
+         get_database_names() (Node: catalog.getDatabaseNames())"
             .into(),
     );
     not_found(db)

@@ -206,6 +206,25 @@ fn parameter_errors_are_typed_and_harmless() {
         .unwrap_err();
     assert!(e.code().is_some(), "missing parameter: {e:?}");
     assert_eq!(c.query_scalar::<i32>("SELECT 1").unwrap(), 1);
+
+    // TIME 24:00:00 is not sent: stored, Tableau's Hyper API could not
+    // read the table. Refused before anything went, the table unchanged.
+    c.execute_command("CREATE TEMPORARY TABLE times (t TIME)")
+        .unwrap();
+    let midnight = Time::from_micros(86_400_000_000).unwrap();
+    let e = c
+        .execute_command_params("INSERT INTO times VALUES ($1)", &[&midnight])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22023", "{e}");
+    assert!(e.to_string().contains("24:00:00"), "{e}");
+    assert_eq!(
+        c.query_scalar::<i64>("SELECT count(*) FROM times").unwrap(),
+        0
+    );
+    let last = Time::from_micros(86_399_999_999).unwrap();
+    c.execute_command_params("INSERT INTO times VALUES ($1)", &[&last])
+        .unwrap();
+    assert_eq!(c.query_scalar::<Time>("SELECT t FROM times").unwrap(), last);
 }
 
 #[derive(Debug, PartialEq)]
