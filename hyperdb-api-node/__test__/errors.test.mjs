@@ -519,6 +519,58 @@ describe('connection lost', () => {
   })
 })
 
+describe('silent server', () => {
+  test('close() after a query aborted on a stopped hyperd resolves (the connection is given up)', async () => {
+    const own = await HyperProcess.start()
+    const dir = makeTempDir()
+    let stopped = false
+    try {
+      const c = await Connection.connect({
+        endpoint: own.endpoint,
+        database: path.join(dir, 's.hyper'),
+        createMode: 'create',
+      })
+      for (const read of [
+        // Aborted before its first rows, and after them.
+        (signal) => c.queryScalar(LONG_QUERY, [], { signal }),
+        async (signal) => {
+          for await (const b of c.queryArrow('SELECT i::BIGINT FROM generate_series(1, 1000000000) g(i)', [], {
+            signal,
+          })) {
+            assert.ok(b.numRows > 0)
+          }
+        },
+      ]) {
+        const abort = new AbortController()
+        const reading = read(abort.signal)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        process.kill(own.pid, 'SIGSTOP')
+        stopped = true
+        abort.abort()
+        await rejectsHyper(() => withTimeout(reading, 5_000, 'the aborted read'), '57014')
+        process.kill(own.pid, 'SIGCONT')
+        stopped = false
+        await stillWorks(c)
+      }
+      // Once more, the server left stopped: the cancel sent for the
+      // aborted read goes unanswered, 5 s later the connection is given
+      // up, and close() resolves. Before, it waited for ever.
+      const abort = new AbortController()
+      const reading = c.queryScalar(LONG_QUERY, [], { signal: abort.signal })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      process.kill(own.pid, 'SIGSTOP')
+      stopped = true
+      abort.abort()
+      await rejectsHyper(() => withTimeout(reading, 5_000, 'the aborted read'), '57014')
+      await withTimeout(c.close(), 60_000, 'close() on a stopped hyperd')
+    } finally {
+      if (stopped) process.kill(own.pid, 'SIGCONT')
+      await own.close().catch(() => {})
+      removeDir(dir)
+    }
+  })
+})
+
 describe('query timeout', () => {
   test('queryTimeoutMs cancels a long statement; the connection works afterwards', async () => {
     const c = await ctx.connect({ queryTimeoutMs: 200 })

@@ -20,13 +20,15 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 
 /// How long to wait for the server to honour a cancel request.
-pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(5);
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug)]
 pub(crate) struct Deadline {
     at: Instant,
     cancellable: bool,
     cancel_sent: bool,
+    /// What giving up after the cancel says.
+    unanswered: &'static str,
 }
 
 impl Deadline {
@@ -36,6 +38,23 @@ impl Deadline {
             at: Instant::now() + timeout,
             cancellable: true,
             cancel_sent: false,
+            unanswered: "query timeout expired and the server did not answer the cancel request",
+        }
+    }
+
+    /// The wait for a statement the client has just cancelled because
+    /// nobody reads its result any more: the grace a query timeout gives
+    /// after its cancel, then the connection is given up. Without it a
+    /// server that answers neither the statement nor the cancel (a stopped
+    /// process, a silent network) held the connection, and every call
+    /// queued on it, `close` included, for ever.
+    pub(crate) fn abandoned() -> Deadline {
+        Deadline {
+            at: Instant::now() + CANCEL_GRACE,
+            cancellable: true,
+            cancel_sent: true,
+            unanswered: "the server did not end an abandoned result's statement within 5 s of \
+                         its cancel request; the connection is given up",
         }
     }
 
@@ -45,6 +64,7 @@ impl Deadline {
             at: Instant::now() + timeout,
             cancellable: false,
             cancel_sent: false,
+            unanswered: "",
         }
     }
 
@@ -85,9 +105,7 @@ impl Deadline {
             return Err(Error::timeout("connect timeout expired during startup"));
         }
         if self.cancel_sent {
-            return Err(Error::timeout(
-                "query timeout expired and the server did not answer the cancel request",
-            ));
+            return Err(Error::timeout(self.unanswered));
         }
         self.cancel_sent = true;
         self.at = Instant::now() + CANCEL_GRACE;
@@ -120,6 +138,17 @@ mod tests {
         assert!(d.remaining().is_some_and(|left| left > CANCEL_GRACE / 2));
         d.at = Instant::now();
         assert!(d.expire().unwrap_err().is_timeout());
+    }
+
+    #[test]
+    fn an_abandoned_statement_gets_the_grace_then_gives_up() {
+        let mut d = Deadline::abandoned();
+        let left = d.remaining().expect("the grace");
+        assert!(left > CANCEL_GRACE / 2 && left <= CANCEL_GRACE);
+        assert!(d.cancelled_by_timeout(), "its cancel is out: none again");
+        d.at = Instant::now();
+        let e = d.expire().unwrap_err();
+        assert!(e.is_timeout() && e.to_string().contains("abandoned"), "{e}");
     }
 
     #[test]

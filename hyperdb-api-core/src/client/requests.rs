@@ -66,6 +66,7 @@ macro_rules! request_methods {
                 self.state.deadline = self.state.query_timeout.map(Deadline::query);
                 if self.state.session.stream_endable() {
                     self.end_abandoned_stream() $($aw)* ?;
+                    self.state.deadline = self.state.query_timeout.map(Deadline::query);
                 }
             }
             while self.state.session.outstanding() > 0 {
@@ -130,6 +131,10 @@ macro_rules! request_methods {
                 {
                     self.cancel_running() $($aw)*;
                     cancelled = true;
+                    // No query deadline may cancel again, and a server that
+                    // answers neither gives the connection up (see
+                    // `Deadline::abandoned`).
+                    self.state.deadline = Some(Deadline::abandoned());
                 }
                 let before = self.state.session.read_buf().len();
                 // Until the cancel the wait is bounded too: a statement

@@ -27,8 +27,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_schema::SchemaRef;
-use hyperdb_api_core::client::CancelHandle;
-use tokio::sync::{mpsc, oneshot, RwLock, Semaphore};
+use hyperdb_api_core::client::{CancelHandle, CANCEL_GRACE};
+use tokio::sync::{mpsc, oneshot, Notify, RwLock, Semaphore};
 
 use super::{CancelToken, ConnectionGuard, Inner};
 use crate::error::{Error, Result};
@@ -129,6 +129,10 @@ pub struct StreamCanceller {
     /// that saw `true` has landed before anyone else's statement can run.
     reading: Arc<RwLock<bool>>,
     how: CancelBy,
+    /// Told each time a cancel request went out on the wire: a stream
+    /// still starting gives the server [`CANCEL_GRACE`] from then to
+    /// answer (see [`ResultStream::spawn`]).
+    sent: Arc<Notify>,
 }
 
 #[derive(Debug, Clone)]
@@ -152,6 +156,7 @@ impl StreamCanceller {
         let canceller = StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Wire(guard.inner.cancel.clone()),
+            sent: Arc::default(),
         };
         token.start(canceller.clone())?;
         Ok(canceller)
@@ -166,6 +171,7 @@ impl StreamCanceller {
         StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Grpc(Box::new(handle)),
+            sent: Arc::default(),
         }
     }
 
@@ -206,7 +212,10 @@ impl StreamCanceller {
             return Ok(false);
         }
         match &self.how {
-            CancelBy::Wire(handle) => handle.cancel_async().await?,
+            CancelBy::Wire(handle) => {
+                handle.cancel_async().await?;
+                self.sent.notify_one();
+            }
             #[cfg(feature = "grpc")]
             CancelBy::Grpc(handle) => handle.cancel().await?,
         }
@@ -229,10 +238,12 @@ impl<T: Send + 'static> ResultStream<T> {
         let (first_tx, first_rx) = oneshot::channel();
         let (ends, end) = Ends::new();
         let cancel = CancelBy::Wire(guard.inner.cancel.clone());
+        let sent = Arc::new(Notify::new());
         if let Some(token) = token {
             token.start(StreamCanceller {
                 reading: ends.reading.clone(),
                 how: cancel.clone(),
+                sent: sent.clone(),
             })?;
         }
         // Started here: the query is sent before this returns, also from a
@@ -247,13 +258,32 @@ impl<T: Send + 'static> ResultStream<T> {
             // the statement instead of waiting for its first rows. In a
             // block of its own: what `start` gives borrows the connection,
             // which the settling needs back.
+            //
+            // A cancel the server leaves unanswered for CANCEL_GRACE (it
+            // has stopped, or the network drops everything) gives the
+            // connection up: nothing else would end the start, the caller
+            // may have stopped waiting without dropping it (Node rejects an
+            // aborted call at once), and every call queued behind,
+            // `close` too, would wait for ever.
+            let unanswered = async {
+                sent.notified().await;
+                tokio::time::sleep(CANCEL_GRACE).await;
+            };
+            let mut given_up = false;
             {
                 let started = tokio::select! {
                     biased;
                     started = start(guard.conn(), query) => Some(started),
                     () = first_tx.closed() => None,
+                    () = unanswered => {
+                        given_up = true;
+                        None
+                    }
                 };
                 match started {
+                    None if given_up => {
+                        let _ = first_tx.send(Err(unanswered_cancel().into()));
+                    }
                     None => {}
                     Some(Err(e)) => {
                         let e = super::cancel::blamed_on_cancel(in_transaction, e);
@@ -266,6 +296,9 @@ impl<T: Send + 'static> ResultStream<T> {
                         }
                     }
                 }
+            }
+            if given_up {
+                guard.conn().client().mark_broken(unanswered_cancel());
             }
             // What the consumer abandoned is settled while the connection
             // is still held, the way any next request would (a long rest
@@ -407,6 +440,13 @@ impl<T: Send + 'static> ResultStream<T> {
 /// Reads `source` into `tx`, an item's bytes in credits, until the end, an
 /// error, or the consumer goes away. With `inner` (a connection's), it
 /// spills when another call waits for that connection.
+/// Why a stream whose cancel went unanswered gave its connection up.
+fn unanswered_cancel() -> hyperdb_api_core::Error {
+    hyperdb_api_core::Error::timeout(
+        "the server did not answer the cancel request within 5 s; the connection is given up",
+    )
+}
+
 async fn pump<T: Weigh>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Charged<T>>,
@@ -422,7 +462,17 @@ async fn pump<T: Weigh>(
     tokio::pin!(someone_waits);
     let mut spilled = false;
     loop {
-        let item = match source.next_item().await {
+        // A consumer that goes away while the next item is awaited ends
+        // the pump too: its task then settles the rest (cancelling a long
+        // one) rather than wait for an item nobody takes, for ever if the
+        // server has gone silent. Dropping the read loses nothing the
+        // settling needs: received bytes stay in the session.
+        let next = tokio::select! {
+            biased;
+            next = source.next_item() => next,
+            () = tx.closed() => return,
+        };
+        let item = match next {
             None => return,
             Some(Err(e)) => {
                 let _ = tx.send(Err(e));
@@ -506,6 +556,7 @@ impl<T> Ends<T> {
             canceller: StreamCanceller {
                 reading: self.reading,
                 how,
+                sent: Arc::default(),
             },
         }
     }

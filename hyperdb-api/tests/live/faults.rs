@@ -8,6 +8,7 @@ mod follow_up;
 mod handshake_reset;
 mod kill;
 mod matrix;
+mod silent;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};

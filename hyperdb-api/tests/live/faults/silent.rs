@@ -1,0 +1,144 @@
+//! A server that goes silent (a stopped process, a network that drops
+//! everything without closing the connection) while a result is
+//! abandoned: the cancel the client sends for it goes unanswered, and
+//! after the grace a query timeout would give (5 s) the connection is
+//! given up, instead of holding the next call and `close` for ever (a
+//! Node `close()` after an aborted query waited on, 8 s and more, for a
+//! stopped hyperd). Without a query timeout set, which is the default.
+//! A call whose own cancel (a token, Node's `AbortSignal`) goes
+//! unanswered before its result starts is given up alike.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, SharedConnection};
+
+use crate::common::tcp_server;
+use crate::fault_proxy::{Fault, FaultProxy};
+
+const HUGE: &str = "SELECT i::BIGINT FROM generate_series(1, 50000000) g(i)";
+/// Longer than giving up may take: the drain's patience (20 ms), the
+/// cancel request's wait for the server (2 s) and the grace (5 s), with
+/// room for a busy box; reached only when nothing gives up.
+const NEVER: Duration = Duration::from_secs(60);
+
+fn options(proxy: &FaultProxy) -> ConnectOptions {
+    ConnectOptions::new(proxy.endpoint()).with_password(tcp_server().password().unwrap())
+}
+
+/// What the call after an abandoned result on a silent server gave: it
+/// gives up with a timeout naming the abandoned result, not at once (the
+/// grace was given) and well before [`NEVER`].
+fn assert_given_up(e: &hyperdb_api::Error, took: Duration) {
+    assert!(e.is_timeout(), "{e}");
+    assert!(e.to_string().contains("abandoned"), "{e}");
+    assert!(took >= Duration::from_secs(4), "no grace: {took:?}");
+}
+
+#[test]
+fn an_abandoned_result_on_a_silent_server_gives_the_connection_up() {
+    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
+    let mut c = Connection::connect_with(&options(&proxy)).unwrap();
+    let mut batches = c.query_arrow(HUGE).unwrap();
+    batches.next().unwrap().unwrap();
+    proxy.set(Fault::StallBoth);
+    drop(batches);
+    // On a thread: without the fix the call never returns.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let e = c.query_scalar::<i32>("SELECT 1").unwrap_err();
+        let took = started.elapsed();
+        let again = c.query_scalar::<i32>("SELECT 1").unwrap_err();
+        tx.send((e, took, again, c.close())).unwrap();
+    });
+    let (e, took, again, closed) = rx.recv_timeout(NEVER).expect("the call gave up");
+    proxy.set(Fault::None);
+    assert_given_up(&e, took);
+    // Given up for good: the next call fails at once, and close returns.
+    assert_eq!(again.sqlstate(), "08006", "{again}");
+    closed.unwrap();
+}
+
+#[tokio::test]
+async fn an_abandoned_async_result_on_a_silent_server_gives_the_connection_up() {
+    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
+    let mut c = AsyncConnection::connect_with(&options(&proxy))
+        .await
+        .unwrap();
+    let mut batches = c.query_arrow(HUGE).await.unwrap();
+    batches.next().await.unwrap().unwrap();
+    proxy.set(Fault::StallBoth);
+    drop(batches);
+    let started = Instant::now();
+    let e = tokio::time::timeout(NEVER, c.query_scalar::<i32>("SELECT 1"))
+        .await
+        .expect("the call gave up")
+        .unwrap_err();
+    let took = started.elapsed();
+    proxy.set(Fault::None);
+    assert_given_up(&e, took);
+    c.close().await.unwrap();
+}
+
+/// The Node package's connection: its `close` after an aborted query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_after_an_abandoned_shared_result_on_a_silent_server_returns() {
+    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
+    let conn = SharedConnection::connect_with(&options(&proxy))
+        .await
+        .unwrap();
+    let mut s = conn.query_arrow(HUGE, vec![]).await.unwrap();
+    s.next().await.unwrap().unwrap();
+    proxy.set(Fault::StallBoth);
+    drop(s);
+    let started = Instant::now();
+    let closed = tokio::time::timeout(NEVER, conn.close())
+        .await
+        .expect("close returned");
+    let took = started.elapsed();
+    proxy.set(Fault::None);
+    closed.unwrap();
+    assert!(took >= Duration::from_secs(4), "no grace: {took:?}");
+    assert!(conn.is_closed());
+}
+
+/// A call cancelled by its token before its result started (Node's
+/// aborted query, whose Promise rejects at once while the native call
+/// waits on): the cancel goes unanswered, and 5 s later the call ends
+/// with a timeout, the connection given up, and `close` returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_on_a_silent_server_gives_the_connection_up() {
+    const LONG: &str = "SELECT count(*) FROM generate_series(1, 100000000000) g(i)";
+    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
+    let conn = SharedConnection::connect_with(&options(&proxy))
+        .await
+        .unwrap();
+    let token = hyperdb_api::CancelToken::new();
+    let place = conn.place();
+    let for_call = token.clone();
+    let running = tokio::spawn(async move {
+        place
+            .query_arrow(LONG, vec![], Some(&for_call))
+            .await
+            .map(drop)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    proxy.set(Fault::StallBoth);
+    let started = Instant::now();
+    token.cancel().await.unwrap();
+    let e = tokio::time::timeout(NEVER, running)
+        .await
+        .expect("the call gave up")
+        .unwrap()
+        .unwrap_err();
+    let took = started.elapsed();
+    let closed = tokio::time::timeout(NEVER, conn.close())
+        .await
+        .expect("close returned");
+    proxy.set(Fault::None);
+    assert!(e.is_timeout(), "{e}");
+    assert!(e.to_string().contains("cancel request"), "{e}");
+    assert!(took >= Duration::from_secs(4), "no grace: {took:?}");
+    closed.unwrap();
+}
