@@ -22,13 +22,25 @@ use crate::error::{Error, Result};
 /// How long to wait for the server to honour a cancel request.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
+/// The timeout a connection is given up with when the server answered a
+/// cancel request (`of` says which) neither by ending the statement nor
+/// otherwise within [`CANCEL_GRACE`]: one wording for the drivers and the
+/// shared connection's streams.
+pub fn cancel_unanswered(of: &str) -> Error {
+    Error::timeout(format!(
+        "the server did not answer the cancel request {of} within {} s; the connection is given up",
+        CANCEL_GRACE.as_secs()
+    ))
+}
+
 #[derive(Debug)]
 pub(crate) struct Deadline {
     at: Instant,
     cancellable: bool,
     cancel_sent: bool,
-    /// What giving up after the cancel says.
-    unanswered: &'static str,
+    /// Set for [`Deadline::abandoned`]: giving up says so
+    /// ([`cancel_unanswered`]) rather than naming a query timeout.
+    abandoned: bool,
 }
 
 impl Deadline {
@@ -38,7 +50,7 @@ impl Deadline {
             at: Instant::now() + timeout,
             cancellable: true,
             cancel_sent: false,
-            unanswered: "query timeout expired and the server did not answer the cancel request",
+            abandoned: false,
         }
     }
 
@@ -53,8 +65,7 @@ impl Deadline {
             at: Instant::now() + CANCEL_GRACE,
             cancellable: true,
             cancel_sent: true,
-            unanswered: "the server did not end an abandoned result's statement within 5 s of \
-                         its cancel request; the connection is given up",
+            abandoned: true,
         }
     }
 
@@ -64,7 +75,7 @@ impl Deadline {
             at: Instant::now() + timeout,
             cancellable: false,
             cancel_sent: false,
-            unanswered: "",
+            abandoned: false,
         }
     }
 
@@ -104,8 +115,13 @@ impl Deadline {
         if !self.cancellable {
             return Err(Error::timeout("connect timeout expired during startup"));
         }
+        if self.abandoned {
+            return Err(cancel_unanswered("of an abandoned result"));
+        }
         if self.cancel_sent {
-            return Err(Error::timeout(self.unanswered));
+            return Err(Error::timeout(
+                "query timeout expired and the server did not answer the cancel request",
+            ));
         }
         self.cancel_sent = true;
         self.at = Instant::now() + CANCEL_GRACE;

@@ -26,7 +26,7 @@ mod tokio_socket;
 pub use crate::protocol::ssl::SslMode;
 pub use cancel::CancelHandle;
 pub use config::{Config, Endpoint, SocketOptions, MIN_READ_WINDOW};
-pub use deadline::CANCEL_GRACE;
+pub use deadline::{cancel_unanswered, CANCEL_GRACE};
 pub use socket::{Socket, Transport};
 pub use sync::Client;
 #[cfg(all(feature = "tls", feature = "tokio"))]

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_schema::SchemaRef;
-use hyperdb_api_core::client::{CancelHandle, CANCEL_GRACE};
+use hyperdb_api_core::client::{cancel_unanswered, CancelHandle, CANCEL_GRACE};
 use tokio::sync::{mpsc, oneshot, Notify, RwLock, Semaphore};
 
 use super::{CancelToken, ConnectionGuard, Inner};
@@ -129,10 +129,10 @@ pub struct StreamCanceller {
     /// that saw `true` has landed before anyone else's statement can run.
     reading: Arc<RwLock<bool>>,
     how: CancelBy,
-    /// Told each time a cancel request went out on the wire: a stream
-    /// still starting gives the server [`CANCEL_GRACE`] from then to
-    /// answer (see [`ResultStream::spawn`]).
-    sent: Arc<Notify>,
+    /// Told each time a cancel request went out on the wire, where a
+    /// stream still starting listens: it gives the server
+    /// [`CANCEL_GRACE`] from then to answer (see [`ResultStream::spawn`]).
+    sent: Option<Arc<Notify>>,
 }
 
 #[derive(Debug, Clone)]
@@ -156,7 +156,7 @@ impl StreamCanceller {
         let canceller = StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Wire(guard.inner.cancel.clone()),
-            sent: Arc::default(),
+            sent: None,
         };
         token.start(canceller.clone())?;
         Ok(canceller)
@@ -171,7 +171,7 @@ impl StreamCanceller {
         StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Grpc(Box::new(handle)),
-            sent: Arc::default(),
+            sent: None,
         }
     }
 
@@ -214,7 +214,9 @@ impl StreamCanceller {
         match &self.how {
             CancelBy::Wire(handle) => {
                 handle.cancel_async().await?;
-                self.sent.notify_one();
+                if let Some(sent) = &self.sent {
+                    sent.notify_one();
+                }
             }
             #[cfg(feature = "grpc")]
             CancelBy::Grpc(handle) => handle.cancel().await?,
@@ -243,7 +245,7 @@ impl<T: Send + 'static> ResultStream<T> {
             token.start(StreamCanceller {
                 reading: ends.reading.clone(),
                 how: cancel.clone(),
-                sent: sent.clone(),
+                sent: Some(sent.clone()),
             })?;
         }
         // Started here: the query is sent before this returns, also from a
@@ -277,13 +279,10 @@ impl<T: Send + 'static> ResultStream<T> {
                     () = first_tx.closed() => None,
                     () = unanswered => {
                         given_up = true;
-                        None
+                        Some(Err(cancel_unanswered("of a cancelled call").into()))
                     }
                 };
                 match started {
-                    None if given_up => {
-                        let _ = first_tx.send(Err(unanswered_cancel().into()));
-                    }
                     None => {}
                     Some(Err(e)) => {
                         let e = super::cancel::blamed_on_cancel(in_transaction, e);
@@ -298,7 +297,10 @@ impl<T: Send + 'static> ResultStream<T> {
                 }
             }
             if given_up {
-                guard.conn().client().mark_broken(unanswered_cancel());
+                guard
+                    .conn()
+                    .client()
+                    .mark_broken(cancel_unanswered("of a cancelled call"));
             }
             // What the consumer abandoned is settled while the connection
             // is still held, the way any next request would (a long rest
@@ -440,13 +442,6 @@ impl<T: Send + 'static> ResultStream<T> {
 /// Reads `source` into `tx`, an item's bytes in credits, until the end, an
 /// error, or the consumer goes away. With `inner` (a connection's), it
 /// spills when another call waits for that connection.
-/// Why a stream whose cancel went unanswered gave its connection up.
-fn unanswered_cancel() -> hyperdb_api_core::Error {
-    hyperdb_api_core::Error::timeout(
-        "the server did not answer the cancel request within 5 s; the connection is given up",
-    )
-}
-
 async fn pump<T: Weigh>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Charged<T>>,
@@ -556,7 +551,7 @@ impl<T> Ends<T> {
             canceller: StreamCanceller {
                 reading: self.reading,
                 how,
-                sent: Arc::default(),
+                sent: None,
             },
         }
     }
