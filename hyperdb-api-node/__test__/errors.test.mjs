@@ -248,7 +248,7 @@ describe('arguments', () => {
       [() => HyperProcess.start({ defaultDatabaseVersion: '2' }), /defaultDatabaseVersion .*, not "2"/],
       [() => GrpcConnection.connect({ endpoint: 5 }), /endpoint is a string, not number/],
       [() => GrpcConnection.connect({ endpoint: 'http://127.0.0.1:1', transferMode: 1 }), /transferMode is a string/],
-      [async () => new HyperTimestamp(), /bigint \(such as 1700000000000000n\), not undefined/],
+      [async () => new HyperTimestamp(), /bigint \(1500000n is 1.5 s\), not undefined/],
       [async () => new HyperTimestamp(1n, 'yes'), /HyperTimestamp's tz is a boolean, not string/],
       [async () => HyperTimestamp.fromDate(new Date(0), 1), /HyperTimestamp's tz is a boolean, not number/],
       [() => conn.queryAll('SELECT 1', [], { rowMode: 'Array' }), /rowMode is 'object' or 'array', not "Array"/],
@@ -319,8 +319,14 @@ describe('arguments', () => {
       }
     }
     const refused = {
-      'query options null': [() => drain(conn.query('SELECT 1', [], null)), /options are an object, not null/],
-      'queryScalar options null': [() => conn.queryScalar('SELECT 1', [], null), /options are an object, not null/],
+      'query options null': [
+        () => drain(conn.query('SELECT 1', [], null)),
+        /the options of a query are an object, not null/,
+      ],
+      'queryScalar options null': [
+        () => conn.queryScalar('SELECT 1', [], null),
+        /the options of queryScalar are an object, not null/,
+      ],
       'createTable without columns': [() => conn.catalog.createTable({ name: 'x' }), /columns are an array/],
       'createTable(null)': [() => conn.catalog.createTable(null), /table definition is .*, not null/],
       'createTable column null': [
@@ -563,6 +569,37 @@ describe('silent server', () => {
       abort.abort()
       await rejectsHyper(() => withTimeout(reading, 5_000, 'the aborted read'), '57014')
       await withTimeout(c.close(), 60_000, 'close() on a stopped hyperd')
+    } finally {
+      if (stopped) process.kill(own.pid, 'SIGCONT')
+      await own.close().catch(() => {})
+      removeDir(dir)
+    }
+  })
+
+  test('an executeCommand aborted on a stopped hyperd rejects with HYT00 after the grace; close() resolves', async () => {
+    const own = await HyperProcess.start()
+    const dir = makeTempDir()
+    let stopped = false
+    try {
+      const c = await Connection.connect({
+        endpoint: own.endpoint,
+        database: path.join(dir, 's.hyper'),
+        createMode: 'create',
+      })
+      const abort = new AbortController()
+      // A command settles with its outcome, not at once: before, that
+      // outcome never came, nor did close() behind it.
+      const running = c.executeCommand(`CREATE TEMPORARY TABLE t AS ${LONG_QUERY}`, [], { signal: abort.signal })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      process.kill(own.pid, 'SIGSTOP')
+      stopped = true
+      const started = Date.now()
+      abort.abort()
+      const err = await rejectsHyper(() => withTimeout(running, 60_000, 'the aborted command'), 'HYT00')
+      assert.match(err.message, /cancel request/)
+      assert.ok(Date.now() - started >= 4_000, 'the server was given the grace')
+      await rejectsHyper(() => c.queryScalar('SELECT 1'), '08006')
+      await withTimeout(c.close(), 10_000, 'close() on a stopped hyperd')
     } finally {
       if (stopped) process.kill(own.pid, 'SIGCONT')
       await own.close().catch(() => {})

@@ -316,6 +316,8 @@ describe('every type reads back exactly', () => {
     for (const [row] of ALL_ROWS) ins.addRow(asArray(row))
     assert.equal(ins.rowCount, ALL_ROWS.length)
     assert.equal(await ins.execute(), ALL_ROWS.length)
+    // The columns in the shape the catalog gives them (`type`, not the native `sqlType`).
+    assert.deepStrictEqual(ins.columns, (await conn.catalog.getTableDefinition(table)).columns)
     await checkAllTypes(conn, table, 'addRow arrays')
   })
 

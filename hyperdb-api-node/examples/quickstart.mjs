@@ -24,7 +24,9 @@ await conn.executeCommand(
 await conn.executeCommand('INSERT INTO measurements VALUES ($1, $2, $3, $4)', [0, 7, 1.5, numeric('19.99')])
 
 // Rows, streamed with bounded memory whatever the result size.
-for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [7])) {
+for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [
+  7,
+])) {
   console.log(row.id, row.value)
 }
 const rows = await conn.queryAll('SELECT sensor_id, avg(value) AS avg FROM measurements GROUP BY 1', [], {
@@ -36,7 +38,7 @@ const count = await conn.queryScalar('SELECT count(*) FROM measurements') // 100
 // Checking a column's kind narrows its values' type.
 for await (const chunk of conn.queryColumns('SELECT id, value FROM measurements')) {
   const ids = chunk.columns[0]
-  if (ids.kind === 'int32') console.log(ids.values[0]) // ids.values: Int32Array
+  if (ids?.kind === 'int32') console.log(ids.values[0]) // ids.values: Int32Array
 }
 
 // Arrow: apache-arrow RecordBatches (npm install apache-arrow), or raw IPC bytes.

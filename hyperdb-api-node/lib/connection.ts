@@ -163,7 +163,10 @@ export class Connection extends Queries {
    * affected row count: a `number`, or a `bigint` past 2^53. `signal`
    * cancels it, waiting for its turn or running: the call then rejects
    * with 57014 and stored nothing, or, when the statement had completed
-   * before the cancel reached it, resolves with its count as usual.
+   * before the cancel reached it, resolves with its count as usual. A
+   * server that leaves the cancel unanswered for 5 s (stopped, or behind
+   * a network that drops everything) has the call reject with HYT00 and
+   * the connection given up.
    */
   async executeCommand(
     sql: string,

@@ -28,6 +28,10 @@ export const ErrorCode = {
   NUMERIC_VALUE_OUT_OF_RANGE: '22003',
   /** `42804`: a value of the wrong type. */
   DATATYPE_MISMATCH: '42804',
+  /** `02000`: `queryScalar` of a statement that returned no row. */
+  NO_DATA: '02000',
+  /** `22000`: a value read that has no form on this side (an INTERVAL past 2^63 ns on an Arrow read). */
+  DATA_EXCEPTION: '22000',
   /** `22P02`: text that is no value of its type (NUMERIC text that is no number). */
   INVALID_TEXT_REPRESENTATION: '22P02',
   /** `22001`: a string longer than its VARCHAR(n) or CHAR(n) column. */
@@ -44,7 +48,11 @@ export const ErrorCode = {
   FEATURE_NOT_SUPPORTED: '0A000',
   /** `54000`: a value too large for where it goes (a text value past the longest JavaScript string). */
   PROGRAM_LIMIT_EXCEEDED: '54000',
-  /** `58000`: hyperd could not be started or stopped (not found, not executable, failed, too slow to start). */
+  /**
+   * `58000`: hyperd could not be started or stopped (not found, not
+   * executable, failed, too slow to start); or an Arrow read or input
+   * without the `apache-arrow` package installed.
+   */
   SYSTEM_ERROR: '58000',
   /**
    * `55006`: the database file is in use by another connection or server;

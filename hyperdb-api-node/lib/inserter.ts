@@ -8,11 +8,19 @@
  * constant: the queue is two batches deep, and a producer faster than the
  * server waits for room.
  */
-import type { ColumnDef, NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
+import type { NativeColumn, NativeConnection, NativeInserter, TableDef } from './native'
 import { native } from './native'
 import { call, callSync, closedError, ErrorCode, HyperError, invalidArgument, toHyperError } from './errors'
 import { checkOptions, kindOf } from './options'
-import { tableRef, toDef, type Catalog, type TableDefinition, type TableName } from './catalog'
+import {
+  fromDef,
+  tableRef,
+  toDef,
+  type Catalog,
+  type ColumnDefinition,
+  type TableDefinition,
+  type TableName,
+} from './catalog'
 import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 
 /** The rows a batch gathers before it crosses to the native layer. */
@@ -119,8 +127,8 @@ export class Inserter {
   private closedUnder = false
   /** `execute()`'s commit, once it started. */
   private executing: Promise<number> | undefined
-  /** The table's columns, in order. */
-  readonly columns: readonly ColumnDef[]
+  /** The table's columns, in order, as `catalog.getTableDefinition` gives them. */
+  readonly columns: readonly ColumnDefinition[]
   /** The connection the rows go into. */
   private readonly owner: HasNative
 
@@ -142,7 +150,7 @@ export class Inserter {
     this.owner = conn
     const { native, def } = table instanceof OpenedInserter ? table : openChecked(conn, table)
     this.native = native
-    this.columns = def.columns
+    this.columns = fromDef(def).columns
     this.capacity = Math.min(this.batchRows, FIRST_ROWS)
     try {
       this.builders = def.columns.map((c) => columnBuilder(c, this.start, this.capacity))

@@ -13,7 +13,7 @@ import { invalidArgument } from './errors'
 export function checkOptions(options: unknown, known: readonly string[], what: string): void {
   if (options === undefined) return
   if (!isRecord(options)) {
-    throw invalidArgument(`${what} options are an object, not ${kindOf(options)}`)
+    throw invalidArgument(`the options of ${what} are an object, not ${kindOf(options)}`)
   }
   checkKeys(options, known, what, 'option')
 }

@@ -21,7 +21,7 @@ const MICROS_PER_DAY = 86_400_000_000n
 /** `micros` when it is a `bigint` (a `number` of microseconds may already be rounded). */
 function exactMicros(micros: bigint, what: string): bigint {
   if (typeof micros !== 'bigint') {
-    throw invalidArgument(`${what} takes microseconds as a bigint (such as 1700000000000000n), not ${shown(micros)}`)
+    throw invalidArgument(`${what} takes microseconds as a bigint (1500000n is 1.5 s), not ${shown(micros)}`)
   }
   return micros
 }

@@ -92,12 +92,16 @@ pub enum Error {
     /// A table definition given for rows does not match the table as the
     /// server defines it (a column missing, extra, renamed, or of another
     /// type or nullability): the rows would land in the wrong columns.
+    /// `column` names the first column that differs (the table's name for
+    /// it, else the definition's); `None` when only the number of columns
+    /// is known to differ.
     #[error(
-        "table {table}: column {column}: the table has {actual}, the definition given has {given}"
+        "table {table}: {}the table has {actual}, the definition given has {given}",
+        column_prefix(.column)
     )]
     DefinitionMismatch {
         table: String,
-        column: String,
+        column: Option<String>,
         actual: String,
         given: String,
     },
@@ -219,6 +223,15 @@ impl std::fmt::Display for RowErrorKind {
     }
 }
 
+/// What goes before a message about one column (its name); nothing when
+/// none is named.
+fn column_prefix(column: &Option<String>) -> String {
+    column
+        .as_deref()
+        .map(|c| format!("column `{c}`: "))
+        .unwrap_or_default()
+}
+
 impl Error {
     pub(crate) fn invalid_argument(what: impl Into<String>, message: impl Into<String>) -> Error {
         Error::InvalidArgument {
@@ -267,11 +280,12 @@ impl Error {
             | Error::UnexpectedNull { column }
             | Error::TypeMismatch { column, .. }
             | Error::Conversion { column, .. }
-            | Error::DefinitionMismatch { column, .. }
             | Error::SchemaMismatch { column, .. }
             | Error::UnsupportedType { column, .. }
             | Error::ValueTooLarge { column, .. } => Some(column),
-            Error::InvalidRow { column, .. } => column.as_deref(),
+            Error::InvalidRow { column, .. } | Error::DefinitionMismatch { column, .. } => {
+                column.as_deref()
+            }
             Error::Field { source, .. } => source.column(),
             _ => self.db_error().and_then(|db| db.column.as_deref()),
         }

@@ -175,7 +175,7 @@ impl TableDefinition {
             if !same {
                 return Err(Error::DefinitionMismatch {
                     table: actual.name.to_string(),
-                    column: format!("{}", i + 1),
+                    column: found.or(given).map(|c| c.name.clone()),
                     actual: describe(found),
                     given: describe(given),
                 });

@@ -339,9 +339,9 @@ pub(crate) fn resolved_table_definition(
 /// `regclass` cast).
 ///
 /// A column of a type hyperd has no Arrow form for (UUID) fails the Arrow
-/// lookup with `0A000` and the type in its detail: that is
-/// [`Error::UnsupportedType`], naming the table, since no definition this
-/// client can write has such a column. (Like a missing table, the server's
+/// lookup with `0A000` and the type in its detail: that error, 0A000 in
+/// this crate's words, names the table and the type (hyperd names no
+/// column), since no definition this client can write has such a column. (Like a missing table, the server's
 /// error ends a caller's transaction the insert was started in.)
 pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
     match e.code().map(SqlState::code) {
@@ -355,12 +355,18 @@ pub(crate) fn unresolved(e: Error, table: &TableName) -> Error {
                 .and_then(|d| d.strip_prefix("Type: "))
                 .unwrap_or("unknown")
                 .to_owned();
-            Error::UnsupportedType {
-                column: format!("{table} (one of its columns)"),
-                type_name,
-                message: "this client has no type for it, so it cannot insert into the table"
-                    .into(),
-            }
+            // hyperd does not say which column: the error names none.
+            let mut db = DbError::new(
+                SqlState::from_code("0A000"),
+                format!(
+                    "table {table} has a column of type {type_name}, which this client has no \
+                     type for, so it cannot insert into the table"
+                ),
+            );
+            db.hint = Some(format!(
+                "insert with a parameterized INSERT, a {type_name} value given as its text"
+            ));
+            Error::server(db)
         }
         _ => e,
     }
@@ -425,11 +431,18 @@ fn column_from_row(row: &Row, table: &TableName) -> Result<Option<ColumnDefiniti
     let typmod: i32 = row.try_get(2)?;
     let not_null: bool = row.try_get(3)?;
     let collation: Option<String> = row.try_get(4)?;
-    let sql_type =
-        SqlType::from_oid_typmod(type_oid, typmod).map_err(|source| Error::Conversion {
-            column: format!("{table}.{name}"),
-            source,
-        })?;
+    let sql_type = SqlType::from_oid_typmod(type_oid, typmod).map_err(|_| {
+        // A type `CREATE TABLE` takes and `SqlType` lacks (UUID): the
+        // 0A000 an insert into the table meets too, naming the column.
+        Error::UnsupportedType {
+            column: name.clone(),
+            type_name: match type_oid {
+                hyperdb_api_core::types::oid::UUID => "uuid".to_owned(),
+                other => format!("type OID {other} (modifier {typmod})"),
+            },
+            message: format!("this client has no type for it, so it cannot describe table {table}"),
+        }
+    })?;
     let nullability = if not_null {
         Nullability::NotNull
     } else {

@@ -227,7 +227,8 @@ impl CopyTx {
         }
         let e = Error::DefinitionMismatch {
             table: table.name().to_string(),
-            column: "count".to_owned(),
+            // The first the table lacks, when the definition has more.
+            column: table.columns().get(columns).map(|c| c.name().to_owned()),
             actual: format!("{columns} columns"),
             given: format!("{given}"),
         };

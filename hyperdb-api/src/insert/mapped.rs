@@ -199,7 +199,7 @@ fn check_plain_mappings(
         let Some(column) = table.column_named(&m.column) else {
             return Err(Error::DefinitionMismatch {
                 table: table.name().to_string(),
-                column: m.column.clone(),
+                column: Some(m.column.clone()),
                 actual: "no such column".into(),
                 given: "a mapping for it".into(),
             });
@@ -219,7 +219,7 @@ fn check_plain_mappings(
         };
         return Err(Error::DefinitionMismatch {
             table: table.name().to_string(),
-            column: m.column.clone(),
+            column: Some(m.column.clone()),
             actual: column.sql_type().to_string(),
             given,
         });

@@ -382,18 +382,36 @@ impl Place {
             .map(|token| StreamCanceller::for_command(&guard, token))
             .transpose()?;
         let in_transaction = guard.in_transaction();
-        let conn = guard.conn();
-        let done = if params.is_empty() {
-            conn.execute_command(sql).await
-        } else {
-            // Encoded before the future runs: no `&dyn` is held across an await.
-            let command = conn.execute_command_params(sql, &Value::as_params(params));
-            command.await
+        let done = {
+            let conn = guard.conn();
+            let run = async move {
+                if params.is_empty() {
+                    conn.execute_command(sql).await
+                } else {
+                    // Encoded before the future runs: no `&dyn` is held across an await.
+                    let command = conn.execute_command_params(sql, &Value::as_params(params));
+                    command.await
+                }
+            };
+            match &canceller {
+                Some(canceller) => tokio::select! {
+                    biased;
+                    done = run => Some(done),
+                    () = canceller.unanswered() => None,
+                },
+                None => Some(run.await),
+            }
         };
         if let Some(canceller) = canceller {
             // A cancel sent meanwhile lands before the next call runs.
             canceller.finish().await;
         }
+        let Some(done) = done else {
+            // Dropped mid-exchange: the connection cannot serve another call.
+            let given_up = hyperdb_api_core::client::cancel_unanswered("of a cancelled call");
+            guard.conn().client().mark_broken(&given_up);
+            return Err(given_up.into());
+        };
         done.map_err(|e| cancel::blamed_on_cancel(in_transaction, e))
     }
 

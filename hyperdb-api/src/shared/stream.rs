@@ -129,10 +129,22 @@ pub struct StreamCanceller {
     /// that saw `true` has landed before anyone else's statement can run.
     reading: Arc<RwLock<bool>>,
     how: CancelBy,
-    /// Told each time a cancel request went out on the wire, where a
-    /// stream still starting listens: it gives the server
-    /// [`CANCEL_GRACE`] from then to answer (see [`ResultStream::spawn`]).
+    /// Told each time a cancel request went out on the wire, where a call
+    /// still waiting for the server listens (a command, a stream still
+    /// starting): it gives the server [`CANCEL_GRACE`] from then to answer
+    /// ([`unanswered`]).
     sent: Option<Arc<Notify>>,
+}
+
+/// Resolves [`CANCEL_GRACE`] after `sent` is told a cancel request went
+/// out. A call awaiting the server races it: a server that has stopped, or
+/// a network that drops everything, never answers the cancel, and nothing
+/// else would end the call (the caller may have stopped waiting without
+/// dropping it: Node settles an aborted call at once), so every call
+/// queued behind, `close` too, would wait for ever.
+async fn unanswered(sent: &Notify) {
+    sent.notified().await;
+    tokio::time::sleep(CANCEL_GRACE).await;
 }
 
 #[derive(Debug, Clone)]
@@ -156,10 +168,20 @@ impl StreamCanceller {
         let canceller = StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Wire(guard.inner.cancel.clone()),
-            sent: None,
+            sent: Some(Arc::new(Notify::new())),
         };
         token.start(canceller.clone())?;
         Ok(canceller)
+    }
+
+    /// Resolves once a cancel request it sent has gone [`CANCEL_GRACE`]
+    /// unanswered ([`unanswered`]); never for a canceller nothing listens
+    /// to.
+    pub(crate) async fn unanswered(&self) {
+        match &self.sent {
+            Some(sent) => unanswered(sent).await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Cancels `handle`'s query (a gRPC one's own) until the stream made
@@ -261,23 +283,15 @@ impl<T: Send + 'static> ResultStream<T> {
             // block of its own: what `start` gives borrows the connection,
             // which the settling needs back.
             //
-            // A cancel the server leaves unanswered for CANCEL_GRACE (it
-            // has stopped, or the network drops everything) gives the
-            // connection up: nothing else would end the start, the caller
-            // may have stopped waiting without dropping it (Node rejects an
-            // aborted call at once), and every call queued behind,
-            // `close` too, would wait for ever.
-            let unanswered = async {
-                sent.notified().await;
-                tokio::time::sleep(CANCEL_GRACE).await;
-            };
+            // A cancel the server leaves unanswered gives the connection
+            // up (see `unanswered`).
             let mut given_up = false;
             {
                 let started = tokio::select! {
                     biased;
                     started = start(guard.conn(), query) => Some(started),
                     () = first_tx.closed() => None,
-                    () = unanswered => {
+                    () = unanswered(&sent) => {
                         given_up = true;
                         Some(Err(cancel_unanswered("of a cancelled call").into()))
                     }

@@ -94,7 +94,7 @@ fn a_column_of_another_type_is_refused_by_the_server() {
     // Not a repeat any more: the lookup names the column.
     let e = insert(&mut conn, &table(), 0..1).unwrap_err();
     assert!(
-        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "1"),
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column.as_deref() == Some("id")),
         "{e}"
     );
 }
@@ -111,7 +111,7 @@ fn a_column_the_table_no_longer_has_is_refused_by_its_count() {
     let (_dir, mut conn, again) = repeat_after("CREATE TABLE r (id INT NOT NULL)");
     let e = again.unwrap_err();
     assert!(
-        matches!(e, Error::DefinitionMismatch { ref column, ref actual, .. } if column == "count" && actual == "1 columns"),
+        matches!(e, Error::DefinitionMismatch { ref column, ref actual, .. } if column.as_deref() == Some("name") && actual == "1 columns"),
         "{e}"
     );
     assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
@@ -168,7 +168,7 @@ fn held_rows_check_the_table_first() {
         .unwrap();
     let e = add(&mut conn).unwrap_err();
     assert!(
-        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "1"),
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column.as_deref() == Some("id")),
         "{e}"
     );
     assert_eq!(conn.transaction_status(), TransactionStatus::Idle);
@@ -202,7 +202,7 @@ async fn async_a_changed_table_is_refused_and_nothing_is_stored() {
     ins.add_row(&[&1, &Some("x")]).await.unwrap();
     let e = ins.execute().await.unwrap_err();
     assert!(
-        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "count"),
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column.as_deref() == Some("name")),
         "{e}"
     );
     let n: i64 = conn.query_scalar("SELECT count(*) FROM r").await.unwrap();
@@ -246,7 +246,7 @@ async fn a_repeated_sink_by_name_into_a_narrower_table_is_refused() {
     let (conn, _dir) = sink_repeat_after("CREATE TABLE r (id INT NOT NULL)").await;
     let e = sink_insert(&conn, 10..20).await.unwrap_err();
     assert!(
-        matches!(e, Error::DefinitionMismatch { ref column, .. } if column == "count"),
+        matches!(e, Error::DefinitionMismatch { ref column, .. } if column.as_deref() == Some("name")),
         "{e}"
     );
     assert_eq!(scalar(&conn, "SELECT count(*) FROM r").await, 0);

@@ -6,12 +6,15 @@
 //! Node `close()` after an aborted query waited on, 8 s and more, for a
 //! stopped hyperd). Without a query timeout set, which is the default.
 //! A call whose own cancel (a token, Node's `AbortSignal`) goes
-//! unanswered before its result starts is given up alike.
+//! unanswered before its result starts, or a command's, is given up
+//! alike.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use hyperdb_api::{AsyncConnection, ConnectOptions, Connection, SharedConnection};
+use hyperdb_api::{
+    AsyncConnection, CancelToken, ConnectOptions, Connection, Place, SharedConnection,
+};
 
 use crate::common::tcp_server;
 use crate::fault_proxy::{Fault, FaultProxy};
@@ -108,21 +111,46 @@ async fn close_after_an_abandoned_shared_result_on_a_silent_server_returns() {
 /// waits on): the cancel goes unanswered, and 5 s later the call ends
 /// with a timeout, the connection given up, and `close` returns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_cancelled_on_a_silent_server_gives_the_connection_up() {
-    const LONG: &str = "SELECT count(*) FROM generate_series(1, 100000000000) g(i)";
+async fn a_query_cancelled_on_a_silent_server_gives_the_connection_up() {
+    cancelled_on_a_silent_server(|place, token| async move {
+        place
+            .query_arrow(LONG, vec![], Some(&token))
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+/// A command cancelled by its token (Node's aborted `executeCommand`,
+/// whose Promise waits for the command's outcome): without the grace, the
+/// call, and `close` behind it, waited for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cancelled_on_a_silent_server_gives_the_connection_up() {
+    cancelled_on_a_silent_server(|place, token| async move {
+        let command = format!("CREATE TEMPORARY TABLE t AS {LONG}");
+        place
+            .execute_command(&command, &[], Some(&token))
+            .await
+            .map(drop)
+    })
+    .await;
+}
+
+const LONG: &str = "SELECT count(*) FROM generate_series(1, 100000000000) g(i)";
+
+/// Starts `call` with a token, silences the server, cancels the token,
+/// and checks the call gives up after the grace and `close` returns.
+async fn cancelled_on_a_silent_server<C, F>(call: C)
+where
+    C: FnOnce(Place, CancelToken) -> F,
+    F: std::future::Future<Output = hyperdb_api::Result<()>> + Send + 'static,
+{
     let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
     let conn = SharedConnection::connect_with(&options(&proxy))
         .await
         .unwrap();
-    let token = hyperdb_api::CancelToken::new();
-    let place = conn.place();
-    let for_call = token.clone();
-    let running = tokio::spawn(async move {
-        place
-            .query_arrow(LONG, vec![], Some(&for_call))
-            .await
-            .map(drop)
-    });
+    let token = CancelToken::new();
+    let running = tokio::spawn(call(conn.place(), token.clone()));
     tokio::time::sleep(Duration::from_millis(300)).await;
     proxy.set(Fault::StallBoth);
     let started = Instant::now();
