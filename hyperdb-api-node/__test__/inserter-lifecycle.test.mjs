@@ -186,6 +186,7 @@ describe('new Inserter(conn, definition) checks the definition against the serve
   const CASES = [
     {
       label: 'columns swapped',
+      column: 'id',
       columns: [
         { name: 's', type: 'TEXT' },
         { name: 'id', type: 'INTEGER', nullable: false },
@@ -194,6 +195,7 @@ describe('new Inserter(conn, definition) checks the definition against the serve
     },
     {
       label: 'a type differs',
+      column: 'id',
       columns: [
         { name: 'id', type: 'BIGINT', nullable: false },
         { name: 's', type: 'TEXT' },
@@ -202,6 +204,7 @@ describe('new Inserter(conn, definition) checks the definition against the serve
     },
     {
       label: 'the length of a VARCHAR differs',
+      column: 's',
       columns: [
         { name: 'id', type: 'INTEGER', nullable: false },
         { name: 's', type: 'VARCHAR(10)' },
@@ -210,6 +213,7 @@ describe('new Inserter(conn, definition) checks the definition against the serve
     },
     {
       label: 'nullability differs',
+      column: 'id',
       columns: [
         { name: 'id', type: 'INTEGER' },
         { name: 's', type: 'TEXT' },
@@ -218,6 +222,7 @@ describe('new Inserter(conn, definition) checks the definition against the serve
     },
     {
       label: 'a column missing',
+      column: 's',
       columns: [{ name: 'id', type: 'INTEGER', nullable: false }],
       row: [1],
     },
@@ -231,6 +236,8 @@ describe('new Inserter(conn, definition) checks the definition against the serve
         const e = await firstError(conn, { name: table, columns: c.columns }, [c.row, c.row, c.row], { batchRows })
         assertHyperError(e, '42804')
         assert.match(e.message, new RegExp(table))
+        // The table's column where the two first differ, by name.
+        assert.equal(e.column, c.column)
         assert.equal(await count(conn, table), 0)
         await assertUsable(conn)
         // The right definition works on the same connection.
