@@ -526,16 +526,34 @@ describe('connection lost', () => {
 })
 
 describe('silent server', () => {
-  test('close() after a query aborted on a stopped hyperd resolves (the connection is given up)', async () => {
+  /**
+   * Runs `body` with a connection to a hyperd of its own and `stop(bool)`,
+   * which SIGSTOPs or SIGCONTs that hyperd; it is resumed and closed after.
+   */
+  async function withStoppableHyperd(body) {
     const own = await HyperProcess.start()
     const dir = makeTempDir()
     let stopped = false
+    const stop = (yes) => {
+      process.kill(own.pid, yes ? 'SIGSTOP' : 'SIGCONT')
+      stopped = yes
+    }
     try {
       const c = await Connection.connect({
         endpoint: own.endpoint,
         database: path.join(dir, 's.hyper'),
         createMode: 'create',
       })
+      await body(c, stop)
+    } finally {
+      if (stopped) process.kill(own.pid, 'SIGCONT')
+      await own.close().catch(() => {})
+      removeDir(dir)
+    }
+  }
+
+  test('close() after a query aborted on a stopped hyperd resolves (the connection is given up)', async () => {
+    await withStoppableHyperd(async (c, stop) => {
       for (const read of [
         // Aborted before its first rows, and after them.
         (signal) => c.queryScalar(LONG_QUERY, [], { signal }),
@@ -550,12 +568,10 @@ describe('silent server', () => {
         const abort = new AbortController()
         const reading = read(abort.signal)
         await new Promise((resolve) => setTimeout(resolve, 300))
-        process.kill(own.pid, 'SIGSTOP')
-        stopped = true
+        stop(true)
         abort.abort()
         await rejectsHyper(() => withTimeout(reading, 5_000, 'the aborted read'), '57014')
-        process.kill(own.pid, 'SIGCONT')
-        stopped = false
+        stop(false)
         await stillWorks(c)
       }
       // Once more, the server left stopped: the cancel sent for the
@@ -564,35 +580,21 @@ describe('silent server', () => {
       const abort = new AbortController()
       const reading = c.queryScalar(LONG_QUERY, [], { signal: abort.signal })
       await new Promise((resolve) => setTimeout(resolve, 300))
-      process.kill(own.pid, 'SIGSTOP')
-      stopped = true
+      stop(true)
       abort.abort()
       await rejectsHyper(() => withTimeout(reading, 5_000, 'the aborted read'), '57014')
       await withTimeout(c.close(), 60_000, 'close() on a stopped hyperd')
-    } finally {
-      if (stopped) process.kill(own.pid, 'SIGCONT')
-      await own.close().catch(() => {})
-      removeDir(dir)
-    }
+    })
   })
 
   test('an executeCommand aborted on a stopped hyperd rejects with HYT00 after the grace; close() resolves', async () => {
-    const own = await HyperProcess.start()
-    const dir = makeTempDir()
-    let stopped = false
-    try {
-      const c = await Connection.connect({
-        endpoint: own.endpoint,
-        database: path.join(dir, 's.hyper'),
-        createMode: 'create',
-      })
+    await withStoppableHyperd(async (c, stop) => {
       const abort = new AbortController()
       // A command settles with its outcome, not at once: before, that
       // outcome never came, nor did close() behind it.
       const running = c.executeCommand(`CREATE TEMPORARY TABLE t AS ${LONG_QUERY}`, [], { signal: abort.signal })
       await new Promise((resolve) => setTimeout(resolve, 300))
-      process.kill(own.pid, 'SIGSTOP')
-      stopped = true
+      stop(true)
       const started = Date.now()
       abort.abort()
       const err = await rejectsHyper(() => withTimeout(running, 60_000, 'the aborted command'), 'HYT00')
@@ -600,11 +602,7 @@ describe('silent server', () => {
       assert.ok(Date.now() - started >= 4_000, 'the server was given the grace')
       await rejectsHyper(() => c.queryScalar('SELECT 1'), '08006')
       await withTimeout(c.close(), 10_000, 'close() on a stopped hyperd')
-    } finally {
-      if (stopped) process.kill(own.pid, 'SIGCONT')
-      await own.close().catch(() => {})
-      removeDir(dir)
-    }
+    })
   })
 })
 
