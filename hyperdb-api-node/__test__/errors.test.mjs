@@ -587,6 +587,25 @@ describe('silent server', () => {
     })
   })
 
+  test('a read cancelled by conn.cancel() on a stopped hyperd rejects with HYT00 after the grace; close() resolves', async () => {
+    await withStoppableHyperd(async (c, stop) => {
+      const reading = (async () => {
+        for await (const b of c.queryArrow('SELECT i::BIGINT FROM generate_series(1, 1000000000) g(i)')) {
+          assert.ok(b.numRows > 0)
+        }
+      })()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      stop(true)
+      const started = Date.now()
+      await c.cancel()
+      // Before, the loop waited for its next batch for ever.
+      const err = await rejectsHyper(() => withTimeout(reading, 60_000, 'the cancelled read'), 'HYT00')
+      assert.match(err.message, /cancel request/)
+      assert.ok(Date.now() - started >= 4_000, 'the server was given the grace')
+      await withTimeout(c.close(), 10_000, 'close() on a stopped hyperd')
+    })
+  })
+
   test('an executeCommand aborted on a stopped hyperd rejects with HYT00 after the grace; close() resolves', async () => {
     await withStoppableHyperd(async (c, stop) => {
       const abort = new AbortController()

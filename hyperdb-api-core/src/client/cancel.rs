@@ -86,6 +86,16 @@ impl CancelHandle {
     /// [`CancelHandle::cancel`] for async code.
     #[cfg(feature = "tokio")]
     pub async fn cancel_async(&self) -> Result<()> {
+        self.cancel_async_answered().await.map(drop)
+    }
+
+    /// [`CancelHandle::cancel_async`], telling whether the server answered
+    /// the request (closed its socket) within [`CANCEL_ACK_WAIT`]. A live
+    /// hyperd answers in milliseconds; `false` is a server that has
+    /// stopped, or a network that drops everything, which will not end
+    /// the statement either: the caller may then stop waiting for it.
+    #[cfg(feature = "tokio")]
+    pub async fn cancel_async_answered(&self) -> Result<bool> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut s = connect::open_async(&self.config).await?;
         let request = self.request();
@@ -95,8 +105,9 @@ impl CancelHandle {
         };
         sent.await
             .map_err(|e| Error::io("sending cancel request", e))?;
-        let _ = tokio::time::timeout(CANCEL_ACK_WAIT, s.read(&mut [0u8; 1])).await;
-        Ok(())
+        // EOF or a reset is the answer; only the wait running out is none.
+        let answer = tokio::time::timeout(CANCEL_ACK_WAIT, s.read(&mut [0u8; 1])).await;
+        Ok(answer.is_ok())
     }
 }
 

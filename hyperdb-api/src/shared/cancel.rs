@@ -3,11 +3,13 @@
 //! [`cancel_running`]: the connection-wide cancel, of the call running now.
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hyperdb_api_core::client::{CancelHandle, CANCEL_GRACE};
 use hyperdb_api_core::error::SqlState;
+use tokio::sync::Notify;
 
 use super::{Inner, StreamCanceller};
 use crate::error::{Error, Result};
@@ -57,6 +59,62 @@ pub(crate) fn cancel_running(inner: Arc<Inner>) -> impl Future<Output = Result<(
     }
 }
 
+/// Cancel requests a connection's server left unanswered: it did not
+/// close the request's socket within core's `CANCEL_ACK_WAIT`, as a live
+/// hyperd does in milliseconds, so it has stopped or the network drops
+/// everything, and the statement will not end either. The call holding
+/// the connection (a command, a stream's start or its reads) waits
+/// [`CANCEL_GRACE`] more, then gives the connection up: nothing else would
+/// end it, the caller may have stopped waiting without dropping it (Node
+/// settles an aborted query at once), and every call queued behind,
+/// `close` too, would wait for ever. A cancel the server answered leaves
+/// the call to end as the statement does, however long that takes.
+#[derive(Debug, Default)]
+pub(crate) struct Unheard {
+    count: AtomicU64,
+    changed: Notify,
+}
+
+impl Unheard {
+    /// Requests left unanswered so far: a call takes this once it holds
+    /// the connection, and counts those after.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    fn mark(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+
+    /// Resolves [`CANCEL_GRACE`] after a request went unanswered since
+    /// `since` was counted (at once if one has and the grace passed
+    /// meanwhile is not counted: a stream's reads race this afresh for
+    /// each item, so it is the grace without an item).
+    pub(crate) async fn given_up(&self, since: u64) {
+        loop {
+            // Made before the check: `notify_waiters` wakes it from then.
+            let changed = self.changed.notified();
+            if self.count() != since {
+                break;
+            }
+            changed.await;
+        }
+        tokio::time::sleep(CANCEL_GRACE).await;
+    }
+}
+
+/// Sends a request with `handle`, telling `unheard` when the server left
+/// it unanswered.
+pub(crate) async fn send(handle: &CancelHandle, unheard: Option<&Unheard>) -> Result<()> {
+    if !handle.cancel_async_answered().await? {
+        if let Some(unheard) = unheard {
+            unheard.mark();
+        }
+    }
+    Ok(())
+}
+
 /// Sends a cancel request again after each of [`REPEATS`], for as long as
 /// `send` finds the call it is for still running (`Ok(true)`).
 pub(crate) fn repeat_in_background<S, F>(mut send: S)
@@ -84,7 +142,7 @@ async fn send_if_held(inner: &Inner, holder: u64) -> Result<bool> {
     if inner.holder.load(Ordering::SeqCst) != holder {
         return Ok(false);
     }
-    inner.cancel.cancel_async().await?;
+    send(&inner.cancel, Some(&inner.unheard)).await?;
     Ok(true)
 }
 

@@ -79,6 +79,9 @@ pub(crate) struct Inner {
     /// Held while a cancel request is checked and sent; see
     /// `cancel::cancel_running`.
     pub(crate) sending_cancel: Mutex<()>,
+    /// Cancel requests the server left unanswered, which the call holding
+    /// the connection gives up on (see [`cancel::Unheard`]).
+    pub(crate) unheard: Arc<cancel::Unheard>,
 }
 
 impl Inner {
@@ -183,6 +186,7 @@ impl SharedConnection {
                 holder: AtomicU64::new(0),
                 cancel_on_turn: AtomicU64::new(0),
                 sending_cancel: Mutex::new(()),
+                unheard: Arc::default(),
             }),
         }
     }
@@ -378,6 +382,8 @@ impl Place {
         token: Option<&CancelToken>,
     ) -> Result<u64> {
         let mut guard = self.lock().await?;
+        let unheard = guard.inner.unheard.clone();
+        let since = unheard.count();
         let canceller = token
             .map(|token| StreamCanceller::for_command(&guard, token))
             .transpose()?;
@@ -393,13 +399,10 @@ impl Place {
                     command.await
                 }
             };
-            match &canceller {
-                Some(canceller) => tokio::select! {
-                    biased;
-                    done = run => Some(done),
-                    () = canceller.unanswered() => None,
-                },
-                None => Some(run.await),
+            tokio::select! {
+                biased;
+                done = run => Some(done),
+                () = unheard.given_up(since) => None,
             }
         };
         if let Some(canceller) = canceller {

@@ -27,9 +27,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_schema::SchemaRef;
-use hyperdb_api_core::client::{cancel_unanswered, CancelHandle, CANCEL_GRACE};
-use tokio::sync::{mpsc, oneshot, Notify, RwLock, Semaphore};
+use hyperdb_api_core::client::{cancel_unanswered, CancelHandle};
+use tokio::sync::{mpsc, oneshot, RwLock, Semaphore};
 
+use super::cancel::Unheard;
 use super::{CancelToken, ConnectionGuard, Inner};
 use crate::error::{Error, Result};
 use crate::AsyncConnection;
@@ -129,22 +130,10 @@ pub struct StreamCanceller {
     /// that saw `true` has landed before anyone else's statement can run.
     reading: Arc<RwLock<bool>>,
     how: CancelBy,
-    /// Told each time a cancel request went out on the wire, where a call
-    /// still waiting for the server listens (a command, a stream still
-    /// starting): it gives the server [`CANCEL_GRACE`] from then to answer
-    /// ([`unanswered`]).
-    sent: Option<Arc<Notify>>,
-}
-
-/// Resolves [`CANCEL_GRACE`] after `sent` is told a cancel request went
-/// out. A call awaiting the server races it: a server that has stopped, or
-/// a network that drops everything, never answers the cancel, and nothing
-/// else would end the call (the caller may have stopped waiting without
-/// dropping it: Node settles an aborted call at once), so every call
-/// queued behind, `close` too, would wait for ever.
-async fn unanswered(sent: &Notify) {
-    sent.notified().await;
-    tokio::time::sleep(CANCEL_GRACE).await;
+    /// The connection's count of requests its server left unanswered,
+    /// which the call holding it gives up on ([`Unheard`]); `None` for
+    /// gRPC, whose cancel is a call of its own.
+    unheard: Option<Arc<Unheard>>,
 }
 
 #[derive(Debug, Clone)]
@@ -168,20 +157,10 @@ impl StreamCanceller {
         let canceller = StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Wire(guard.inner.cancel.clone()),
-            sent: Some(Arc::new(Notify::new())),
+            unheard: Some(guard.inner.unheard.clone()),
         };
         token.start(canceller.clone())?;
         Ok(canceller)
-    }
-
-    /// Resolves once a cancel request it sent has gone [`CANCEL_GRACE`]
-    /// unanswered ([`unanswered`]); never for a canceller nothing listens
-    /// to.
-    pub(crate) async fn unanswered(&self) {
-        match &self.sent {
-            Some(sent) => unanswered(sent).await,
-            None => std::future::pending().await,
-        }
     }
 
     /// Cancels `handle`'s query (a gRPC one's own) until the stream made
@@ -193,7 +172,7 @@ impl StreamCanceller {
         StreamCanceller {
             reading: Arc::new(RwLock::new(true)),
             how: CancelBy::Grpc(Box::new(handle)),
-            sent: None,
+            unheard: None,
         }
     }
 
@@ -234,12 +213,7 @@ impl StreamCanceller {
             return Ok(false);
         }
         match &self.how {
-            CancelBy::Wire(handle) => {
-                handle.cancel_async().await?;
-                if let Some(sent) = &self.sent {
-                    sent.notify_one();
-                }
-            }
+            CancelBy::Wire(handle) => super::cancel::send(handle, self.unheard.as_deref()).await?,
             #[cfg(feature = "grpc")]
             CancelBy::Grpc(handle) => handle.cancel().await?,
         }
@@ -261,15 +235,17 @@ impl<T: Send + 'static> ResultStream<T> {
     {
         let (first_tx, first_rx) = oneshot::channel();
         let (ends, end) = Ends::new();
-        let cancel = CancelBy::Wire(guard.inner.cancel.clone());
-        let sent = Arc::new(Notify::new());
+        let cancel = StreamCanceller {
+            reading: ends.reading.clone(),
+            how: CancelBy::Wire(guard.inner.cancel.clone()),
+            unheard: Some(guard.inner.unheard.clone()),
+        };
         if let Some(token) = token {
-            token.start(StreamCanceller {
-                reading: ends.reading.clone(),
-                how: cancel.clone(),
-                sent: Some(sent.clone()),
-            })?;
+            token.start(cancel.clone())?;
         }
+        // Counted while the connection is held: later requests are this
+        // call's.
+        let since = guard.inner.unheard.count();
         // Started here: the query is sent before this returns, also from a
         // thread outside the runtime (see `started`).
         tokio::spawn(super::started(async move {
@@ -284,14 +260,14 @@ impl<T: Send + 'static> ResultStream<T> {
             // which the settling needs back.
             //
             // A cancel the server leaves unanswered gives the connection
-            // up (see `unanswered`).
+            // up (see `Unheard`).
             let mut given_up = false;
             {
                 let started = tokio::select! {
                     biased;
                     started = start(guard.conn(), query) => Some(started),
                     () = first_tx.closed() => None,
-                    () = unanswered(&sent) => {
+                    () = inner.unheard.given_up(since) => {
                         given_up = true;
                         Some(Err(cancel_unanswered("of a cancelled call").into()))
                     }
@@ -305,7 +281,8 @@ impl<T: Send + 'static> ResultStream<T> {
                     Some(Ok((schema, source))) => {
                         let route = source.read_route();
                         if first_tx.send(Ok((schema, route))).is_ok() {
-                            pump(source, &end.tx, &end.credits, Some(&inner)).await;
+                            let watched = Some((&*inner, since));
+                            given_up = pump(source, &end.tx, &end.credits, watched).await;
                         }
                     }
                 }
@@ -341,9 +318,9 @@ impl<T: Send + 'static> ResultStream<T> {
     where
         T: Weigh,
     {
-        let (ends, pump) = Ends::with_reading(canceller.reading);
+        let (ends, pump) = Ends::with_reading(canceller.reading.clone());
         tokio::spawn(async move { pump.run(Box::new(source)).await });
-        ends.stream(schema, None, canceller.how)
+        ends.stream(schema, None, canceller)
     }
 
     /// The result's Arrow schema.
@@ -454,17 +431,28 @@ impl<T: Send + 'static> ResultStream<T> {
 }
 
 /// Reads `source` into `tx`, an item's bytes in credits, until the end, an
-/// error, or the consumer goes away. With `inner` (a connection's), it
-/// spills when another call waits for that connection.
+/// error, or the consumer goes away. With `watched`, the connection's inner
+/// state and its [`Unheard`] count when the call took it: it spills when
+/// another call waits for that connection, and gives up when a cancel
+/// request the server left unanswered is followed by
+/// [`CANCEL_GRACE`](hyperdb_api_core::client::CANCEL_GRACE) without an
+/// item (the consumer gets the error; `true`: the caller must mark the
+/// connection broken, its read dropped mid-message).
 async fn pump<T: Weigh>(
     mut source: Box<dyn Source<T> + '_>,
     tx: &mpsc::UnboundedSender<Charged<T>>,
     credits: &Semaphore,
-    inner: Option<&Inner>,
-) {
+    watched: Option<(&Inner, u64)>,
+) -> bool {
     let someone_waits = async {
-        match inner {
-            Some(inner) => inner.someone_waits().await,
+        match watched {
+            Some((inner, _)) => inner.someone_waits().await,
+            None => std::future::pending().await,
+        }
+    };
+    let given_up = || async move {
+        match watched {
+            Some((inner, since)) => inner.unheard.given_up(since).await,
             None => std::future::pending().await,
         }
     };
@@ -479,13 +467,17 @@ async fn pump<T: Weigh>(
         let next = tokio::select! {
             biased;
             next = source.next_item() => next,
-            () = tx.closed() => return,
+            () = tx.closed() => return false,
+            () = given_up() => {
+                let _ = tx.send(Err(cancel_unanswered("of a cancelled call").into()));
+                return true;
+            }
         };
         let item = match next {
-            None => return,
+            None => return false,
             Some(Err(e)) => {
                 let _ = tx.send(Err(e));
-                return;
+                return false;
             }
             Some(Ok(item)) => item,
         };
@@ -510,6 +502,7 @@ async fn pump<T: Weigh>(
             break;
         }
     }
+    false
 }
 
 /// The consumer's end of a new stream, before its schema is known.
@@ -550,23 +543,22 @@ impl<T> Ends<T> {
         )
     }
 
+    /// The stream, cancelled by `canceller`, which holds these ends'
+    /// `reading` flag.
     fn stream(
         self,
         schema: SchemaRef,
         route: Option<crate::ReadRoute>,
-        how: CancelBy,
+        canceller: StreamCanceller,
     ) -> ResultStream<T> {
+        debug_assert!(Arc::ptr_eq(&self.reading, &canceller.reading));
         ResultStream {
             schema,
             route,
             items: self.items,
             credits: self.credits,
             done: false,
-            canceller: StreamCanceller {
-                reading: self.reading,
-                how,
-                sent: None,
-            },
+            canceller,
         }
     }
 }
@@ -580,6 +572,7 @@ impl<T> PumpEnd<T> {
     where
         T: Weigh,
     {
+        // No connection: nothing to give up.
         pump(source, &self.tx, &self.credits, None).await;
         self.done().await;
     }

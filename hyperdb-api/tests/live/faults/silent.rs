@@ -12,8 +12,9 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use arrow_array::RecordBatch;
 use hyperdb_api::{
-    AsyncConnection, CancelToken, ConnectOptions, Connection, Place, SharedConnection,
+    AsyncConnection, CancelToken, ConnectOptions, Connection, Place, ResultStream, SharedConnection,
 };
 
 use crate::common::tcp_server;
@@ -87,12 +88,7 @@ async fn an_abandoned_async_result_on_a_silent_server_gives_the_connection_up() 
 /// The Node package's connection: its `close` after an aborted query.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_after_an_abandoned_shared_result_on_a_silent_server_returns() {
-    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
-    let conn = SharedConnection::connect_with(&options(&proxy))
-        .await
-        .unwrap();
-    let mut s = conn.query_arrow(HUGE, vec![]).await.unwrap();
-    s.next().await.unwrap().unwrap();
+    let (proxy, conn, s) = reading_through_a_proxy().await;
     proxy.set(Fault::StallBoth);
     drop(s);
     let started = Instant::now();
@@ -136,6 +132,84 @@ async fn a_command_cancelled_on_a_silent_server_gives_the_connection_up() {
     .await;
 }
 
+/// A stream read on when the server goes silent, cancelled by the
+/// connection-wide `cancel()` (Node's `conn.cancel()`) or by the
+/// stream's own canceller, while its consumer keeps waiting for the next
+/// batch: the cancel goes unanswered, and the wait ends with a timeout
+/// after the grace instead of never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_cancelled_on_a_silent_server_gives_the_connection_up() {
+    for by_connection in [true, false] {
+        let (proxy, conn, mut s) = reading_through_a_proxy().await;
+        proxy.set(Fault::StallBoth);
+        let started = Instant::now();
+        if by_connection {
+            conn.cancel().await.unwrap();
+        } else {
+            s.cancel().await.unwrap();
+        }
+        let e = tokio::time::timeout(NEVER, first_error(&mut s))
+            .await
+            .expect("the read gave up");
+        assert_given_up_and_closed(e, started, &conn, &proxy).await;
+    }
+}
+
+/// A shared connection through a fault proxy, reading `HUGE`'s batches
+/// (the first one read).
+async fn reading_through_a_proxy() -> (FaultProxy, SharedConnection, ResultStream<RecordBatch>) {
+    let proxy = FaultProxy::to_endpoint(tcp_server().endpoint()).unwrap();
+    let conn = SharedConnection::connect_with(&options(&proxy))
+        .await
+        .unwrap();
+    let mut s = conn.query_arrow(HUGE, vec![]).await.unwrap();
+    s.next().await.unwrap().unwrap();
+    (proxy, conn, s)
+}
+
+/// The batches read ahead before the stall come first.
+async fn first_error(s: &mut ResultStream<RecordBatch>) -> hyperdb_api::Error {
+    loop {
+        match s.next().await {
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return e,
+            None => panic!("the result ended"),
+        }
+    }
+}
+
+/// A call on `conn` that failed with `e`, its cancel sent at `started`:
+/// given up after the grace, and `close` returns.
+async fn assert_given_up_and_closed(
+    e: hyperdb_api::Error,
+    started: Instant,
+    conn: &SharedConnection,
+    proxy: &FaultProxy,
+) {
+    let took = started.elapsed();
+    let closed = tokio::time::timeout(NEVER, conn.close())
+        .await
+        .expect("close returned");
+    proxy.set(Fault::None);
+    assert!(e.is_timeout(), "{e}");
+    assert!(e.to_string().contains("cancel request"), "{e}");
+    assert!(took >= Duration::from_secs(4), "no grace: {took:?}");
+    closed.unwrap();
+}
+
+/// The same against a live server: the answered cancel ends the read
+/// with 57014, and the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answered_cancel_ends_the_read_as_the_server_does() {
+    let (_proxy, conn, mut s) = reading_through_a_proxy().await;
+    conn.cancel().await.unwrap();
+    let e = first_error(&mut s).await;
+    assert_eq!(e.sqlstate(), "57014", "{e}");
+    drop(s);
+    conn.execute_command("SELECT 1", &[]).await.unwrap();
+    conn.close().await.unwrap();
+}
+
 const LONG: &str = "SELECT count(*) FROM generate_series(1, 100000000000) g(i)";
 
 /// Starts `call` with a token, silences the server, cancels the token,
@@ -160,13 +234,5 @@ where
         .expect("the call gave up")
         .unwrap()
         .unwrap_err();
-    let took = started.elapsed();
-    let closed = tokio::time::timeout(NEVER, conn.close())
-        .await
-        .expect("close returned");
-    proxy.set(Fault::None);
-    assert!(e.is_timeout(), "{e}");
-    assert!(e.to_string().contains("cancel request"), "{e}");
-    assert!(took >= Duration::from_secs(4), "no grace: {took:?}");
-    closed.unwrap();
+    assert_given_up_and_closed(e, started, &conn, &proxy).await;
 }
