@@ -90,10 +90,11 @@ impl CancelHandle {
     }
 
     /// [`CancelHandle::cancel_async`], telling whether the server answered
-    /// the request (closed its socket) within [`CANCEL_ACK_WAIT`]. A live
-    /// hyperd answers in milliseconds; `false` is a server that has
-    /// stopped, or a network that drops everything, which will not end
-    /// the statement either: the caller may then stop waiting for it.
+    /// the request (closed its socket) within two seconds
+    /// (`CANCEL_ACK_WAIT`). A live hyperd answers in milliseconds; `false`
+    /// is a server that has stopped, or a network that drops everything,
+    /// which will not end the statement either: the caller may then stop
+    /// waiting for it.
     #[cfg(feature = "tokio")]
     pub async fn cancel_async_answered(&self) -> Result<bool> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
