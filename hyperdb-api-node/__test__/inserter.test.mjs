@@ -494,6 +494,46 @@ describe('every type reads back exactly', () => {
     assert.equal(await count(conn, table), 3)
   })
 
+  test('a DATE column takes back the Float64Array of milliseconds queryColumns reads it as', async () => {
+    const conn = await ctx.connect()
+    const source = await freshTable(conn, 'id INTEGER NOT NULL, d DATE')
+    await conn.executeCommand(
+      `INSERT INTO ${source} VALUES (0, DATE '1970-01-01'), (1, DATE '1970-01-01' - 2440550), ` +
+        `(2, DATE '9999-12-31'), (3, NULL), (4, DATE '2024-02-29'), (5, DATE '0001-01-01')`,
+    )
+    const chunks = []
+    for await (const chunk of conn.queryColumns(`SELECT id, d FROM ${source} ORDER BY id`)) chunks.push(chunk)
+    const copy = await freshTable(conn, 'id INTEGER NOT NULL, d DATE')
+    for (const chunk of chunks) {
+      const [id, d] = chunk.columns
+      assert.ok(d.values instanceof Float64Array)
+      // NULLs cross per row, not as queryColumns' bitmap.
+      const nulls = Uint8Array.from({ length: chunk.numRows }, (_, i) => (d.get(i) === null ? 1 : 0))
+      assert.equal(
+        await conn.insertColumns(copy, { id: id.values, d: d.values }, { nulls: { d: nulls } }),
+        chunk.numRows,
+      )
+    }
+    const text = (t) => conn.queryAll(`SELECT id, d::TEXT AS d FROM ${t} ORDER BY id`)
+    assert.deepStrictEqual(await text(copy), await text(source))
+    // ... each value checked as a Date is, row and column named; nothing stored.
+    const refused = [
+      [Float64Array.of(0, 86_400_000 + 1), '42804', 'a DATE takes a Date at midnight UTC'],
+      [Float64Array.of(0, Number.NaN), '42804', 'a DATE takes a Date at midnight UTC'],
+      [Float64Array.of(0, -2_440_551 * 86_400_000), '22008', "outside hyperd's DATE range"],
+      [Float64Array.of(0, 106_762_940 * 86_400_000), '22008', "outside hyperd's DATE range"],
+    ]
+    for (const [d, code, why] of refused) {
+      const e = await rejectsRefusal(() => conn.insertColumns(copy, { id: Int32Array.of(7, 8), d }), {
+        code,
+        row: 1,
+        column: 'd',
+      })
+      assert.match(e.message, new RegExp(why))
+    }
+    assert.equal(await count(conn, copy), 6)
+  })
+
   test('empty inserts store nothing and return 0', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, s TEXT')

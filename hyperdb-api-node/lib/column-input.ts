@@ -4,13 +4,14 @@
  * DOUBLE PRECISION, BigInt64Array of microseconds for TIMESTAMP, ...)
  * crosses to the native layer a batch at a time as the bytes it already
  * is, with no per-value JS work; any other array goes value by value
- * through the same checks as `Inserter.addRow`.
+ * through the same checks as `Inserter.addRow`, and a DATE column also
+ * takes the Float64Array of milliseconds `queryColumns` reads it as.
  */
 import type { ColumnDef, NativeColumn } from './native'
 import { call, ErrorCode, HyperError } from './errors'
 import { checkRecord, shown } from './options'
 import type { Catalog, TableDefinition, TableName } from './catalog'
-import { BATCH_UNITS, columnBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
+import { BATCH_UNITS, columnBuilder, DateBuilder, type BatchStart, type ColumnBuilder } from './insert-columns'
 import { batchRows as checkBatchRows, openInserter, type HasNative } from './inserter'
 
 type TypedArray =
@@ -53,6 +54,8 @@ const NATIVE_ARRAYS: Record<string, new (n: number) => TypedArray> = {
 class ColumnSource {
   private readonly direct: boolean
   private readonly builder: ColumnBuilder
+  /** A DATE column given as `queryColumns` reads one: a Float64Array of milliseconds. */
+  private readonly dateMillis?: DateBuilder
   private readonly valid?: Uint8Array
 
   constructor(
@@ -65,6 +68,7 @@ class ColumnSource {
     const own = NATIVE_ARRAYS[column.sqlType]
     this.direct = own !== undefined && values instanceof own
     this.builder = columnBuilder(column, start, batchRows)
+    if (this.builder instanceof DateBuilder && values instanceof Float64Array) this.dateMillis = this.builder
     this.valid = nulls === undefined ? undefined : new Uint8Array(batchRows)
   }
 
@@ -85,8 +89,11 @@ class ColumnSource {
       this.builder.reset()
       const values = this.values
       const nulls = this.nulls
+      const dates = this.dateMillis
       for (let i = 0; i < rows; i++) {
-        this.builder.set(nulls?.[from + i] ? null : values[from + i], i)
+        if (nulls?.[from + i]) this.builder.set(null, i)
+        else if (dates !== undefined) dates.setMillis(values[from + i] as number, i)
+        else this.builder.set(values[from + i], i)
       }
       return this.builder.column(rows)
     }

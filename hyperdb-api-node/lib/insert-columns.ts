@@ -19,6 +19,7 @@ import {
   HyperTimestamp,
   DecimalFit,
   decimalFit,
+  GREATEST_DATE_DAYS,
   LEAST_DATE_DAYS,
   LEAST_TIMESTAMP,
 } from './values'
@@ -341,24 +342,10 @@ class TimeBuilder extends Int64Builder {
 }
 
 /** DATE: a `Date` at midnight UTC (as DATE reads), or `dateOnly('2024-02-29')`. */
-class DateBuilder extends Int64Builder {
+export class DateBuilder extends Int64Builder {
   set(v: unknown, row: number): void {
     if (v instanceof Date) {
-      const ms = v.getTime()
-      if (Number.isNaN(ms) || ms % MS_PER_DAY !== 0) {
-        throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'a DATE takes a Date at midnight UTC')
-      }
-      // A `Date` reaches back past hyperd's first DATE (one before it failed
-      // the whole insert at `execute()`); it ends before hyperd's last.
-      if (ms < LEAST_DATE_DAYS * MS_PER_DAY) {
-        throw this.refuse(
-          ErrorCode.DATETIME_FIELD_OVERFLOW,
-          row,
-          v,
-          "outside hyperd's DATE range, 4713-01-01 BC to 294276-12-31",
-        )
-      }
-      this.setNumber(ms, row)
+      this.setMillis(v.getTime(), row, v)
     } else if (v instanceof HyperDate) {
       const ms = v.days * MS_PER_DAY
       if (Number.isSafeInteger(ms)) {
@@ -368,6 +355,32 @@ class DateBuilder extends Int64Builder {
       }
     } else {
       this.setNull(v, row, 'a Date at midnight UTC or dateOnly(...)')
+    }
+  }
+
+  /**
+   * Milliseconds since 1970 at midnight UTC: a `Date`'s, or one of the
+   * Float64Array `queryColumns` reads a DATE column as (`insertColumns`
+   * takes it back). `v` is the value as given, for a refusal.
+   */
+  setMillis(ms: number, row: number, v: unknown = ms): void {
+    if (!Number.isInteger(ms) || ms % MS_PER_DAY !== 0) {
+      throw this.refuse(ErrorCode.DATATYPE_MISMATCH, row, v, 'a DATE takes a Date at midnight UTC')
+    }
+    // A `Date` reaches back past hyperd's first DATE (one before it failed
+    // the whole insert at `execute()`); a Float64Array past its last too.
+    if (ms < LEAST_DATE_DAYS * MS_PER_DAY || ms > GREATEST_DATE_DAYS * MS_PER_DAY) {
+      throw this.refuse(
+        ErrorCode.DATETIME_FIELD_OVERFLOW,
+        row,
+        v,
+        "outside hyperd's DATE range, 4713-01-01 BC to 294276-12-31",
+      )
+    }
+    if (Number.isSafeInteger(ms)) {
+      this.setNumber(ms, row)
+    } else {
+      this.setBigInt(BigInt(ms), row, v)
     }
   }
 }

@@ -313,7 +313,7 @@ const DATE_TEXT = /^\s*([+-])?(\d{1,6})-(\d{1,2})-(\d{1,2})(?:\s+(BC|AD))?\s*$/i
 
 /** hyperd's least and greatest DATE (Rust's `Date::HYPER_MIN`, `HYPER_MAX`), days since 1970. */
 export const LEAST_DATE_DAYS = -2_440_550
-const GREATEST_DATE_DAYS = 106_762_939
+export const GREATEST_DATE_DAYS = 106_762_939
 
 /** Days since 1970 of a date's text (see `HyperDate`). */
 function daysOfDate(text: string): number {
