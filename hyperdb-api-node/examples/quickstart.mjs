@@ -24,9 +24,7 @@ await conn.executeCommand(
 await conn.executeCommand('INSERT INTO measurements VALUES ($1, $2, $3, $4)', [0, 7, 1.5, numeric('19.99')])
 
 // Rows, streamed with bounded memory whatever the result size.
-for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [
-  7,
-])) {
+for await (const row of conn.query('SELECT id, value FROM measurements WHERE sensor_id = $1 ORDER BY id LIMIT 5', [7])) {
   console.log(row.id, row.value)
 }
 const rows = await conn.queryAll('SELECT sensor_id, avg(value) AS avg FROM measurements GROUP BY 1', [], {
