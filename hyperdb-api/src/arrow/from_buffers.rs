@@ -40,7 +40,10 @@ pub enum ColumnBuffer<'a> {
         units: &'a [u16],
         offsets: &'a [u32],
     },
-    /// Bytes of all values back to back, and `rows + 1` offsets.
+    /// Bytes of all values back to back, and `rows + 1` offsets; for a
+    /// text column, their UTF-8 (each value checked), which a caller whose
+    /// text is ASCII has without a conversion: no UTF-16 copy to make and
+    /// narrow again.
     Binary { data: &'a [u8], offsets: &'a [u32] },
 }
 
@@ -144,6 +147,9 @@ impl Column<'_> {
             }
             (DataType::Utf8, ColumnBuffer::Utf16 { units, offsets }) => {
                 self.text(units, offsets, nulls)?
+            }
+            (DataType::Utf8, ColumnBuffer::Binary { data, offsets }) => {
+                self.utf8_text(data, offsets, nulls)?
             }
             (DataType::Binary, ColumnBuffer::Binary { data, offsets }) => {
                 let offsets = self.offsets(offsets, data.len())?;
@@ -337,6 +343,48 @@ impl Column<'_> {
         Ok(Arc::new(StringArray::try_new(offsets, data.into(), nulls)?))
     }
 
+    /// Text given as UTF-8: each value must be UTF-8 on its own (a row
+    /// whose bytes are not is refused by number, not as the whole batch).
+    fn utf8_text(
+        &self,
+        data: &[u8],
+        offsets: &[u32],
+        nulls: Option<NullBuffer>,
+    ) -> Result<ArrayRef> {
+        let ends = self.offsets(offsets, data.len())?;
+        let base = offsets[0] as usize;
+        let data = &data[base..base + ends.iter().last().map_or(0, |&e| e as usize)];
+        if let Err(e) = std::str::from_utf8(data) {
+            return Err(self.not_utf8(e.valid_up_to(), &ends));
+        }
+        // Whole, the bytes are UTF-8; split, each value must start on a
+        // character.
+        if let Some(&at) = ends
+            .iter()
+            .find(|&&end| !is_utf8_boundary(data, end as usize))
+        {
+            return Err(self.not_utf8(at as usize, &ends));
+        }
+        Ok(Arc::new(StringArray::try_new(
+            ends,
+            Buffer::from_slice_ref(data),
+            nulls,
+        )?))
+    }
+
+    /// The refusal of the row whose bytes hold byte `at`.
+    fn not_utf8(&self, at: usize, ends: &OffsetBuffer<i32>) -> Error {
+        let row = ends
+            .windows(2)
+            .position(|w| (w[0] as usize..w[1] as usize).contains(&at))
+            .unwrap_or(0);
+        self.error(
+            row,
+            RowErrorKind::InvalidText,
+            "the bytes of a text value are not UTF-8".into(),
+        )
+    }
+
     fn push_utf8(&self, row: usize, value: &[u16], out: &mut Vec<u8>) -> Result<()> {
         let mut buf = [0u8; 4];
         for c in char::decode_utf16(value.iter().copied()) {
@@ -407,6 +455,11 @@ fn kind_name(values: &ColumnBuffer<'_>) -> &'static str {
         ColumnBuffer::Utf16 { .. } => "text",
         ColumnBuffer::Binary { .. } => "byte",
     }
+}
+
+/// Whether byte `at` of UTF-8 `data` starts a character (or is its end).
+fn is_utf8_boundary(data: &[u8], at: usize) -> bool {
+    data.get(at).is_none_or(|&b| (b as i8) >= -0x40)
 }
 
 #[cfg(test)]

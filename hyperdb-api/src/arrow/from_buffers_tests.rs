@@ -293,3 +293,63 @@ fn a_row_count_the_buffers_do_not_back_allocates_nothing() {
     let e = batch_from_buffers(&schema, usize::MAX / 2, 0, &[fixed(&[0; 8])]).unwrap_err();
     assert_eq!(row_error(e).2, RowErrorKind::ColumnCount);
 }
+
+/// Text may come as its UTF-8 bytes (the Node inserter's ASCII batches):
+/// the same column as from UTF-16, and a value that is not UTF-8 on its
+/// own is refused by its row.
+#[test]
+fn text_from_utf8_bytes() {
+    let table = TableDefinition::new("t").with_column("s", SqlType::Text);
+    let s = schema(&table);
+    let words = ["ab", "", "é😀", "x"];
+    let data: Vec<u8> = words.concat().into_bytes();
+    let mut offsets = vec![0u32];
+    for w in words {
+        offsets.push(offsets.last().unwrap() + w.len() as u32);
+    }
+    let bytes = ColumnInput {
+        values: ColumnBuffer::Binary {
+            data: &data,
+            offsets: &offsets,
+        },
+        validity: Some(&[1, 1, 1, 0]),
+    };
+    let (units, units_at) = utf16(&words);
+    let text = ColumnInput {
+        values: ColumnBuffer::Utf16 {
+            units: &units,
+            offsets: &units_at,
+        },
+        validity: Some(&[1, 1, 1, 0]),
+    };
+    let from_bytes = batch_from_buffers(&s, 4, 0, &[bytes]).unwrap();
+    assert_eq!(from_bytes, batch_from_buffers(&s, 4, 0, &[text]).unwrap());
+    assert_eq!(from_bytes.column(0).as_string::<i32>().value(2), "é😀");
+    // Offsets that start past 0 are taken as they are.
+    let shifted = ColumnInput {
+        values: ColumnBuffer::Binary {
+            data: b"..abc",
+            offsets: &[2, 3, 5],
+        },
+        validity: None,
+    };
+    let batch = batch_from_buffers(&s, 2, 0, &[shifted]).unwrap();
+    assert_eq!(batch.column(0).as_string::<i32>().value(1), "bc");
+    // Bytes that are no UTF-8, and a value cut inside a character (whole,
+    // the bytes are UTF-8): each refused naming its row.
+    let cases: [(&[u8], &[u32], u64); 2] = [
+        (b"ok\xff", &[0, 2, 3], 11),
+        ("aé".as_bytes(), &[0, 2, 3], 11),
+    ];
+    for (data, offsets, row) in cases {
+        let bad = ColumnInput {
+            values: ColumnBuffer::Binary { data, offsets },
+            validity: None,
+        };
+        let err = batch_from_buffers(&s, 2, 10, &[bad]).unwrap_err();
+        assert_eq!(
+            row_error(err),
+            (row, Some("s".into()), RowErrorKind::InvalidText)
+        );
+    }
+}
