@@ -343,8 +343,10 @@ impl Column<'_> {
         Ok(Arc::new(StringArray::try_new(offsets, data.into(), nulls)?))
     }
 
-    /// Text given as UTF-8: each value must be UTF-8 on its own (a row
-    /// whose bytes are not is refused by number, not as the whole batch).
+    /// Text given as UTF-8: each value must be UTF-8 on its own.
+    /// `StringArray::try_new` checks that (the whole once, then each
+    /// offset on a character); only when it refuses is the row found, so
+    /// the refusal names it rather than the whole batch.
     fn utf8_text(
         &self,
         data: &[u8],
@@ -354,35 +356,30 @@ impl Column<'_> {
         let ends = self.offsets(offsets, data.len())?;
         let base = offsets[0] as usize;
         let data = &data[base..base + ends.iter().last().map_or(0, |&e| e as usize)];
-        if let Err(e) = std::str::from_utf8(data) {
-            return Err(self.not_utf8(e.valid_up_to(), &ends));
+        match StringArray::try_new(ends.clone(), Buffer::from_slice_ref(data), nulls) {
+            Ok(array) => Ok(Arc::new(array)),
+            Err(e) => Err(self.not_utf8(data, &ends).unwrap_or_else(|| e.into())),
         }
-        // Whole, the bytes are UTF-8; split, each value must start on a
-        // character.
-        if let Some(&at) = ends
-            .iter()
-            .find(|&&end| !is_utf8_boundary(data, end as usize))
-        {
-            return Err(self.not_utf8(at as usize, &ends));
-        }
-        Ok(Arc::new(StringArray::try_new(
-            ends,
-            Buffer::from_slice_ref(data),
-            nulls,
-        )?))
     }
 
-    /// The refusal of the row whose bytes hold byte `at`.
-    fn not_utf8(&self, at: usize, ends: &OffsetBuffer<i32>) -> Error {
+    /// The refusal of the first row whose bytes are not UTF-8 on their own
+    /// (invalid bytes, or a value starting inside a character).
+    fn not_utf8(&self, data: &[u8], ends: &OffsetBuffer<i32>) -> Option<Error> {
+        let at = match std::str::from_utf8(data) {
+            Err(e) => e.valid_up_to(),
+            Ok(_) => *ends
+                .iter()
+                .find(|&&end| !is_utf8_boundary(data, end as usize))? as usize,
+        };
         let row = ends
             .windows(2)
             .position(|w| (w[0] as usize..w[1] as usize).contains(&at))
             .unwrap_or(0);
-        self.error(
+        Some(self.error(
             row,
             RowErrorKind::InvalidText,
             "the bytes of a text value are not UTF-8".into(),
-        )
+        ))
     }
 
     fn push_utf8(&self, row: usize, value: &[u16], out: &mut Vec<u8>) -> Result<()> {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hyperdb_api_core::client::{CancelHandle, CANCEL_GRACE};
+use hyperdb_api_core::client::{cancel_unanswered, CancelHandle, CANCEL_GRACE};
 use hyperdb_api_core::error::SqlState;
 use tokio::sync::Notify;
 
@@ -101,6 +101,12 @@ impl Unheard {
             changed.await;
         }
         tokio::time::sleep(CANCEL_GRACE).await;
+    }
+
+    /// What a call given up by [`Unheard::given_up`] fails with, and its
+    /// connection is marked broken with: one wording wherever it happens.
+    pub(crate) fn error() -> hyperdb_api_core::Error {
+        cancel_unanswered("of a cancelled call")
     }
 }
 

@@ -411,7 +411,7 @@ impl Place {
         }
         let Some(done) = done else {
             // Dropped mid-exchange: the connection cannot serve another call.
-            let given_up = hyperdb_api_core::client::cancel_unanswered("of a cancelled call");
+            let given_up = cancel::Unheard::error();
             guard.conn().client().mark_broken(&given_up);
             return Err(given_up.into());
         };

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_schema::SchemaRef;
-use hyperdb_api_core::client::{cancel_unanswered, CancelHandle};
+use hyperdb_api_core::client::CancelHandle;
 use tokio::sync::{mpsc, oneshot, RwLock, Semaphore};
 
 use super::cancel::Unheard;
@@ -269,7 +269,7 @@ impl<T: Send + 'static> ResultStream<T> {
                     () = first_tx.closed() => None,
                     () = inner.unheard.given_up(since) => {
                         given_up = true;
-                        Some(Err(cancel_unanswered("of a cancelled call").into()))
+                        Some(Err(Unheard::error().into()))
                     }
                 };
                 match started {
@@ -288,10 +288,7 @@ impl<T: Send + 'static> ResultStream<T> {
                 }
             }
             if given_up {
-                guard
-                    .conn()
-                    .client()
-                    .mark_broken(cancel_unanswered("of a cancelled call"));
+                guard.conn().client().mark_broken(Unheard::error());
             }
             // What the consumer abandoned is settled while the connection
             // is still held, the way any next request would (a long rest
@@ -469,7 +466,7 @@ async fn pump<T: Weigh>(
             next = source.next_item() => next,
             () = tx.closed() => return false,
             () = given_up() => {
-                let _ = tx.send(Err(cancel_unanswered("of a cancelled call").into()));
+                let _ = tx.send(Err(Unheard::error().into()));
                 return true;
             }
         };
