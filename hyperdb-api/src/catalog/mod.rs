@@ -241,10 +241,16 @@ impl<'c> Catalog<'c> {
         self.query(sql::schema_names(database))
     }
 
-    /// Tables of `schema`, sorted and qualified with it; SQLSTATE 3F000 when
-    /// the schema does not exist.
+    /// Tables of `schema`, sorted and qualified with it (none for a system
+    /// schema such as `pg_catalog`, as in Tableau's Hyper API); SQLSTATE
+    /// 3F000 when the schema does not exist.
     pub fn get_table_names(&mut self, schema: impl Into<SchemaName>) -> Result<Vec<TableName>> {
-        self.query(sql::table_names(&schema.into()))
+        let schema = schema.into();
+        let names = self.query(sql::table_names(&schema))?;
+        if names.is_empty() && !self.query(sql::has_schema(&schema))? {
+            return Err(sql::missing_schema(&schema));
+        }
+        Ok(names)
     }
 
     /// The table's columns as the server stores them; SQLSTATE 42P01 when
@@ -413,7 +419,12 @@ impl<'c> AsyncCatalog<'c> {
         &mut self,
         schema: impl Into<SchemaName>,
     ) -> Result<Vec<TableName>> {
-        self.query(sql::table_names(&schema.into())).await
+        let schema = schema.into();
+        let names = self.query(sql::table_names(&schema)).await?;
+        if names.is_empty() && !self.query(sql::has_schema(&schema)).await? {
+            return Err(sql::missing_schema(&schema));
+        }
+        Ok(names)
     }
 
     pub async fn get_table_definition(

@@ -269,6 +269,13 @@ fn schemas_and_tables_sync() {
     );
     let e = cat.get_table_names("nope").unwrap_err();
     assert_eq!(code(&e), Some("3F000"), "{e}");
+    let e = cat.get_table_names(("s", "nope")).unwrap_err();
+    assert_eq!(code(&e), Some("3F000"), "{e}");
+    // A system schema lists no tables, as in Tableau's Hyper API.
+    assert_eq!(
+        cat.get_table_names("pg_catalog").unwrap(),
+        Vec::<TableName>::new()
+    );
 
     assert!(cat.has_table(("b", "x")).unwrap());
     assert!(cat.has_table("p").unwrap());
