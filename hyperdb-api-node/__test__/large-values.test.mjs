@@ -64,3 +64,41 @@ describe('inserts whose text together passes the longest JavaScript string', () 
     assert.deepEqual([n, chars, distinct], [BigInt(3 * ROWS), BigInt(3 * ROWS * text.length), BigInt(ROWS)])
   })
 })
+
+describe('large text read back', () => {
+  // 2,000 values of 64 KB: each batch's text is one string of megabytes,
+  // handed to V8 over the received bytes (ASCII) or copied (other text).
+  const ROWS = 2000
+  const SIZE = 65536
+  const MiB = 1024 * 1024
+  const filler = (ch) => `repeat('${ch}', ${SIZE - 8})`
+
+  before(async () => {
+    await conn.executeCommand(
+      `CREATE TABLE pages AS SELECT g AS id, lpad(g::text, 8, '0') || ${filler('a')} AS ascii,
+         lpad(g::text, 8, '0') || ${filler('é')} AS accented FROM generate_series(1, ${ROWS}) g`,
+    )
+  })
+
+  it('reads every value exactly, ASCII or not, by rows and by columns', async () => {
+    const ascii = (id) => String(id).padStart(8, '0') + 'a'.repeat(SIZE - 8)
+    const accented = (id) => String(id).padStart(8, '0') + 'é'.repeat(SIZE - 8)
+    let n = 0
+    for await (const row of conn.query('SELECT id, ascii, accented FROM pages ORDER BY id')) {
+      n++
+      assert.equal(row.ascii, ascii(row.id))
+      assert.equal(row.accented, accented(row.id))
+    }
+    assert.equal(n, ROWS)
+    n = 0
+    for await (const chunk of conn.queryColumns('SELECT id, ascii, accented FROM pages ORDER BY id')) {
+      const [ids, asciis, accents] = chunk.columns.map((c) => c.values)
+      for (let i = 0; i < chunk.numRows; i++) {
+        assert.equal(asciis[i], ascii(ids[i]))
+        assert.equal(accents[i], accented(ids[i]))
+      }
+      n += chunk.numRows
+    }
+    assert.equal(n, ROWS)
+  })
+})

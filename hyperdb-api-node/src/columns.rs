@@ -18,6 +18,7 @@ use napi_derive::napi;
 
 use crate::error::{invalid, js, Result};
 use crate::handover::{Handover, Layout, Memory};
+use crate::text::{Text, Texts};
 
 const MILLIS_PER_DAY: f64 = 86_400_000.0;
 
@@ -68,7 +69,8 @@ pub struct ColumnBatches {
     pub memory: Memory,
     #[napi(ts_type = "Uint32Array")]
     pub layout: Layout,
-    pub text: Vec<String>,
+    #[napi(ts_type = "Array<string>")]
+    pub text: Texts,
 }
 
 /// What one column of one batch hands over after its validity.
@@ -77,7 +79,7 @@ struct Parts {
     values: Option<Buffer>,
     offsets: Option<Buffer>,
     micros: Option<Buffer>,
-    text: Option<String>,
+    text: Option<Text>,
 }
 
 /// The columns of a result's schema.
@@ -147,12 +149,12 @@ pub(crate) fn column_batches(batches: &[RecordBatch]) -> Result<ColumnBatches> {
     Ok(ColumnBatches {
         memory,
         layout,
-        text,
+        text: Texts(text),
     })
 }
 
 /// One batch into the handover `out`, its columns' strings into `text`.
-fn lay_out(out: &mut Handover, text: &mut Vec<String>, batch: &RecordBatch) -> Result<()> {
+fn lay_out(out: &mut Handover, text: &mut Vec<Text>, batch: &RecordBatch) -> Result<()> {
     out.count(batch.num_rows())?;
     for (field, array) in batch.schema().fields().iter().zip(batch.columns()) {
         let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
@@ -220,11 +222,9 @@ fn parts(field: &Field, array: &ArrayRef) -> Result<Parts> {
             let strings = array.as_string::<i32>();
             let offsets = strings.value_offsets();
             let (first, last) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
-            let text = &strings.value_data()[first..last];
-            let text = std::str::from_utf8(text)
-                .map_err(|e| invalid(&format!("column {}", field.name()), &e.to_string()))?;
-            p.offsets = Some(Buffer::from_vec(utf16_offsets(text, offsets)));
-            p.text = Some(text.to_owned());
+            let text = Text::new(strings.values().slice_with_length(first, last - first));
+            p.offsets = Some(Buffer::from_vec(utf16_offsets(&text, offsets)));
+            p.text = Some(text);
         }
         DataType::Binary => {
             let binary = array.as_binary::<i32>();
@@ -263,12 +263,12 @@ fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> &[T::Native] {
 }
 
 /// Text offsets in UTF-16 code units, as JS `String.prototype.slice` counts.
-fn utf16_offsets(text: &str, offsets: &[i32]) -> Vec<i32> {
+fn utf16_offsets(text: &Text, offsets: &[i32]) -> Vec<i32> {
     let first = offsets[0];
     if text.is_ascii() {
         return offsets.iter().map(|o| o - first).collect();
     }
-    let bytes = text.as_bytes();
+    let bytes = text.bytes();
     let mut out = Vec::with_capacity(offsets.len());
     let mut units = 0i32;
     out.push(0);
@@ -303,6 +303,6 @@ fn numeric_text(p: &mut Parts, array: &ArrayRef, scale: i8) -> Result<()> {
         offsets.push(i32::try_from(text.len()).map_err(|_| invalid("NUMERIC", "batch too large"))?);
     }
     p.offsets = Some(Buffer::from_vec(offsets));
-    p.text = Some(text);
+    p.text = Some(Text::new(Buffer::from_vec(text.into_bytes())));
     Ok(())
 }

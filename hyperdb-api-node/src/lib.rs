@@ -22,3 +22,4 @@ mod inserter;
 mod params;
 mod process;
 mod streams;
+mod text;
