@@ -636,6 +636,49 @@ describe('edge values', () => {
     ])
   })
 
+  test('long text: a batch goes value by value while ASCII, and whole as UTF-16 from its first other value', async () => {
+    // Values of 64 units or more on average are written one by one; a
+    // value that is not ASCII (anywhere; one near the batch's end, whose
+    // extra UTF-8 byte would push the last 'z' past the text's units)
+    // sends the batch the other way, a lone surrogate to its refusal.
+    const long = (k, tail = '') => `${String(k).padStart(6, '0')} ${'x'.repeat(200)}${tail}`
+    const batches = [
+      [long(0), long(1), null, long(3)],
+      [long(0), long(1, 'é'), long(2)],
+      [long(0), long(1), long(2, 'éz')],
+      [long(0), long(1, '😀'), long(2, '日本')],
+      [long(0, '\u00ff'), long(1)],
+    ]
+    for (const values of batches) {
+      const conn = await ctx.connect()
+      const table = await freshTable(conn, 'id INTEGER NOT NULL, tx TEXT')
+      const rows = values.map((v, k) => [k, v])
+      assert.equal(await conn.insertRows(table, rows), rows.length)
+      const ins = await conn.inserter(table)
+      for (const row of rows) ins.addRow([row[0] + 100, row[1]])
+      assert.equal(await ins.execute(), rows.length)
+      const back = await conn.queryAll(`SELECT id, tx FROM ${table} ORDER BY id`, [], { rowMode: 'array' })
+      assert.deepStrictEqual(back, [...rows, ...rows.map(([k, v]) => [k + 100, v])])
+    }
+    const conn = await ctx.connect()
+    const table = await freshTable(conn, 'id INTEGER NOT NULL, tx TEXT')
+    await rejectsRefusal(
+      () =>
+        conn.insertRows(table, [
+          [0, long(0)],
+          [1, long(1, '\uD800')],
+        ]),
+      {
+        code: '42804',
+        row: 1,
+        column: 'tx',
+        names: ['surrogate'],
+      },
+    )
+    assert.equal(await count(conn, table), 0)
+    await assertUsable(conn)
+  })
+
   test('NUMERIC from a finite number whose String() has an exponent (1e-7, 1e21)', async () => {
     const conn = await ctx.connect()
     const table = await freshTable(conn, 'id INTEGER NOT NULL, n NUMERIC(38,10)')
