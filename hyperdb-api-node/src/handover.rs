@@ -178,34 +178,50 @@ unsafe impl Send for Memory {}
 
 impl ToNapiValue for Memory {
     unsafe fn to_napi_value(env: sys::napi_env, val: Memory) -> napi::Result<sys::napi_value> {
-        let mut out = ptr::null_mut();
         // SAFETY: `env` is the live env napi passes to this conversion, on
-        // the JS thread; `out` is a live local.
+        // the JS thread; each array is a value of this env.
         unsafe {
-            check_status!(
-                sys::napi_create_array_with_length(env, val.0.len(), &mut out),
-                "a handover's memory"
-            )?;
-        }
-        for (i, region) in val.0.into_iter().enumerate() {
-            let index =
-                u32::try_from(i).map_err(|_| napi::Error::from_reason("too many regions"))?;
-            // SAFETY: as above; `array` is a value of this env.
-            unsafe {
+            js_array(env, val.0, "a handover's memory", |region| {
                 let bytes = region.bytes();
-                let array = if bytes.len() <= COPIED_REGION_MAX {
-                    v8_typed_array(env, TypedArrayType::Uint8, bytes, 1, "a small region")?
+                if bytes.len() <= COPIED_REGION_MAX {
+                    v8_typed_array(env, TypedArrayType::Uint8, bytes, 1, "a small region")
                 } else {
-                    Uint8Array::to_napi_value(env, region.into_view())?
-                };
-                check_status!(
-                    sys::napi_set_element(env, out, index, array),
-                    "a handover's memory"
-                )?;
-            }
+                    Uint8Array::to_napi_value(env, region.into_view())
+                }
+            })
         }
-        Ok(out)
     }
+}
+
+/// A JS array of `items`, each made a JS value by `value`.
+///
+/// # Safety
+/// `env` is the env napi passes to a conversion, on the JS thread, and
+/// `value` gives values of it.
+pub(crate) unsafe fn js_array<T>(
+    env: sys::napi_env,
+    items: Vec<T>,
+    what: &str,
+    mut value: impl FnMut(T) -> napi::Result<sys::napi_value>,
+) -> napi::Result<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: as the caller promises; `out` is a live local.
+    unsafe {
+        check_status!(
+            sys::napi_create_array_with_length(env, items.len(), &mut out),
+            "{}",
+            what
+        )?;
+    }
+    for (i, item) in items.into_iter().enumerate() {
+        let index = u32::try_from(i).map_err(|_| napi::Error::from_reason("too many items"))?;
+        let item = value(item)?;
+        // SAFETY: as above; `item` is a value of this env.
+        unsafe {
+            check_status!(sys::napi_set_element(env, out, index, item), "{}", what)?;
+        }
+    }
+    Ok(out)
 }
 
 /// A handover's layout, handed to JavaScript as a `Uint32Array` over a

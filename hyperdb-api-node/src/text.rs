@@ -18,6 +18,8 @@ use arrow_buffer::Buffer;
 use napi::bindgen_prelude::ToNapiValue;
 use napi::{check_status, sys};
 
+use crate::handover::js_array;
+
 /// Text from this size on is handed over as an external string rather
 /// than copied: below it, a copy costs less than the weak handle and the
 /// finalizer V8 keeps for an external string (as `COPIED_REGION_MAX` for
@@ -172,23 +174,8 @@ pub struct Texts(pub(crate) Vec<Text>);
 
 impl ToNapiValue for Texts {
     unsafe fn to_napi_value(env: sys::napi_env, val: Texts) -> napi::Result<sys::napi_value> {
-        let mut out = ptr::null_mut();
         // SAFETY: `env` is the live env napi passes to this conversion, on
-        // the JS thread; `out` and each string are values of this env.
-        unsafe {
-            check_status!(
-                sys::napi_create_array_with_length(env, val.0.len(), &mut out),
-                "a handover's text"
-            )?;
-            for (i, text) in val.0.iter().enumerate() {
-                let index =
-                    u32::try_from(i).map_err(|_| napi::Error::from_reason("too many texts"))?;
-                check_status!(
-                    sys::napi_set_element(env, out, index, text.to_js(env)?),
-                    "a handover's text"
-                )?;
-            }
-        }
-        Ok(out)
+        // the JS thread.
+        unsafe { js_array(env, val.0, "a handover's text", |text| text.to_js(env)) }
     }
 }
